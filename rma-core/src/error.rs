@@ -1,0 +1,405 @@
+use crate::{BasicType, Op, Rank, RmaCall};
+use std::fmt;
+
+/// The result type of every fallible rma call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// MPI error classes, one per kind of mistake or failure (MPI_ERR_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorClass {
+    /// MPI_ERR_RANK: a rank outside the group.
+    Rank,
+    /// MPI_ERR_DISP: a negative or overflowing displacement, a bad disp_unit, or a
+    /// displacement not aligned for the basic type of an atomic call.
+    Disp,
+    /// MPI_ERR_COUNT: a count whose byte size overflows.
+    Count,
+    /// MPI_ERR_TYPE: an invalid, uncommitted or mismatched datatype.
+    Type,
+    /// MPI_ERR_OP: an op not allowed for the call or the type.
+    Op,
+    /// MPI_ERR_BUFFER: a buffer too small for its count and datatype.
+    Buffer,
+    /// MPI_ERR_RMA_RANGE: the target region does not fit in the window.
+    RmaRange,
+    /// MPI_ERR_RMA_SYNC: a call in the wrong epoch state.
+    RmaSync,
+    /// MPI_ERR_RMA_FLAVOR: the call does not fit the window's flavor or transport.
+    RmaFlavor,
+    /// MPI_ERR_RMA_CONFLICT: conflicting accesses that were detected.
+    RmaConflict,
+    /// MPI_ERR_ASSERT: an assertion flag not valid for the call.
+    Assert,
+    /// MPI_ERR_INFO_VALUE / MPI_ERR_INFO_KEY: a bad info value.
+    Info,
+    /// MPI_ERR_ARG: another invalid argument.
+    Arg,
+    /// MPI_ERR_WIN: a freed or foreign window.
+    Win,
+    /// MPI_ERR_NO_MEM: memory or shared segments could not be had.
+    NoMem,
+    /// MPI_ERR_PROC_FAILED (ULFM): a peer died or stopped responding.
+    ProcFailed,
+    /// MPI_ERR_INTERN: an rma bug or a corrupt shared structure.
+    Intern,
+    /// MPI_ERR_OTHER: an operating-system error.
+    Other,
+}
+
+impl ErrorClass {
+    /// The MPI name of the class (`"MPI_ERR_RMA_SYNC"`).
+    pub const fn mpi_name(self) -> &'static str {
+        match self {
+            ErrorClass::Rank => "MPI_ERR_RANK",
+            ErrorClass::Disp => "MPI_ERR_DISP",
+            ErrorClass::Count => "MPI_ERR_COUNT",
+            ErrorClass::Type => "MPI_ERR_TYPE",
+            ErrorClass::Op => "MPI_ERR_OP",
+            ErrorClass::Buffer => "MPI_ERR_BUFFER",
+            ErrorClass::RmaRange => "MPI_ERR_RMA_RANGE",
+            ErrorClass::RmaSync => "MPI_ERR_RMA_SYNC",
+            ErrorClass::RmaFlavor => "MPI_ERR_RMA_FLAVOR",
+            ErrorClass::RmaConflict => "MPI_ERR_RMA_CONFLICT",
+            ErrorClass::Assert => "MPI_ERR_ASSERT",
+            ErrorClass::Info => "MPI_ERR_INFO_VALUE",
+            ErrorClass::Arg => "MPI_ERR_ARG",
+            ErrorClass::Win => "MPI_ERR_WIN",
+            ErrorClass::NoMem => "MPI_ERR_NO_MEM",
+            ErrorClass::ProcFailed => "MPI_ERR_PROC_FAILED",
+            ErrorClass::Intern => "MPI_ERR_INTERN",
+            ErrorClass::Other => "MPI_ERR_OTHER",
+        }
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.mpi_name())
+    }
+}
+
+/// Every error an rma call can return. Each variant names its MPI error class through
+/// [`Error::class`] and carries what is needed to fix the call. A call that returns an
+/// error has changed nothing, locally or at any target.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A rank outside the window's group.
+    #[error("{rank} is not in the group (size {size})")]
+    InvalidRank {
+        /// The rank given.
+        rank: Rank,
+        /// The group size.
+        size: usize,
+    },
+    /// A negative target displacement.
+    #[error("target displacement {disp} is negative")]
+    NegativeDisp {
+        /// The displacement given.
+        disp: i64,
+    },
+    /// A displacement whose byte offset overflows.
+    #[error("target displacement {disp} x disp_unit {disp_unit} overflows")]
+    DispOverflow {
+        /// The displacement given.
+        disp: i64,
+        /// The target window's displacement unit.
+        disp_unit: usize,
+    },
+    /// A disp_unit of zero at window creation.
+    #[error("disp_unit must be positive, got {disp_unit}")]
+    InvalidDispUnit {
+        /// The unit given.
+        disp_unit: usize,
+    },
+    /// A target address not aligned for an element-wise atomic call.
+    #[error("{call} on {basic} needs {align}-byte alignment, but the target byte offset {offset} is not aligned")]
+    Misaligned {
+        /// The call.
+        call: &'static str,
+        /// The basic type.
+        basic: BasicType,
+        /// The required alignment.
+        align: usize,
+        /// The offending byte offset in the target window.
+        offset: usize,
+    },
+    /// A count whose byte size or extent overflows.
+    #[error("count {count} of {what} overflows the address space")]
+    CountOverflow {
+        /// The count given.
+        count: usize,
+        /// What was counted.
+        what: &'static str,
+    },
+    /// The origin (or result) buffer is shorter than its count and datatype need.
+    #[error("{which} buffer holds {got} bytes but its count and datatype span {needed}")]
+    BufferTooSmall {
+        /// Which buffer ("origin", "result", "compare").
+        which: &'static str,
+        /// Bytes the layout spans.
+        needed: usize,
+        /// Bytes the buffer has.
+        got: usize,
+    },
+    /// An invalid datatype (bad constructor arguments, freed, or uncommitted).
+    #[error("invalid datatype: {reason}")]
+    InvalidDatatype {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A datatype with more than one basic type where a call needs exactly one.
+    #[error("{call} needs a datatype of one basic type, but {which} mixes several")]
+    MixedBasicTypes {
+        /// The call.
+        call: &'static str,
+        /// Which argument ("origin", "target", "result").
+        which: &'static str,
+    },
+    /// Origin, target and result are built from different basic types.
+    #[error("{call}: {which} is built from {found} but the target from {expected}")]
+    BasicTypeMismatch {
+        /// The call.
+        call: &'static str,
+        /// Which argument differs.
+        which: &'static str,
+        /// The target's basic type.
+        expected: BasicType,
+        /// The other argument's basic type.
+        found: BasicType,
+    },
+    /// Two (count, datatype) pairs whose type signatures differ.
+    #[error("{call}: type signatures differ ({origin} vs {target})")]
+    SignatureMismatch {
+        /// The call.
+        call: &'static str,
+        /// Description of the origin side's signature.
+        origin: String,
+        /// Description of the target side's signature.
+        target: String,
+    },
+    /// A target datatype whose entries overlap.
+    #[error("the target datatype has overlapping entries (byte {offset} is written twice)")]
+    OverlappingTarget {
+        /// A byte offset (relative to the target displacement) covered twice.
+        offset: isize,
+    },
+    /// A type this call does not accept (e.g. floating point in compare_and_swap).
+    #[error("{call} does not accept {found}: {reason}")]
+    TypeNotAllowed {
+        /// The call.
+        call: &'static str,
+        /// What was given.
+        found: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// An op not defined on a basic type.
+    #[error("{op} is not defined on {basic}")]
+    OpNotForType {
+        /// The op.
+        op: Op,
+        /// The basic type.
+        basic: BasicType,
+    },
+    /// An op this call does not accept (NO_OP in accumulate).
+    #[error("{op} is not allowed in {call}")]
+    OpNotForCall {
+        /// The op.
+        op: Op,
+        /// The call.
+        call: RmaCall,
+    },
+    /// The target region does not fit in the target's window.
+    #[error("target bytes [{start}, {end}) are outside {rank}'s window of {window_len} bytes")]
+    OutOfWindow {
+        /// The target rank.
+        rank: Rank,
+        /// First byte of the region (may be negative for a negative lower bound).
+        start: i128,
+        /// One past the last byte of the region.
+        end: i128,
+        /// The window's size in bytes.
+        window_len: usize,
+    },
+    /// A call in the wrong epoch state.
+    #[error("{call}: {reason}")]
+    Sync {
+        /// The call.
+        call: &'static str,
+        /// Which epoch state it met and which it needs.
+        reason: String,
+    },
+    /// The call does not fit this window's flavor or transport.
+    #[error("{reason}")]
+    Flavor {
+        /// Why, and what to do instead.
+        reason: String,
+    },
+    /// Conflicting accesses that were detected.
+    #[error("conflicting accesses: {reason}")]
+    Conflict {
+        /// What conflicts.
+        reason: String,
+    },
+    /// An assertion flag the call does not accept.
+    #[error("{call} accepts assertion bits {allowed:#x}, got {bits:#x}")]
+    InvalidAssert {
+        /// The call.
+        call: &'static str,
+        /// The bits given.
+        bits: u32,
+        /// The bits it accepts.
+        allowed: u32,
+    },
+    /// A bad info value.
+    #[error("info key {key:?}: bad value {value:?}: {reason}")]
+    InvalidInfo {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// What is accepted.
+        reason: String,
+    },
+    /// An unknown transport name.
+    #[error("unknown transport {name:?}; available: {available}")]
+    UnknownTransport {
+        /// The name given.
+        name: String,
+        /// The names available.
+        available: String,
+    },
+    /// Another invalid argument.
+    #[error("invalid argument: {reason}")]
+    InvalidArgument {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A freed or foreign window.
+    #[error("invalid window: {reason}")]
+    InvalidWindow {
+        /// What is wrong.
+        reason: String,
+    },
+    /// Memory or a shared segment could not be had.
+    #[error("out of memory: {reason}")]
+    NoMem {
+        /// What was asked for.
+        reason: String,
+    },
+    /// A peer died or did not answer in time.
+    #[error("{rank} failed: {reason}")]
+    ProcFailed {
+        /// The rank lost.
+        rank: Rank,
+        /// How it was noticed.
+        reason: String,
+    },
+    /// A corrupt shared structure or an rma bug.
+    #[error("internal error: {reason}")]
+    Internal {
+        /// What was found.
+        reason: String,
+    },
+    /// An operating-system error.
+    #[error("{context}: {source}")]
+    Os {
+        /// What rma was doing.
+        context: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The MPI error class of this error.
+    pub fn class(&self) -> ErrorClass {
+        use Error::*;
+        match self {
+            InvalidRank { .. } => ErrorClass::Rank,
+            NegativeDisp { .. }
+            | DispOverflow { .. }
+            | InvalidDispUnit { .. }
+            | Misaligned { .. } => ErrorClass::Disp,
+            CountOverflow { .. } => ErrorClass::Count,
+            BufferTooSmall { .. } => ErrorClass::Buffer,
+            InvalidDatatype { .. }
+            | MixedBasicTypes { .. }
+            | BasicTypeMismatch { .. }
+            | SignatureMismatch { .. }
+            | OverlappingTarget { .. }
+            | TypeNotAllowed { .. } => ErrorClass::Type,
+            OpNotForType { .. } | OpNotForCall { .. } => ErrorClass::Op,
+            OutOfWindow { .. } => ErrorClass::RmaRange,
+            Sync { .. } => ErrorClass::RmaSync,
+            Flavor { .. } => ErrorClass::RmaFlavor,
+            Conflict { .. } => ErrorClass::RmaConflict,
+            InvalidAssert { .. } => ErrorClass::Assert,
+            InvalidInfo { .. } => ErrorClass::Info,
+            UnknownTransport { .. } | InvalidArgument { .. } => ErrorClass::Arg,
+            InvalidWindow { .. } => ErrorClass::Win,
+            NoMem { .. } => ErrorClass::NoMem,
+            ProcFailed { .. } => ErrorClass::ProcFailed,
+            Internal { .. } => ErrorClass::Intern,
+            Os { .. } => ErrorClass::Other,
+        }
+    }
+
+    /// Shorthand for an [`Error::Sync`].
+    pub fn sync(call: &'static str, reason: impl Into<String>) -> Error {
+        Error::Sync {
+            call,
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for an [`Error::InvalidDatatype`].
+    pub fn datatype(reason: impl Into<String>) -> Error {
+        Error::InvalidDatatype {
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for an [`Error::InvalidArgument`].
+    pub fn arg(reason: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for an [`Error::Os`] from the last OS error.
+    pub fn last_os(context: impl Into<String>) -> Error {
+        Error::Os {
+            context: context.into(),
+            source: std::io::Error::last_os_error(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_lower_case_and_carry_context() {
+        let e = Error::OutOfWindow {
+            rank: Rank::new(2),
+            start: 96,
+            end: 104,
+            window_len: 100,
+        };
+        assert_eq!(e.class(), ErrorClass::RmaRange);
+        let msg = e.to_string();
+        assert!(msg.contains("rank 2") && msg.contains("100"), "{msg}");
+        assert!(!msg.ends_with('.'));
+        let e = Error::OpNotForType {
+            op: Op::Max,
+            basic: BasicType::C64,
+        };
+        assert_eq!(e.to_string(), "MPI_MAX is not defined on complex_f64");
+        assert_eq!(e.class().mpi_name(), "MPI_ERR_OP");
+    }
+}

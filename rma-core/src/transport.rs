@@ -1,0 +1,146 @@
+//! The contract between `rma-win` (which validates) and a transport (which moves and
+//! combines bytes).
+
+use crate::{BasicType, Op, Rank, Result};
+
+/// One contiguous piece of a layout: `len` bytes starting `offset` bytes from the
+/// access's base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Byte offset from the base (negative for a datatype with a negative lower bound).
+    pub offset: isize,
+    /// Length in bytes.
+    pub len: usize,
+}
+
+/// A memory layout resolved to byte runs, in type-map order.
+///
+/// `rma-datatype`'s flattened type maps implement this; a transport walks the runs
+/// without knowing how they were built. Runs of a valid target layout never overlap.
+pub trait Layout: Sync {
+    /// Total bytes described (the sum of the run lengths).
+    fn size(&self) -> usize;
+
+    /// Calls `f` once per run, in type-map order. Adjacent runs may have been merged,
+    /// so a run may span several elements, never part of one.
+    fn for_each_run(&self, f: &mut dyn FnMut(Run));
+
+    /// `Some(len)` if the layout is one run of `len` bytes at offset 0.
+    fn as_contiguous(&self) -> Option<usize>;
+}
+
+/// Where a call lands: a target rank, a byte offset in its window, and the layout of
+/// the target elements relative to that offset.
+#[derive(Clone, Copy)]
+pub struct Access<'a> {
+    /// The target rank: never [`Rank::NULL`], always inside the window's group.
+    pub target: Rank,
+    /// Byte offset of the target displacement in the target's window.
+    pub base: usize,
+    /// The target layout; every run lies inside the target window and, for the
+    /// accumulate family, is aligned for the call's basic type.
+    pub layout: &'a dyn Layout,
+}
+
+impl std::fmt::Debug for Access<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Access")
+            .field("target", &self.target)
+            .field("base", &self.base)
+            .field("bytes", &self.layout.size())
+            .finish()
+    }
+}
+
+/// A transport: how one window's RMA calls reach target memory.
+///
+/// An implementation is per window (it holds whatever the window needs to reach each
+/// target). `rma-win` checks everything a user can get wrong *before* calling it, so a
+/// transport may assume:
+///
+/// - `target` is a rank of the window's group, never [`Rank::NULL`];
+/// - every run of `at.layout`, shifted by `at.base`, lies inside the target's window;
+/// - for the accumulate family, the layout holds whole elements of `basic`, each
+///   aligned for it, the op is valid for `basic` and the call, and the target layout
+///   does not overlap itself;
+/// - `data` and `out` are packed in type-map order and exactly `at.layout.size()` bytes
+///   long (`data` is empty for NO_OP);
+/// - the caller is inside an access epoch that permits the call.
+///
+/// A transport returns an error only for what the caller cannot foresee: a peer that
+/// died or did not answer in time, a resource that ran out, a corrupt shared structure.
+///
+/// # Memory-ordering contract
+///
+/// 1. **Atomicity.** accumulate, get_accumulate, fetch_and_op and compare_and_swap are
+///    atomic per element with respect to every other accumulate-family call on the same
+///    window and basic type, from any origin, the target itself included. The mechanism
+///    (native atomic, CAS loop, lock stripe, or the target's progress engine) depends on
+///    the basic type only, never on the op, so SUM, REPLACE and NO_OP stay mutually
+///    atomic. put and get are plain copies with no atomicity.
+/// 2. **Ordering.** Under the default `accumulate_ordering` (strict), accumulate-family
+///    calls from one origin to one target take effect in program order, whatever their
+///    ops. Under a weaker ordering the transport may reorder only what the ordering
+///    allows.
+/// 3. **Results.** When get, get_accumulate, fetch_and_op or compare_and_swap returns,
+///    `out` holds the fetched values.
+/// 4. **Completion.** The effects of every call to `target` issued before
+///    `flush(target)` (or `flush_all`) happen-before that flush returns: a thread that
+///    later synchronizes with the origin (a fence, barrier, unlock or any release/acquire
+///    pair) observes them.
+/// 5. **Local reuse.** When a call returns, the transport no longer reads `data`.
+pub trait Transport: Send + Sync {
+    /// The transport's name (`"atomic"`, `"queued"`).
+    fn name(&self) -> &'static str;
+
+    /// Copies `data` into the target layout.
+    fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()>;
+
+    /// Copies the target layout into `out`.
+    fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()>;
+
+    /// Combines `data` into the target layout with `op`, element-wise atomically.
+    fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()>;
+
+    /// Fetches the target layout into `out` and combines `data` into it with `op`, each
+    /// element in one atomic step.
+    fn get_accumulate(
+        &self,
+        at: Access<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()>;
+
+    /// One element of `basic` at byte `offset` of the target's window: fetches it into
+    /// `out` and combines `origin` into it with `op`, atomically.
+    fn fetch_and_op(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+    ) -> Result<()>;
+
+    /// One element of `basic` at byte `offset`: fetches it into `out` and replaces it
+    /// with `origin` if it equals `compare`, atomically.
+    #[allow(clippy::too_many_arguments)]
+    fn compare_and_swap(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+    ) -> Result<()>;
+
+    /// Completes every call issued to `target` at origin and target.
+    fn flush(&self, target: Rank) -> Result<()>;
+
+    /// Completes every call issued to any target.
+    fn flush_all(&self) -> Result<()>;
+}

@@ -1,0 +1,2 @@
+//! Shared helpers of the example programs.
+#![forbid(unsafe_code)]
