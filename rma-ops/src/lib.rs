@@ -1,1 +1,47 @@
-//! placeholder
+//! MPI reduction operations for rma: which op applies to which type, and kernels that
+//! apply them, plainly or element-wise atomically.
+//!
+//! - [`check`] and [`check_cas_type`]: the op x type table of SEMANTICS.md rules 1, 2
+//!   and 7, returning errors of class OP or TYPE.
+//! - [`Element`]: the scalar meaning of every op on every basic type, the reference
+//!   model the other kernels are tested against.
+//! - [`apply`], [`apply_raw`], [`apply_bytes`]: non-atomic apply over contiguous
+//!   elements, one monomorphic loop per op so the compiler vectorises it.
+//! - [`atomic`]: element-wise atomic fetch-and-op, compare-and-swap, accumulate and
+//!   get-accumulate over raw pointers into shared memory, with a strategy that depends
+//!   on the basic type alone (see the module docs).
+//!
+//! Stated semantics beyond the MPI text:
+//! - Integer SUM and PROD wrap on overflow (two's complement), as C compilers do in
+//!   practice for MPI implementations.
+//! - MAX and MIN on floating point propagate NaN: if either operand is NaN the result
+//!   is NaN (the target's if it is one). Between equal values the target keeps its own.
+//! - MAXLOC and MINLOC: on equal values the smaller index wins (SEMANTICS.md rule 5);
+//!   values that compare unordered keep the target's value, with the smaller index.
+//! - Logical ops on integers treat non-zero as true and produce 0 or 1.
+//!
+//! Unsafe code here is limited to the raw-pointer kernels, each an `unsafe fn` with a
+//! `# Safety` section; callers (rma-shm) check bounds and alignment once and call them.
+//!
+//! # Nomenclature
+//! - **origin** value: the operand supplied by the calling rank.
+//! - **target** value: the element in window memory the op combines into.
+//! - **element**: one value of a basic type (a MAXLOC pair counts as one element).
+
+mod apply;
+pub mod atomic;
+mod check;
+mod element;
+
+pub use apply::{apply, apply_bytes, apply_raw};
+pub use check::{check, check_cas_type, op_allowed_in, op_defined_on};
+pub use element::Element;
+pub use rma_core::{BasicType, Op, RmaCall};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use rma_core::BasicType;
+    pub use rma_datatype::{
+        Byte, Complex32, Complex64, DoubleInt, FloatInt, LongInt, ShortInt, TwoInt,
+    };
+}

@@ -1,2 +1,38 @@
-//! Shared-memory substrate and transports (in progress: see the project issues).
-#![forbid(unsafe_code)]
+//! The shared-memory substrate of rma and its transports.
+//!
+//! - **Segments** ([`segment`]): named files in /dev/shm, owner-only (0600), created
+//!   exclusively (an existing name is never reused), backing store reserved at creation
+//!   so a full /dev/shm is an error, not a SIGBUS.
+//! - **Worlds** ([`World`]): N ranks on one node sharing a control segment with a
+//!   barrier, a bootstrap all-gather and liveness slots. Ranks are processes started by
+//!   `rmarun` ([`launch`]) or threads of one process ([`run_threads`]) — the same code
+//!   either way. Waits spin briefly, then sleep on a futex, and notice a dead or exited
+//!   peer within tens of milliseconds.
+//! - **Window memory** ([`WindowMemory`]): one segment per rank, mapped by every rank;
+//!   segment names are removed as soon as every rank has mapped them, so a crash leaves
+//!   nothing behind.
+//! - **The atomic transport** ([`AtomicTransport`]): the origin applies every call in
+//!   the target's memory with `rma-ops`' atomic kernels.
+//!
+//! Unsafe code lives in three layers: the OS wrappers (`sys`), the mappings
+//! (`segment`, `world`, `winmem`: raw pointers, never references to shared bytes, only
+//! to atomics), and the transport, which checks bounds once per run and calls the
+//! kernels.
+//!
+//! # Nomenclature
+//! - **world**: the set of ranks started together; **rank**: one member.
+//! - **segment**: a named shared-memory file mapped by several ranks.
+//! - **window memory**: the bytes each rank exposes, plus a control area (lock table).
+
+mod atomic;
+pub mod launch;
+pub mod segment;
+mod sys;
+mod winmem;
+mod world;
+
+pub use atomic::AtomicTransport;
+pub use winmem::{Flavor, WindowMemory};
+pub use world::{
+    run_threads, LaunchMode, World, ENV_RANK, ENV_SIZE, ENV_WORLD, GATHER_BYTES, MAX_RANKS,
+};

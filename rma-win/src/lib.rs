@@ -1,2 +1,45 @@
-//! Windows, epochs and RMA calls (in progress: see the project issues).
-#![forbid(unsafe_code)]
+//! Windows, epochs and RMA calls: the layer users program against.
+//!
+//! - [`Window`]: allocate (shared memory) or create (memory the caller owns), free,
+//!   fence, local access, and every RMA call: put, get, accumulate, get_accumulate,
+//!   fetch_and_op, compare_and_swap.
+//! - **Two API levels, one path.** Typed conveniences over slices of `T: Equivalence`
+//!   (`win.accumulate(&a, rank, disp, Op::Sum)`) and the MPI-faithful forms with a
+//!   count and datatype on each side ([`Buffer`], [`BufferMut`], [`Target`];
+//!   `win.accumulate_with(...)`) share the same validation and transport code.
+//! - **Validation above, trust below.** Rank, displacement, count, datatypes, op,
+//!   range, alignment, overlap and epoch state are checked here, before a transport is
+//!   called; a call that returns an error has changed nothing.
+//! - **Transport per window, chosen at run time**: the `rma_transport` info key, else
+//!   the `RMA_TRANSPORT` environment variable, else `atomic`.
+//!
+//! # Nomenclature
+//! - **rank**, **origin**, **target**, **window**, **epoch**, **displacement unit**,
+//!   **type map**: as in rma-core's documentation.
+//! - **fence epoch**: the span between two fences in which every rank may issue calls
+//!   to every other (active target).
+
+mod buffers;
+mod transport;
+mod window;
+
+pub use buffers::{Buffer, BufferMut, Target};
+pub use rma_core::{Assert, BasicType, Error, ErrorClass, Info, Op, Rank, Result};
+pub use rma_datatype::{Datatype, Equivalence};
+pub use rma_shm::{run_threads, Flavor, LaunchMode, World};
+pub use transport::{chosen_transport, ENV_TRANSPORT, TRANSPORTS};
+pub use window::Window;
+
+/// Runs `f` as one rank of a world: as the process rank started by `rmarun` when the
+/// environment says so, otherwise on `default_ranks` threads of this process. Returns
+/// this process's results (one in process mode, one per rank in thread mode).
+pub fn launch<R, F>(default_ranks: usize, f: F) -> Result<Vec<R>>
+where
+    R: Send,
+    F: Fn(World) -> R + Sync,
+{
+    match World::from_env()? {
+        Some(world) => Ok(vec![f(world)]),
+        None => run_threads(default_ranks, f),
+    }
+}

@@ -1,0 +1,113 @@
+//! Non-atomic apply over contiguous elements, written so the compiler vectorises it.
+//!
+//! These kernels are for memory no other rank touches during the call: an origin's
+//! own buffers, a target region under an exclusive lock, or a target's progress engine
+//! applying queued operations to memory only it updates.
+
+use crate::element::Element;
+use rma_core::{BasicType, Op};
+
+#[inline(always)]
+fn zip_apply<T: Element>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = f(*d, *s);
+    }
+}
+
+/// `dst[i] = op(dst[i], src[i])` for `i < min(dst.len(), src.len())`.
+///
+/// The op is matched once, outside the loop, so each loop body is a fixed scalar
+/// function the compiler can vectorise.
+///
+/// ```
+/// use rma_core::Op;
+/// let mut b = [1.0f64, 2.0, 3.0];
+/// rma_ops::apply(Op::Sum, &mut b, &[0.5, 0.5, 0.5]);
+/// assert_eq!(b, [1.5, 2.5, 3.5]);
+/// ```
+pub fn apply<T: Element>(op: Op, dst: &mut [T], src: &[T]) {
+    match op {
+        Op::Sum => zip_apply(dst, src, |a, b| T::combine(Op::Sum, a, b)),
+        Op::Prod => zip_apply(dst, src, |a, b| T::combine(Op::Prod, a, b)),
+        Op::Max => zip_apply(dst, src, |a, b| T::combine(Op::Max, a, b)),
+        Op::Min => zip_apply(dst, src, |a, b| T::combine(Op::Min, a, b)),
+        Op::Land => zip_apply(dst, src, |a, b| T::combine(Op::Land, a, b)),
+        Op::Lor => zip_apply(dst, src, |a, b| T::combine(Op::Lor, a, b)),
+        Op::Lxor => zip_apply(dst, src, |a, b| T::combine(Op::Lxor, a, b)),
+        Op::Band => zip_apply(dst, src, |a, b| T::combine(Op::Band, a, b)),
+        Op::Bor => zip_apply(dst, src, |a, b| T::combine(Op::Bor, a, b)),
+        Op::Bxor => zip_apply(dst, src, |a, b| T::combine(Op::Bxor, a, b)),
+        Op::MaxLoc => zip_apply(dst, src, |a, b| T::combine(Op::MaxLoc, a, b)),
+        Op::MinLoc => zip_apply(dst, src, |a, b| T::combine(Op::MinLoc, a, b)),
+        Op::Replace => {
+            let n = dst.len().min(src.len());
+            dst[..n].copy_from_slice(&src[..n]);
+        }
+        Op::NoOp => {}
+    }
+}
+
+#[inline(always)]
+unsafe fn raw_loop<T: Element>(dst: *mut u8, src: *const u8, n: usize, f: impl Fn(T, T) -> T) {
+    let d = dst.cast::<T::Raw>();
+    let s = src.cast::<T::Raw>();
+    for i in 0..n {
+        // SAFETY: the caller guarantees `n` elements are readable at `src` and readable
+        // and writable at `dst` (see `apply_raw`); unaligned access is allowed.
+        unsafe {
+            let a = T::from_raw(d.add(i).read_unaligned());
+            let b = T::from_raw(s.add(i).read_unaligned());
+            d.add(i).write_unaligned(f(a, b).to_raw());
+        }
+    }
+}
+
+/// [`apply`] over raw memory: `n` elements of `T` at `dst` combined with `n` at `src`.
+///
+/// Values are read through [`Element::Raw`], so any bytes in either region are valid
+/// input. Neither pointer needs to be aligned.
+///
+/// # Safety
+/// `src` must be valid for reads and `dst` for reads and writes of
+/// `n * size_of::<T>()` bytes, the two regions must not overlap unless they are equal,
+/// and no other thread or process may access `dst` during the call (MPI: an exclusive
+/// lock, or memory only the caller updates).
+pub unsafe fn apply_raw<T: Element>(op: Op, dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY (each arm): forwarded from this function's contract.
+    unsafe {
+        match op {
+            Op::Sum => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Sum, a, b)),
+            Op::Prod => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Prod, a, b)),
+            Op::Max => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Max, a, b)),
+            Op::Min => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Min, a, b)),
+            Op::Land => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Land, a, b)),
+            Op::Lor => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Lor, a, b)),
+            Op::Lxor => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Lxor, a, b)),
+            Op::Band => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Band, a, b)),
+            Op::Bor => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Bor, a, b)),
+            Op::Bxor => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Bxor, a, b)),
+            Op::MaxLoc => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::MaxLoc, a, b)),
+            Op::MinLoc => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::MinLoc, a, b)),
+            Op::Replace => raw_loop::<T>(dst, src, n, |_, b| b),
+            Op::NoOp => {}
+        }
+    }
+}
+
+/// [`apply`] on packed bytes of `basic`: `dst` and `src` hold the same whole number of
+/// elements (extra trailing bytes of the longer one are ignored).
+///
+/// ```
+/// use rma_core::{BasicType, Op};
+/// let mut dst = 5i32.to_ne_bytes();
+/// rma_ops::apply_bytes(BasicType::I32, Op::Max, &mut dst, &9i32.to_ne_bytes());
+/// assert_eq!(i32::from_ne_bytes(dst), 9);
+/// ```
+pub fn apply_bytes(basic: BasicType, op: Op, dst: &mut [u8], src: &[u8]) {
+    let n = dst.len().min(src.len()) / basic.size();
+    crate::with_element!(basic, T => {
+        // SAFETY: both slices hold at least `n` elements' bytes, `dst` is borrowed
+        // mutably so nothing else accesses it, and a `&mut` cannot overlap `src`.
+        unsafe { apply_raw::<T>(op, dst.as_mut_ptr(), src.as_ptr(), n) }
+    })
+}

@@ -1,0 +1,63 @@
+//! The op x type validity table (SEMANTICS.md rules 1, 2 and 7).
+
+use rma_core::{BasicType, Error, Op, Result, RmaCall, TypeClass};
+
+/// Whether `op` is defined on elements of `basic` (SEMANTICS.md rule 2), whatever the
+/// call.
+pub fn op_defined_on(op: Op, basic: BasicType) -> bool {
+    use TypeClass::*;
+    let class = basic.class();
+    match op {
+        Op::Max | Op::Min => matches!(class, Integer | Address | Float),
+        Op::Sum | Op::Prod => matches!(class, Integer | Address | Float | Complex),
+        Op::Land | Op::Lor | Op::Lxor => matches!(class, Integer | Logical),
+        Op::Band | Op::Bor | Op::Bxor => matches!(class, Integer | Byte | Address),
+        Op::MaxLoc | Op::MinLoc => matches!(class, Pair),
+        Op::Replace | Op::NoOp => true,
+    }
+}
+
+/// Whether `call` accepts `op` at all (SEMANTICS.md rule 1): NO_OP only in
+/// get_accumulate and fetch_and_op; compare_and_swap takes no op.
+pub fn op_allowed_in(op: Op, call: RmaCall) -> bool {
+    match call {
+        RmaCall::Accumulate => op != Op::NoOp,
+        RmaCall::GetAccumulate | RmaCall::FetchAndOp => true,
+        RmaCall::CompareAndSwap => false,
+    }
+}
+
+/// Checks `op` on `basic` in `call`, returning an error of class OP if the pair is
+/// outside the table.
+///
+/// ```
+/// use rma_core::{BasicType, ErrorClass, Op, RmaCall};
+/// assert!(rma_ops::check(Op::Sum, BasicType::F64, RmaCall::Accumulate).is_ok());
+/// let e = rma_ops::check(Op::NoOp, BasicType::F64, RmaCall::Accumulate).unwrap_err();
+/// assert_eq!(e.class(), ErrorClass::Op);
+/// let e = rma_ops::check(Op::Max, BasicType::C64, RmaCall::FetchAndOp).unwrap_err();
+/// assert_eq!(e.class(), ErrorClass::Op);
+/// ```
+pub fn check(op: Op, basic: BasicType, call: RmaCall) -> Result<()> {
+    if !op_allowed_in(op, call) {
+        return Err(Error::OpNotForCall { op, call });
+    }
+    if !op_defined_on(op, basic) {
+        return Err(Error::OpNotForType { op, basic });
+    }
+    Ok(())
+}
+
+/// Checks that compare_and_swap accepts `basic` (SEMANTICS.md rule 7): integer,
+/// address-sized, logical or byte; anything else is an error of class TYPE.
+pub fn check_cas_type(basic: BasicType) -> Result<()> {
+    use TypeClass::*;
+    match basic.class() {
+        Integer | Address | Logical | Byte => Ok(()),
+        Float | Complex | Pair => Err(Error::TypeNotAllowed {
+            call: "compare_and_swap",
+            found: basic.name().to_owned(),
+            reason: "it takes integer, address-sized, logical or byte elements only",
+        }),
+    }
+}

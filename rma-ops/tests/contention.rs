@@ -1,0 +1,462 @@
+//! Several threads hammering one element with each accumulate op for each basic type,
+//! checked exactly: integers exactly, floats with values chosen to stay exact; swaps
+//! conserve every value; CAS has exactly one winner per round; pair types and complex
+//! are never torn.
+
+mod common;
+
+use common::{random_element, reference, same_value, zero_padding, Rng};
+use rma_core::{BasicType, Op, RmaCall, TypeClass};
+use rma_ops::atomic::{self, StripeLocks};
+use std::sync::atomic::AtomicU32;
+use std::sync::Barrier;
+
+const THREADS: usize = 4;
+const ITERS: usize = 20_000;
+
+/// Window memory stand-in: 8-aligned, shared by raw address across threads.
+struct Shared {
+    buf: Vec<u64>,
+    words: Box<[AtomicU32]>,
+}
+
+#[derive(Clone, Copy)]
+struct Addr(usize);
+
+impl Shared {
+    fn new(init: &[u8]) -> Shared {
+        let mut buf = vec![0u64; 4];
+        // SAFETY: viewing our own u64 buffer as bytes before sharing it.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), 32) };
+        bytes[..init.len()].copy_from_slice(init);
+        Shared {
+            buf,
+            words: StripeLocks::heap_table(16),
+        }
+    }
+    fn addr(&mut self) -> Addr {
+        Addr(self.buf.as_mut_ptr() as usize)
+    }
+    fn locks(&self) -> StripeLocks<'_> {
+        StripeLocks::new(&self.words).unwrap()
+    }
+    fn read(&self, size: usize) -> Vec<u8> {
+        // SAFETY: all threads have joined; reading our own buffer.
+        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), size) }.to_vec()
+    }
+}
+
+/// Runs `f(thread, fetch)` on THREADS threads, where `fetch(op, origin) -> old` is an
+/// atomic fetch_and_op on the shared element.
+fn hammer(
+    basic: BasicType,
+    init: &[u8],
+    f: impl Fn(usize, &dyn Fn(Op, &[u8]) -> Vec<u8>) + Sync,
+) -> Vec<u8> {
+    let mut shared = Shared::new(init);
+    let addr = shared.addr();
+    let locks = shared.locks();
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let f = &f;
+            s.spawn(move || {
+                let fetch = |op: Op, origin: &[u8]| {
+                    let mut old = vec![0u8; basic.size()];
+                    let o: &[u8] = if op == Op::NoOp { &[] } else { origin };
+                    // SAFETY: `addr` is the 8-aligned shared element; every access to
+                    // it in this test goes through the atomic kernels with `locks`.
+                    unsafe {
+                        atomic::fetch_and_op(basic, op, addr.0 as *mut u8, 0, &locks, o, &mut old)
+                    };
+                    old
+                };
+                f(t, &fetch);
+            });
+        }
+    });
+
+    shared.read(basic.size())
+}
+
+fn int_bytes(basic: BasicType, v: i128) -> Vec<u8> {
+    (v as u128).to_ne_bytes()[..basic.size()].to_vec()
+}
+
+fn num_bytes(basic: BasicType, v: f64) -> Vec<u8> {
+    match basic {
+        BasicType::F32 => (v as f32).to_ne_bytes().to_vec(),
+        BasicType::F64 => v.to_ne_bytes().to_vec(),
+        BasicType::C32 => [(v as f32).to_ne_bytes(), (v as f32).to_ne_bytes()].concat(),
+        BasicType::C64 => [v.to_ne_bytes(), v.to_ne_bytes()].concat(),
+        _ => int_bytes(basic, v as i128),
+    }
+}
+
+fn numeric_types() -> Vec<BasicType> {
+    BasicType::ALL
+        .into_iter()
+        .filter(|t| {
+            matches!(
+                t.class(),
+                TypeClass::Integer | TypeClass::Address | TypeClass::Float | TypeClass::Complex
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sum_is_exact_for_every_numeric_type() {
+    for t in numeric_types() {
+        let got = hammer(t, &num_bytes(t, 0.0), |_, fetch| {
+            let one = num_bytes(t, 1.0);
+            for _ in 0..ITERS {
+                fetch(Op::Sum, &one);
+            }
+        });
+        let total = (THREADS * ITERS) as i128;
+        let expect = match t.class() {
+            TypeClass::Float | TypeClass::Complex => num_bytes(t, total as f64),
+            _ => int_bytes(t, total),
+        };
+        assert_eq!(got, expect, "SUM on {t}");
+    }
+}
+
+#[test]
+fn fetched_sums_are_distinct_tickets() {
+    for t in [
+        BasicType::I32,
+        BasicType::U64,
+        BasicType::Isize,
+        BasicType::F64,
+        BasicType::U32,
+    ] {
+        let tickets = std::sync::Mutex::new(Vec::new());
+        hammer(t, &num_bytes(t, 0.0), |_, fetch| {
+            let one = num_bytes(t, 1.0);
+            let mine: Vec<Vec<u8>> = (0..ITERS).map(|_| fetch(Op::Sum, &one)).collect();
+            tickets.lock().unwrap().extend(mine);
+        });
+        let mut all = tickets.into_inner().unwrap();
+        all.sort();
+        let mut expect: Vec<Vec<u8>> = (0..THREADS * ITERS)
+            .map(|i| num_bytes(t, i as f64))
+            .collect();
+        expect.sort();
+        assert_eq!(all, expect, "every ticket 0..N handed out once, on {t}");
+    }
+}
+
+#[test]
+fn prod_by_minus_one_flips_sign_exactly() {
+    for t in numeric_types()
+        .into_iter()
+        .filter(|t| t.is_signed_integer() || t.class() == TypeClass::Float)
+    {
+        // thread 0 does one extra multiplication: an odd total leaves -1
+        let got = hammer(t, &num_bytes(t, 1.0), |th, fetch| {
+            let m = num_bytes(t, -1.0);
+            for _ in 0..ITERS + usize::from(th == 0) {
+                fetch(Op::Prod, &m);
+            }
+        });
+        assert_eq!(got, num_bytes(t, -1.0), "PROD on {t}");
+    }
+    // complex: multiply by i four times per round returns to the start
+    for t in [BasicType::C32, BasicType::C64] {
+        let i_unit = if t == BasicType::C32 {
+            [0f32.to_ne_bytes(), 1f32.to_ne_bytes()].concat()
+        } else {
+            [0f64.to_ne_bytes(), 1f64.to_ne_bytes()].concat()
+        };
+        let got = hammer(t, &num_bytes(t, 1.0), |_, fetch| {
+            for _ in 0..ITERS * 4 / 4 {
+                fetch(Op::Prod, &i_unit);
+            }
+        });
+        // THREADS * ITERS multiplications by i, a multiple of 4: back to (1, 1)
+        assert_eq!(got, num_bytes(t, 1.0), "PROD on {t}");
+    }
+}
+
+/// Ops whose result does not depend on the order of application (MAX, MIN, MAXLOC,
+/// MINLOC, BAND, BOR, LAND, LOR): the final value is the sequential fold of everything
+/// offered.
+#[test]
+fn order_independent_ops_equal_the_sequential_fold() {
+    for t in BasicType::ALL {
+        for op in [
+            Op::Max,
+            Op::Min,
+            Op::MaxLoc,
+            Op::MinLoc,
+            Op::Band,
+            Op::Bor,
+            Op::Land,
+            Op::Lor,
+        ] {
+            if rma_ops::check(op, t, RmaCall::Accumulate).is_err() {
+                continue;
+            }
+            let offered = |th: usize| -> Vec<Vec<u8>> {
+                let mut rng = Rng::new(1000 + th as u64);
+                (0..ITERS / 4)
+                    .map(|_| {
+                        let mut v = random_element(t, &mut rng);
+                        if t.class() == TypeClass::Float {
+                            // keep NaN out: with NaN the fold is still defined but the
+                            // comparison below would be vacuous
+                            v = num_bytes(t, rng.below(1000) as f64);
+                        }
+                        v
+                    })
+                    .collect()
+            };
+            let mut rng = Rng::new(7);
+            let init = if t.class() == TypeClass::Float {
+                num_bytes(t, 3.0)
+            } else {
+                random_element(t, &mut rng)
+            };
+            let got = hammer(t, &init, |th, fetch| {
+                for v in offered(th) {
+                    fetch(op, &v);
+                }
+            });
+            let mut expect = init.clone();
+            for th in 0..THREADS {
+                for v in offered(th) {
+                    expect = reference(t, op, &expect, &v);
+                }
+            }
+            assert!(
+                same_value(t, &got, &expect),
+                "{op} on {t}: got {got:?} expected {expect:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn xor_toggles_are_exact() {
+    for t in BasicType::ALL {
+        for op in [Op::Bxor, Op::Lxor] {
+            if rma_ops::check(op, t, RmaCall::Accumulate).is_err() {
+                continue;
+            }
+            // each thread toggles its own bit (BXOR) or the truth value (LXOR), an odd
+            // number of times for even threads and an even number for odd ones
+            let bits = 8 * t.size();
+            let got = hammer(t, &int_bytes(t, 0), |th, fetch| {
+                let v = if op == Op::Bxor {
+                    int_bytes(t, 1i128 << (th % bits))
+                } else {
+                    int_bytes(t, 1)
+                };
+                for _ in 0..ITERS + usize::from(th % 2 == 0) {
+                    fetch(op, &v);
+                }
+            });
+            let expect = if op == Op::Bxor {
+                int_bytes(
+                    t,
+                    (0..THREADS)
+                        .filter(|th| th % 2 == 0)
+                        .map(|th| 1i128 << (th % bits))
+                        .sum(),
+                )
+            } else {
+                // THREADS/2 odd counts of toggles
+                int_bytes(t, ((THREADS / 2) % 2) as i128)
+            };
+            assert_eq!(got, expect, "{op} on {t}");
+        }
+    }
+}
+
+/// Swaps (REPLACE with fetch) conserve values: every value written comes back exactly
+/// once, either fetched by a later swap or left in the element.
+#[test]
+fn replace_with_fetch_conserves_every_value() {
+    for t in BasicType::ALL {
+        let size = t.size();
+        let value = |th: usize, i: usize| -> Vec<u8> {
+            let mut rng = Rng::new((th * 1_000_003 + i) as u64);
+            let mut v = random_element(t, &mut rng);
+            zero_padding(t, &mut v);
+            v
+        };
+        let init = vec![0u8; size];
+        let fetched = std::sync::Mutex::new(Vec::new());
+        let last = hammer(t, &init, |th, fetch| {
+            let mine: Vec<Vec<u8>> = (0..ITERS / 4)
+                .map(|i| fetch(Op::Replace, &value(th, i)))
+                .collect();
+            fetched.lock().unwrap().extend(mine);
+        });
+        let mut out = fetched.into_inner().unwrap();
+        out.push(last);
+        let mut inn: Vec<Vec<u8>> = (0..THREADS)
+            .flat_map(|th| (0..ITERS / 4).map(move |i| value(th, i)))
+            .collect();
+        inn.push(init);
+        for v in out.iter_mut() {
+            zero_padding(t, v);
+        }
+        out.sort();
+        inn.sort();
+        assert!(out == inn, "REPLACE lost or duplicated a value on {t}");
+    }
+}
+
+/// Wide elements (16-byte, lock-protected) and 8-byte pairs are never seen torn: writers
+/// keep the two halves equal, readers (NO_OP fetches) check they are.
+#[test]
+fn wide_and_pair_elements_are_never_torn() {
+    for t in [
+        BasicType::C64,
+        BasicType::DoubleInt,
+        BasicType::LongInt,
+        BasicType::C32,
+        BasicType::FloatInt,
+        BasicType::TwoInt,
+    ] {
+        let make = |v: i32| -> Vec<u8> {
+            let mut b = vec![0u8; t.size()];
+            match t {
+                BasicType::C64 => {
+                    b[..8].copy_from_slice(&(v as f64).to_ne_bytes());
+                    b[8..].copy_from_slice(&(v as f64).to_ne_bytes());
+                }
+                BasicType::C32 => {
+                    b[..4].copy_from_slice(&(v as f32).to_ne_bytes());
+                    b[4..].copy_from_slice(&(v as f32).to_ne_bytes());
+                }
+                BasicType::DoubleInt => b[..8].copy_from_slice(&(v as f64).to_ne_bytes()),
+                BasicType::LongInt => b[..8].copy_from_slice(&(v as i64).to_ne_bytes()),
+                BasicType::FloatInt => b[..4].copy_from_slice(&(v as f32).to_ne_bytes()),
+                BasicType::TwoInt => b[..4].copy_from_slice(&v.to_ne_bytes()),
+                _ => unreachable!(),
+            }
+            if let Some(off) = t.pair_index_offset() {
+                b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+            }
+            b
+        };
+        let halves_equal = |b: &[u8]| -> bool {
+            match t {
+                BasicType::C64 | BasicType::C32 => b[..t.size() / 2] == b[t.size() / 2..],
+                BasicType::DoubleInt => {
+                    f64::from_ne_bytes(b[..8].try_into().unwrap())
+                        == i32::from_ne_bytes(b[8..12].try_into().unwrap()) as f64
+                }
+                BasicType::LongInt => {
+                    i64::from_ne_bytes(b[..8].try_into().unwrap())
+                        == i32::from_ne_bytes(b[8..12].try_into().unwrap()) as i64
+                }
+                BasicType::FloatInt => {
+                    f32::from_ne_bytes(b[..4].try_into().unwrap())
+                        == i32::from_ne_bytes(b[4..8].try_into().unwrap()) as f32
+                }
+                BasicType::TwoInt => b[..4] == b[4..8],
+                _ => unreachable!(),
+            }
+        };
+        let torn = std::sync::atomic::AtomicUsize::new(0);
+        hammer(t, &make(0), |th, fetch| {
+            for i in 0..ITERS {
+                if th % 2 == 0 {
+                    fetch(Op::Replace, &make((th * ITERS + i) as i32 % 100_000));
+                } else if !halves_equal(&fetch(Op::NoOp, &[])) {
+                    torn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        });
+        assert_eq!(torn.into_inner(), 0, "torn reads of {t}");
+    }
+}
+
+#[test]
+fn compare_and_swap_has_one_winner_per_round() {
+    const ROUNDS: usize = 1500;
+    for t in [
+        BasicType::I64,
+        BasicType::U32,
+        BasicType::I16,
+        BasicType::Usize,
+        BasicType::U8,
+    ] {
+        let mut shared = Shared::new(&int_bytes(t, 0));
+        let addr = shared.addr();
+        let locks = shared.locks();
+        let barrier = Barrier::new(THREADS);
+        let results = std::sync::Mutex::new(vec![vec![0i128; THREADS]; ROUNDS]);
+        std::thread::scope(|s| {
+            for th in 0..THREADS {
+                let (barrier, results, locks) = (&barrier, &results, &locks);
+                s.spawn(move || {
+                    for round in 0..ROUNDS {
+                        // winner value of a round: round * THREADS + th + 1 (fits u8 for
+                        // the first rounds only, so compare against the round's start)
+                        let start = int_bytes(t, (round * THREADS) as i128);
+                        let mine = int_bytes(t, (round * THREADS + th + 1) as i128);
+                        if th == 0 {
+                            // reset the element to this round's start value
+                            let mut old = vec![0u8; t.size()];
+                            // SAFETY: shared aligned element, atomic access only.
+                            unsafe {
+                                atomic::fetch_and_op(
+                                    t,
+                                    Op::Replace,
+                                    addr.0 as *mut u8,
+                                    0,
+                                    locks,
+                                    &start,
+                                    &mut old,
+                                )
+                            };
+                        }
+                        barrier.wait();
+                        let mut old = vec![0u8; t.size()];
+                        // SAFETY: as above.
+                        unsafe {
+                            atomic::compare_and_swap(
+                                t,
+                                addr.0 as *mut u8,
+                                0,
+                                locks,
+                                &mine,
+                                &start,
+                                &mut old,
+                            )
+                        };
+                        let mut buf = [0u8; 16];
+                        buf[..old.len()].copy_from_slice(&old);
+                        results.lock().unwrap()[round][th] = u128::from_ne_bytes(buf) as i128;
+                        barrier.wait();
+                    }
+                });
+            }
+        });
+        let mask = if t.size() == 16 {
+            !0u128
+        } else {
+            (1u128 << (8 * t.size())) - 1
+        };
+        for (round, olds) in results.into_inner().unwrap().iter().enumerate() {
+            let start = (round * THREADS) as u128 & mask;
+            let winners: Vec<usize> = (0..THREADS)
+                .filter(|&th| olds[th] as u128 == start)
+                .collect();
+            assert_eq!(winners.len(), 1, "{t} round {round}: {olds:?}");
+            let w = winners[0];
+            let won = (round * THREADS + w + 1) as u128 & mask;
+            for th in (0..THREADS).filter(|&th| th != w) {
+                assert_eq!(
+                    olds[th] as u128, won,
+                    "{t} round {round}: loser saw the winner's value"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! Starting a world of processes: what `rmarun` does, as a library so that tests can
+//! launch ranks from their own binary.
+
+use crate::segment::Segment;
+use crate::world::{fresh_name, Control, RankState, ENV_RANK, ENV_SIZE, ENV_WORLD};
+use rma_core::{Error, Result};
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to launch a world of processes.
+#[derive(Clone, Debug)]
+pub struct LaunchOptions {
+    /// Number of ranks.
+    pub ranks: usize,
+    /// The program each rank runs.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Extra environment for every rank.
+    pub env: Vec<(OsString, OsString)>,
+    /// Prefix every output line with `[rank] `.
+    pub prefix_output: bool,
+    /// After a rank fails, how long the others may take to notice and exit on their own
+    /// before they are killed.
+    pub grace: Duration,
+    /// Kill every rank after this long (none: no limit).
+    pub timeout: Option<Duration>,
+}
+
+impl LaunchOptions {
+    /// `ranks` copies of `program` with no arguments, output prefixed, a 5 s grace.
+    pub fn new(ranks: usize, program: impl Into<PathBuf>) -> LaunchOptions {
+        LaunchOptions {
+            ranks,
+            program: program.into(),
+            args: vec![],
+            env: vec![],
+            prefix_output: true,
+            grace: Duration::from_secs(5),
+            timeout: None,
+        }
+    }
+}
+
+/// How each rank ended.
+#[derive(Debug)]
+pub struct LaunchReport {
+    /// The exit status of each rank, by rank.
+    pub statuses: Vec<ExitStatus>,
+    /// The ranks that failed (non-zero exit or signal), with a description, in the order
+    /// their failure was seen.
+    pub failures: Vec<(usize, String)>,
+    /// Whether the timeout struck.
+    pub timed_out: bool,
+}
+
+impl LaunchReport {
+    /// Whether every rank exited with status 0.
+    pub fn success(&self) -> bool {
+        self.failures.is_empty() && !self.timed_out
+    }
+}
+
+fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(s)) => format!("was killed by signal {s}"),
+        _ => "ended".into(),
+    }
+}
+
+fn forward(
+    rank: usize,
+    prefix: bool,
+    stream: impl std::io::Read + Send + 'static,
+    to_err: bool,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let mut buf = Vec::with_capacity(line.len() + 8);
+                    if prefix {
+                        buf.extend_from_slice(format!("[{rank}] ").as_bytes());
+                    }
+                    buf.extend_from_slice(&line);
+                    if !buf.ends_with(b"\n") {
+                        buf.push(b'\n');
+                    }
+                    let _ = if to_err {
+                        std::io::stderr().lock().write_all(&buf)
+                    } else {
+                        std::io::stdout().lock().write_all(&buf)
+                    };
+                }
+            }
+        }
+    })
+}
+
+/// Starts `opts.ranks` processes that join one world, forwards their output, and waits
+/// for all of them.
+///
+/// When a rank fails, it is marked dead in the world (so the others' waits return
+/// [`Error::ProcFailed`]), the others get `opts.grace` to exit on their own, and are then
+/// killed. No shared segment of the world is left behind: the control segment's name is
+/// removed once every rank has joined, each window segment's once every rank has mapped
+/// it, and at the end every name with the world's prefix is removed, after a crash too.
+/// Ranks die with the launcher (PR_SET_PDEATHSIG).
+pub fn spawn(opts: &LaunchOptions) -> Result<LaunchReport> {
+    let name = fresh_name();
+    let ctl = Control::create(&name, opts.ranks)?;
+    let result = run(&name, &ctl, opts);
+    ctl.unlink();
+    Segment::unlink_prefix(&name);
+    result
+}
+
+fn run(name: &str, ctl: &Control, opts: &LaunchOptions) -> Result<LaunchReport> {
+    let n = opts.ranks;
+    let mut children: Vec<Option<Child>> = Vec::with_capacity(n);
+    let mut forwarders = vec![];
+    for rank in 0..n {
+        let mut cmd = Command::new(&opts.program);
+        cmd.args(&opts.args)
+            .env(ENV_WORLD, name)
+            .env(ENV_RANK, rank.to_string())
+            .env(ENV_SIZE, n.to_string())
+            .stdin(Stdio::null());
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        if opts.prefix_output {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions (prctl, getppid).
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                Ok(())
+            });
+        }
+        match cmd.spawn() {
+            Ok(mut child) => {
+                if let Some(out) = child.stdout.take() {
+                    forwarders.push(forward(rank, true, out, false));
+                }
+                if let Some(err) = child.stderr.take() {
+                    forwarders.push(forward(rank, true, err, true));
+                }
+                children.push(Some(child));
+            }
+            Err(e) => {
+                ctl.set_abort();
+                for c in children.iter_mut().flatten() {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(Error::Os {
+                    context: format!("starting rank {rank}: {}", opts.program.display()),
+                    source: e,
+                });
+            }
+        }
+    }
+
+    let start = Instant::now();
+    let mut statuses: Vec<Option<ExitStatus>> = vec![None; n];
+    let mut failures = vec![];
+    let mut unlinked = false;
+    let mut kill_at: Option<Instant> = None;
+    let mut timed_out = false;
+    while statuses.iter().any(Option::is_none) {
+        if !unlinked && ctl.attached() == n {
+            ctl.unlink();
+            unlinked = true;
+        }
+        for rank in 0..n {
+            if statuses[rank].is_some() {
+                continue;
+            }
+            let Some(child) = children[rank].as_mut() else {
+                continue;
+            };
+            if let Ok(Some(status)) = child.try_wait() {
+                statuses[rank] = Some(status);
+                if status.success() {
+                    if ctl.state(rank) != RankState::Exited as u32 {
+                        ctl.set_state(rank, RankState::Exited);
+                    }
+                } else {
+                    ctl.set_state(rank, RankState::Dead);
+                    failures.push((rank, describe(status)));
+                    kill_at.get_or_insert(Instant::now() + opts.grace);
+                }
+            }
+        }
+        let now = Instant::now();
+        if let Some(limit) = opts.timeout {
+            if !timed_out && now.duration_since(start) >= limit {
+                timed_out = true;
+                kill_at = Some(now);
+            }
+        }
+        if kill_at.is_some_and(|t| now >= t) {
+            ctl.set_abort();
+            for (rank, child) in children.iter_mut().enumerate() {
+                if statuses[rank].is_none() {
+                    if let Some(c) = child.as_mut() {
+                        let _ = c.kill();
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for f in forwarders {
+        let _ = f.join();
+    }
+    Ok(LaunchReport {
+        statuses: statuses
+            .into_iter()
+            .map(|s| s.unwrap_or_default())
+            .collect(),
+        failures,
+        timed_out,
+    })
+}

@@ -1,0 +1,523 @@
+//! A world: N ranks on one node that share a small control segment holding a barrier,
+//! a bootstrap all-gather area and one liveness slot per rank.
+//!
+//! The same code serves both launch modes: ranks as processes started by `rmarun` (or
+//! [`crate::launch::spawn`]), which find the segment through environment variables, and
+//! ranks as threads of one process ([`run_threads`]).
+
+use crate::segment::Segment;
+use crate::sys;
+use rma_core::{Error, Rank, Result};
+use std::cell::Cell;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Environment variable naming the world segment of a process rank.
+pub const ENV_WORLD: &str = "RMA_WORLD";
+/// Environment variable holding a process rank's index.
+pub const ENV_RANK: &str = "RMA_RANK";
+/// Environment variable holding the world size.
+pub const ENV_SIZE: &str = "RMA_SIZE";
+
+const MAGIC: u64 = 0x726d_615f_776f_726c; // "rma_worl"
+/// Bytes each rank may contribute to one all-gather.
+pub const GATHER_BYTES: usize = 248;
+const GATHER_SLOT: usize = GATHER_BYTES + 8;
+
+/// How the ranks of a world run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchMode {
+    /// One process per rank.
+    Processes,
+    /// One thread per rank, in one process.
+    Threads,
+}
+
+/// The life state of a rank, as recorded in its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum RankState {
+    NotAttached = 0,
+    Alive = 1,
+    Exited = 2,
+    Dead = 3,
+}
+
+#[repr(C, align(64))]
+struct Padded(AtomicU32);
+
+#[repr(C)]
+struct Header {
+    magic: AtomicU64,
+    size: AtomicU32,
+    attached: AtomicU32,
+    abort: AtomicU32,
+    bar_count: Padded,
+    bar_gen: Padded,
+}
+
+#[repr(C, align(64))]
+struct Slot {
+    pid: AtomicU32,
+    state: AtomicU32,
+}
+
+const HEADER_LEN: usize = 256;
+const SLOT_LEN: usize = 64;
+const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_LEN);
+const _: () = assert!(std::mem::size_of::<Slot>() == SLOT_LEN);
+/// The largest world rma accepts.
+pub const MAX_RANKS: usize = 4096;
+
+fn segment_len(size: usize) -> usize {
+    HEADER_LEN + size * (SLOT_LEN + GATHER_SLOT)
+}
+
+/// The control segment of a world, mapped.
+#[derive(Debug)]
+pub(crate) struct Control {
+    seg: Segment,
+    size: usize,
+    name: String,
+}
+
+// SAFETY: the mapping is accessed only through atomics (header, slots, gather words);
+// the raw pointer inside `Segment` is stable for the mapping's lifetime.
+unsafe impl Send for Control {}
+// SAFETY: as above; all shared state is atomic.
+unsafe impl Sync for Control {}
+
+impl Control {
+    /// Creates a fresh control segment for `size` ranks.
+    pub(crate) fn create(name: &str, size: usize) -> Result<Control> {
+        if size == 0 || size > MAX_RANKS {
+            return Err(Error::arg(format!(
+                "a world needs 1 to {MAX_RANKS} ranks, got {size}"
+            )));
+        }
+        let seg = Segment::create(name, segment_len(size))?;
+        let c = Control {
+            seg,
+            size,
+            name: name.to_owned(),
+        };
+        c.header().size.store(size as u32, Ordering::Relaxed);
+        c.header().magic.store(MAGIC, Ordering::Release);
+        Ok(c)
+    }
+
+    /// Maps an existing control segment and validates its header.
+    pub(crate) fn open(name: &str, size: usize) -> Result<Control> {
+        if size == 0 || size > MAX_RANKS {
+            return Err(Error::arg(format!(
+                "a world needs 1 to {MAX_RANKS} ranks, got {size}"
+            )));
+        }
+        let seg = Segment::open(name, segment_len(size))?;
+        let c = Control {
+            seg,
+            size,
+            name: name.to_owned(),
+        };
+        let (magic, stored) = (
+            c.header().magic.load(Ordering::Acquire),
+            c.header().size.load(Ordering::Relaxed) as usize,
+        );
+        if magic != MAGIC || stored != size {
+            return Err(Error::Internal {
+                reason: format!("world segment {name} is not an rma world of {size} ranks (magic {magic:#x}, size {stored})"),
+            });
+        }
+        Ok(c)
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the segment is at least HEADER_LEN bytes, page-aligned, and Header
+        // holds only atomics, so a shared reference to it is sound even while other
+        // processes update it.
+        unsafe { &*self.seg.as_ptr().cast::<Header>() }
+    }
+
+    fn slot(&self, rank: usize) -> &Slot {
+        assert!(rank < self.size, "rma-shm: slot index out of range");
+        // SAFETY: `rank < size`, so the slot lies inside the segment (segment_len), is
+        // 64-byte aligned (page-aligned base + 256 + 64k) and holds only atomics.
+        unsafe {
+            &*self
+                .seg
+                .as_ptr()
+                .add(HEADER_LEN + rank * SLOT_LEN)
+                .cast::<Slot>()
+        }
+    }
+
+    fn gather_word(&self, rank: usize, word: usize) -> &AtomicU64 {
+        assert!(
+            rank < self.size && word < GATHER_SLOT / 8,
+            "rma-shm: gather index out of range"
+        );
+        let off = HEADER_LEN + self.size * SLOT_LEN + rank * GATHER_SLOT + word * 8;
+        // SAFETY: the offset lies inside the segment (checked above against
+        // segment_len), is 8-aligned, and the word is only accessed atomically.
+        unsafe { &*self.seg.as_ptr().add(off).cast::<AtomicU64>() }
+    }
+
+    pub(crate) fn set_state(&self, rank: usize, state: RankState) {
+        self.slot(rank).state.store(state as u32, Ordering::Release);
+        // wake anyone sleeping in the barrier so they notice
+        sys::futex_wake_all(&self.header().bar_gen.0);
+    }
+
+    pub(crate) fn state(&self, rank: usize) -> u32 {
+        self.slot(rank).state.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn attach(&self, rank: usize, pid: u32) {
+        self.slot(rank).pid.store(pid, Ordering::Relaxed);
+        self.slot(rank)
+            .state
+            .store(RankState::Alive as u32, Ordering::Release);
+        self.header().attached.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn attached(&self) -> usize {
+        self.header().attached.load(Ordering::Acquire) as usize
+    }
+
+    pub(crate) fn set_abort(&self) {
+        self.header().abort.store(1, Ordering::Release);
+        sys::futex_wake_all(&self.header().bar_gen.0);
+    }
+
+    pub(crate) fn unlink(&self) {
+        self.seg.unlink();
+    }
+
+    /// The first peer found dead or gone, as an error naming it.
+    pub(crate) fn check_peers(&self, me: usize, mode: LaunchMode) -> Result<()> {
+        if self.header().abort.load(Ordering::Acquire) != 0 {
+            return Err(Error::ProcFailed {
+                rank: Rank::NULL,
+                reason: "the launcher aborted the world".into(),
+            });
+        }
+        for r in (0..self.size).filter(|&r| r != me) {
+            let slot = self.slot(r);
+            let state = slot.state.load(Ordering::Acquire);
+            let lost = |reason: &str| Error::ProcFailed {
+                rank: Rank::new(r as u32),
+                reason: reason.into(),
+            };
+            if state == RankState::Dead as u32 {
+                return Err(lost("it died"));
+            }
+            if state == RankState::Exited as u32 {
+                return Err(lost("it exited while this rank still waits for it"));
+            }
+            if mode == LaunchMode::Processes && state == RankState::Alive as u32 {
+                let pid = slot.pid.load(Ordering::Relaxed);
+                if !sys::pid_alive(pid) {
+                    return Err(lost(&format!("its process {pid} is gone")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Waits until `cond()` holds: spins briefly, then sleeps on `word` (a futex) in short
+/// slices, checking the peers' liveness between slices. Never busy-spins without bound.
+pub(crate) fn wait_until(
+    ctl: &Control,
+    me: usize,
+    mode: LaunchMode,
+    word: &AtomicU32,
+    mut cond: impl FnMut() -> Option<u32>,
+) -> Result<()> {
+    // `cond` returns None when satisfied, or Some(value to sleep on) otherwise.
+    for _ in 0..200 {
+        if cond().is_none() {
+            return Ok(());
+        }
+        std::hint::spin_loop();
+    }
+    let mut yields = 0;
+    let mut last_check = Instant::now();
+    loop {
+        let Some(seen) = cond() else { return Ok(()) };
+        if yields < 20 {
+            yields += 1;
+            std::thread::yield_now();
+            continue;
+        }
+        sys::futex_wait(word, seen, Duration::from_millis(10));
+        if last_check.elapsed() >= Duration::from_millis(10) {
+            last_check = Instant::now();
+            if cond().is_none() {
+                return Ok(());
+            }
+            ctl.check_peers(me, mode)?;
+        }
+    }
+}
+
+/// One rank's handle on its world.
+///
+/// A `World` is owned by one rank (one process, or one thread in thread mode); it is
+/// `Send` but not `Sync`.
+#[derive(Debug)]
+pub struct World {
+    ctl: Arc<Control>,
+    rank: usize,
+    mode: LaunchMode,
+    next_window: Cell<u64>,
+    exited: Cell<bool>,
+}
+
+impl World {
+    /// Joins the world named by the environment (`RMA_WORLD`, `RMA_RANK`, `RMA_SIZE`),
+    /// as a process started by `rmarun`. `Ok(None)` if the variables are not set.
+    pub fn from_env() -> Result<Option<World>> {
+        let Ok(name) = std::env::var(ENV_WORLD) else {
+            return Ok(None);
+        };
+        let parse = |key: &str| -> Result<usize> {
+            std::env::var(key)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| {
+                    Error::arg(format!(
+                        "{ENV_WORLD} is set but {key} is missing or not a number"
+                    ))
+                })
+        };
+        let (rank, size) = (parse(ENV_RANK)?, parse(ENV_SIZE)?);
+        if rank >= size {
+            return Err(Error::InvalidRank {
+                rank: Rank::new(rank as u32),
+                size,
+            });
+        }
+        if !valid_name(&name) {
+            return Err(Error::arg(format!(
+                "{ENV_WORLD}={name:?} is not an rma world name"
+            )));
+        }
+        let ctl = Control::open(&name, size)?;
+        if ctl.state(rank) != RankState::NotAttached as u32 {
+            return Err(Error::arg(format!(
+                "rank {rank} of world {name} has already joined"
+            )));
+        }
+        ctl.attach(rank, std::process::id());
+        Ok(Some(World {
+            ctl: Arc::new(ctl),
+            rank,
+            mode: LaunchMode::Processes,
+            next_window: Cell::new(0),
+            exited: Cell::new(false),
+        }))
+    }
+
+    /// This rank's index.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        self.ctl.size
+    }
+
+    /// How the ranks run.
+    pub fn mode(&self) -> LaunchMode {
+        self.mode
+    }
+
+    /// The world's name (the prefix of every segment it creates).
+    pub fn name(&self) -> &str {
+        &self.ctl.name
+    }
+
+    /// An identifier for the next collectively created object (windows): every rank
+    /// creates them in the same order, so the counters agree.
+    pub fn next_object_id(&self) -> u64 {
+        let id = self.next_window.get();
+        self.next_window.set(id + 1);
+        id
+    }
+
+    /// Blocks until every rank has called `barrier`; everything written before it by
+    /// any rank happens-before everything after it on every rank. A dead or exited
+    /// peer makes it return [`Error::ProcFailed`] within tens of milliseconds.
+    pub fn barrier(&self) -> Result<()> {
+        let h = self.ctl.header();
+        let gen = h.bar_gen.0.load(Ordering::Acquire);
+        if h.bar_count.0.fetch_add(1, Ordering::AcqRel) as usize == self.ctl.size - 1 {
+            h.bar_count.0.store(0, Ordering::Relaxed);
+            h.bar_gen.0.fetch_add(1, Ordering::AcqRel);
+            sys::futex_wake_all(&h.bar_gen.0);
+            return Ok(());
+        }
+        let r = wait_until(&self.ctl, self.rank, self.mode, &h.bar_gen.0, || {
+            let now = h.bar_gen.0.load(Ordering::Acquire);
+            (now == gen).then_some(now)
+        });
+        fence(Ordering::SeqCst);
+        r
+    }
+
+    /// Every rank contributes up to [`GATHER_BYTES`] bytes; every rank receives all
+    /// contributions, indexed by rank.
+    pub fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        if mine.len() > GATHER_BYTES {
+            return Err(Error::arg(format!(
+                "allgather takes at most {GATHER_BYTES} bytes, got {}",
+                mine.len()
+            )));
+        }
+        let mut padded = [0u8; GATHER_SLOT];
+        padded[..8].copy_from_slice(&(mine.len() as u64).to_ne_bytes());
+        padded[8..8 + mine.len()].copy_from_slice(mine);
+        for (w, chunk) in padded.chunks_exact(8).enumerate() {
+            self.ctl.gather_word(self.rank, w).store(
+                u64::from_ne_bytes(chunk.try_into().unwrap_or_default()),
+                Ordering::Relaxed,
+            );
+        }
+        self.barrier()?;
+        let mut out = Vec::with_capacity(self.size());
+        for r in 0..self.size() {
+            let mut buf = [0u8; GATHER_SLOT];
+            for (w, chunk) in buf.chunks_exact_mut(8).enumerate() {
+                chunk.copy_from_slice(
+                    &self
+                        .ctl
+                        .gather_word(r, w)
+                        .load(Ordering::Relaxed)
+                        .to_ne_bytes(),
+                );
+            }
+            let len = u64::from_ne_bytes(buf[..8].try_into().unwrap_or_default()) as usize;
+            if len > GATHER_BYTES {
+                return Err(Error::Internal {
+                    reason: format!("corrupt all-gather slot of rank {r}: length {len}"),
+                });
+            }
+            out.push(buf[8..8 + len].to_vec());
+        }
+        // nobody may overwrite a slot before everyone has read it
+        self.barrier()?;
+        Ok(out)
+    }
+
+    /// Checks that every peer is still alive.
+    pub fn check_peers(&self) -> Result<()> {
+        self.ctl.check_peers(self.rank, self.mode)
+    }
+
+    /// Marks this rank as finished: peers still waiting for it get an error instead of
+    /// waiting forever. Called on drop.
+    fn leave(&self, state: RankState) {
+        if !self.exited.replace(true) {
+            self.ctl.set_state(self.rank, state);
+        }
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let state = if std::thread::panicking() {
+            RankState::Dead
+        } else {
+            RankState::Exited
+        };
+        self.leave(state);
+    }
+}
+
+/// Whether `name` looks like a segment name rma made (no path separators).
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() < 200
+        && name.starts_with("rma-")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A fresh world name, unique on this machine: pid, time and a per-process counter.
+pub(crate) fn fresh_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    // mix the clock so names are not trivially predictable
+    let mix = (t ^ (n.wrapping_mul(0x9E37_79B9_7F4A_7C15))).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    format!("rma-{}-{:016x}", std::process::id(), mix)
+}
+
+/// Runs `f` on `n` ranks, each a thread of this process with its own [`World`] handle,
+/// and returns their results in rank order.
+///
+/// If a rank panics, the others see it as dead (their waits return
+/// [`Error::ProcFailed`]), and the first panic is resumed once all threads have ended.
+pub fn run_threads<R, F>(n: usize, f: F) -> Result<Vec<R>>
+where
+    R: Send,
+    F: Fn(World) -> R + Sync,
+{
+    let name = fresh_name();
+    let ctl = Arc::new(Control::create(&name, n)?);
+    // every thread shares this one mapping: the name is no longer needed
+    ctl.unlink();
+    for r in 0..n {
+        ctl.attach(r, std::process::id());
+    }
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|rank| {
+                let (ctl, f) = (ctl.clone(), &f);
+                std::thread::Builder::new()
+                    .name(format!("rma-rank-{rank}"))
+                    .spawn_scoped(s, move || {
+                        let world = World {
+                            ctl,
+                            rank,
+                            mode: LaunchMode::Threads,
+                            next_window: Cell::new(0),
+                            exited: Cell::new(false),
+                        };
+                        f(world)
+                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.map(|h| h.join()))
+            .collect::<Vec<_>>()
+    });
+    let mut out = Vec::with_capacity(n);
+    let mut panic = None;
+    for r in results {
+        match r {
+            Ok(Ok(v)) => out.push(v),
+            Ok(Err(p)) => {
+                panic.get_or_insert(p);
+            }
+            Err(e) => {
+                return Err(Error::Os {
+                    context: "spawning a rank thread".into(),
+                    source: e,
+                })
+            }
+        }
+    }
+    if let Some(p) = panic {
+        std::panic::resume_unwind(p);
+    }
+    Ok(out)
+}

@@ -1,0 +1,117 @@
+//! The runtime choice of transport: one enum, dispatched by hand in exactly one place.
+//!
+//! (`enum_dispatch` needs the trait and the enum in one crate; the `Transport` trait
+//! lives in rma-core so that rma-shm can implement it without knowing rma-win, so the
+//! dispatch here is a `match`, as crossbeam-channel does for its flavors.)
+
+use rma_core::{Access, BasicType, Error, Op, Rank, Result, Transport, WinInfo};
+use rma_shm::{AtomicTransport, WindowMemory};
+use std::sync::Arc;
+
+/// Environment variable choosing the transport of windows whose info does not name one.
+pub const ENV_TRANSPORT: &str = "RMA_TRANSPORT";
+
+/// The transports this build offers.
+pub const TRANSPORTS: &[&str] = &["atomic"];
+
+/// The transport a window uses.
+#[derive(Debug)]
+pub(crate) enum AnyTransport {
+    Atomic(AtomicTransport),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $t:ident => $call:expr) => {
+        match $self {
+            AnyTransport::Atomic($t) => $call,
+        }
+    };
+}
+
+/// The transport name a window with this info would use: the info key, else the
+/// environment, else `atomic`.
+pub fn chosen_transport(info: &WinInfo) -> Result<String> {
+    let name = match &info.transport {
+        Some(n) => n.clone(),
+        None => std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "atomic".to_owned()),
+    };
+    if TRANSPORTS.contains(&name.as_str()) {
+        Ok(name)
+    } else {
+        Err(Error::UnknownTransport {
+            name,
+            available: TRANSPORTS.join(", "),
+        })
+    }
+}
+
+impl AnyTransport {
+    pub(crate) fn new(name: &str, mem: Arc<WindowMemory>) -> Result<AnyTransport> {
+        match name {
+            "atomic" => Ok(AnyTransport::Atomic(AtomicTransport::new(mem))),
+            other => Err(Error::UnknownTransport {
+                name: other.to_owned(),
+                available: TRANSPORTS.join(", "),
+            }),
+        }
+    }
+}
+
+impl Transport for AnyTransport {
+    fn name(&self) -> &'static str {
+        dispatch!(self, t => t.name())
+    }
+    #[inline]
+    fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
+        dispatch!(self, t => t.put(at, data))
+    }
+    #[inline]
+    fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
+        dispatch!(self, t => t.get(at, out))
+    }
+    #[inline]
+    fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
+        dispatch!(self, t => t.accumulate(at, basic, op, data))
+    }
+    #[inline]
+    fn get_accumulate(
+        &self,
+        at: Access<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        dispatch!(self, t => t.get_accumulate(at, basic, op, data, out))
+    }
+    #[inline]
+    fn fetch_and_op(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        dispatch!(self, t => t.fetch_and_op(target, offset, basic, op, origin, out))
+    }
+    #[inline]
+    fn compare_and_swap(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        dispatch!(self, t => t.compare_and_swap(target, offset, basic, origin, compare, out))
+    }
+    fn flush(&self, target: Rank) -> Result<()> {
+        dispatch!(self, t => t.flush(target))
+    }
+    fn flush_all(&self) -> Result<()> {
+        dispatch!(self, t => t.flush_all())
+    }
+}

@@ -1,0 +1,916 @@
+//! [`Window`]: creation, free, fence and epoch tracking, local access, and every RMA
+//! call, validated here before a transport sees it.
+
+use crate::buffers::{Buffer, BufferMut, Dt, Resolved, Target};
+use crate::transport::{chosen_transport, AnyTransport};
+use rma_core::{
+    Access, Assert, BasicType, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport,
+    WinInfo,
+};
+use rma_datatype::{Datatype, Equivalence};
+use rma_ops::atomic::atomic_align;
+use rma_shm::{Flavor, WindowMemory, World};
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Which epoch the window is in, as seen by this rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Epoch {
+    /// No access or exposure epoch: before the first fence, or after a fence that
+    /// asserted NOSUCCEED.
+    None,
+    /// Between fences.
+    Fence,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct State {
+    epoch: Epoch,
+    /// RMA calls issued since the last synchronization.
+    pending: bool,
+    freed: bool,
+}
+
+/// A window: memory each rank of a world exposes to the others, with the calls that
+/// read, write and combine into it.
+///
+/// Created collectively by every rank ([`Window::allocate`], [`Window::create`]), used
+/// by its rank's thread (it is `Send`, not `Sync`), freed collectively
+/// ([`Window::free`]). Every call checks its arguments and the epoch state before any
+/// byte moves; a call that returns an error has changed nothing.
+pub struct Window<'w> {
+    world: &'w World,
+    mem: Arc<WindowMemory>,
+    transport: AnyTransport,
+    info: WinInfo,
+    state: Cell<State>,
+    _borrow: PhantomData<&'w mut [u8]>,
+}
+
+impl std::fmt::Debug for Window<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Window")
+            .field("rank", &self.world.rank())
+            .field("ranks", &self.world.size())
+            .field("bytes", &self.mem.len_of(self.world.rank()))
+            .field("transport", &self.transport.name())
+            .field("state", &self.state.get())
+            .finish()
+    }
+}
+
+fn rank_of(r: usize) -> Rank {
+    Rank::new(r as u32)
+}
+
+impl<'w> Window<'w> {
+    /// Collectively allocates a window of `count` elements of `T` on this rank, in
+    /// shared memory, zero-filled, with `disp_unit = size_of::<T>()` (MPI_Win_allocate).
+    pub fn allocate<T: Equivalence>(
+        world: &'w World,
+        count: usize,
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let size = std::mem::size_of::<T>();
+        let bytes = count.checked_mul(size).ok_or(Error::CountOverflow {
+            count,
+            what: "window elements",
+        })?;
+        Self::allocate_bytes(world, bytes, size.max(1), info)
+    }
+
+    /// Collectively allocates a window of `len` bytes with displacement unit
+    /// `disp_unit` (MPI_Win_allocate).
+    pub fn allocate_bytes(
+        world: &'w World,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let _span = tracing::debug_span!("win_allocate", len, disp_unit).entered();
+        let (info, name) = Self::parse_info(info)?;
+        let mem = Arc::new(WindowMemory::allocate(world, len, disp_unit)?);
+        Self::finish(world, mem, info, &name)
+    }
+
+    /// Collectively creates a window over `buf`, memory this rank owns, with
+    /// `disp_unit = size_of::<T>()` (MPI_Win_create). The window borrows `buf` until it
+    /// is dropped; meanwhile read and write it through [`Window::read_local`] and
+    /// [`Window::write_local`].
+    ///
+    /// With ranks as processes the atomic transport cannot reach another process's
+    /// private memory: every rank gets an error of class RMA_FLAVOR (use
+    /// [`Window::allocate`]). With ranks as threads it works.
+    pub fn create<T: Equivalence>(
+        world: &'w World,
+        buf: &'w mut [T],
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let _span = tracing::debug_span!("win_create", len = std::mem::size_of_val(buf)).entered();
+        let (info, name) = Self::parse_info(info)?;
+        let disp_unit = std::mem::size_of::<T>().max(1);
+        let bytes = rma_datatype::bytes_of_mut(buf).ok_or_else(|| {
+            Error::arg(format!(
+                "a window over {} could be left holding invalid values; create it over a type for which every byte pattern is valid",
+                std::any::type_name::<T>()
+            ))
+        })?;
+        // SAFETY: `bytes` is exclusively borrowed for 'w, which the returned Window
+        // holds (PhantomData<&'w mut [u8]>), so the memory stays valid and is reached
+        // only through the window while it lives.
+        let mem =
+            unsafe { WindowMemory::create(world, bytes.as_mut_ptr(), bytes.len(), disp_unit)? };
+        Self::finish(world, Arc::new(mem), info, &name)
+    }
+
+    fn parse_info(info: &Info) -> Result<(WinInfo, String)> {
+        let parsed = WinInfo::from_info(info)?;
+        let name = chosen_transport(&parsed)?;
+        Ok((parsed, name))
+    }
+
+    fn finish(
+        world: &'w World,
+        mem: Arc<WindowMemory>,
+        mut info: WinInfo,
+        name: &str,
+    ) -> Result<Window<'w>> {
+        let transport = AnyTransport::new(name, mem.clone())?;
+        info.transport = Some(transport.name().to_owned());
+        Ok(Window {
+            world,
+            mem,
+            transport,
+            info,
+            state: Cell::new(State {
+                epoch: Epoch::None,
+                pending: false,
+                freed: false,
+            }),
+            _borrow: PhantomData,
+        })
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.world.rank()
+    }
+
+    /// The number of ranks in the window's group.
+    pub fn size(&self) -> usize {
+        self.world.size()
+    }
+
+    /// The name of the transport in use.
+    pub fn transport_name(&self) -> &'static str {
+        self.transport.name()
+    }
+
+    /// How the memory was obtained.
+    pub fn flavor(&self) -> Flavor {
+        self.mem.flavor()
+    }
+
+    /// The effective value of every info key rma knows (MPI_Win_get_info).
+    pub fn info(&self) -> Info {
+        self.info.to_info()
+    }
+
+    /// The parsed info.
+    pub fn win_info(&self) -> &WinInfo {
+        &self.info
+    }
+
+    /// This rank's window size in bytes.
+    pub fn local_len(&self) -> usize {
+        self.mem.len_of(self.rank())
+    }
+
+    /// The window size of `rank` in bytes.
+    pub fn len_of(&self, rank: usize) -> Result<usize> {
+        self.check_rank(rank_of(rank))?;
+        Ok(self.mem.len_of(rank))
+    }
+
+    /// The displacement unit of `rank`.
+    pub fn disp_unit_of(&self, rank: usize) -> Result<usize> {
+        self.check_rank(rank_of(rank))?;
+        Ok(self.mem.disp_unit_of(rank))
+    }
+
+    // ---- local access -------------------------------------------------------------
+
+    /// Copies elements of this rank's window, starting at element `first` (in units of
+    /// `T`), into `out`.
+    pub fn read_local<T: Equivalence>(&self, first: usize, out: &mut [T]) -> Result<()> {
+        self.check_alive()?;
+        let size = std::mem::size_of::<T>();
+        let offset = first.checked_mul(size).ok_or(Error::CountOverflow {
+            count: first,
+            what: "elements",
+        })?;
+        let mut bytes = vec![0u8; std::mem::size_of_val(out)];
+        self.mem.read_local(offset, &mut bytes)?;
+        rma_datatype::copy_from_bytes(out, &bytes)
+    }
+
+    /// Copies `data` into this rank's window starting at element `first` (in units of
+    /// `T`).
+    pub fn write_local<T: Equivalence>(&self, first: usize, data: &[T]) -> Result<()> {
+        self.check_alive()?;
+        let size = std::mem::size_of::<T>();
+        let offset = first.checked_mul(size).ok_or(Error::CountOverflow {
+            count: first,
+            what: "elements",
+        })?;
+        self.mem.write_local(offset, rma_datatype::bytes_of(data))
+    }
+
+    /// This rank's whole window as elements of `T`.
+    pub fn local_vec<T: Equivalence + Default>(&self) -> Result<Vec<T>> {
+        let n = self.local_len() / std::mem::size_of::<T>().max(1);
+        let mut v = vec![T::default(); n];
+        self.read_local(0, &mut v)?;
+        Ok(v)
+    }
+
+    // ---- synchronization ----------------------------------------------------------
+
+    /// Collective fence over the window's group: completes every RMA call issued
+    /// before it, at origin and target, and opens the next epoch unless `assert` holds
+    /// NOSUCCEED. Valid assertions: NOSTORE, NOPUT, NOPRECEDE, NOSUCCEED.
+    ///
+    /// Errors: ASSERT for another bit; RMA_SYNC for NOPRECEDE when calls were issued
+    /// since the last fence; PROC_FAILED if a peer died.
+    pub fn fence(&self, assert: Assert) -> Result<()> {
+        let _span = tracing::debug_span!("fence", assert = assert.bits()).entered();
+        let st = self.check_alive()?;
+        assert.check_fence()?;
+        if assert.contains(Assert::NOPRECEDE) && st.pending {
+            return Err(Error::sync(
+                "fence",
+                "NOPRECEDE asserted, but RMA calls were issued since the last fence and this fence must complete them",
+            ));
+        }
+        self.transport.flush_all()?;
+        self.world.barrier()?;
+        self.state.set(State {
+            epoch: if assert.contains(Assert::NOSUCCEED) {
+                Epoch::None
+            } else {
+                Epoch::Fence
+            },
+            pending: false,
+            freed: false,
+        });
+        Ok(())
+    }
+
+    /// Collectively frees the window (MPI_Win_free). Every rank must call it.
+    ///
+    /// Errors: RMA_SYNC if RMA calls were issued since the last fence (complete them
+    /// with a fence first); WIN if already freed. On error nothing changes.
+    pub fn free(&mut self) -> Result<()> {
+        let st = self.check_alive()?;
+        if st.pending {
+            return Err(Error::sync(
+                "free",
+                "RMA calls issued since the last fence were never completed; call fence first",
+            ));
+        }
+        self.world.barrier()?;
+        self.state.set(State { freed: true, ..st });
+        Ok(())
+    }
+
+    fn check_alive(&self) -> Result<State> {
+        let st = self.state.get();
+        if st.freed {
+            return Err(Error::InvalidWindow {
+                reason: "the window was freed".into(),
+            });
+        }
+        Ok(st)
+    }
+
+    /// `Ok(None)` for the null rank, `Ok(Some(index))` for a rank of the group.
+    fn check_rank(&self, rank: Rank) -> Result<Option<usize>> {
+        match rank.index() {
+            None => Ok(None),
+            Some(i) if i < self.size() => Ok(Some(i)),
+            Some(_) => Err(Error::InvalidRank {
+                rank,
+                size: self.size(),
+            }),
+        }
+    }
+
+    fn check_epoch(&self, call: &'static str) -> Result<()> {
+        match self.state.get().epoch {
+            Epoch::Fence => Ok(()),
+            Epoch::None => Err(Error::sync(
+                call,
+                "no access epoch is open (call fence first; a fence asserting NOSUCCEED closes the epoch)",
+            )),
+        }
+    }
+
+    fn issued(&self) {
+        let st = self.state.get();
+        self.state.set(State {
+            pending: true,
+            ..st
+        });
+    }
+
+    /// The byte offset of `disp` in `target`'s window.
+    fn byte_offset(&self, target: usize, disp: Disp) -> Result<usize> {
+        if disp < 0 {
+            return Err(Error::NegativeDisp { disp });
+        }
+        let unit = self.mem.disp_unit_of(target);
+        (disp as u64)
+            .checked_mul(unit as u64)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or(Error::DispOverflow {
+                disp,
+                disp_unit: unit,
+            })
+    }
+
+    /// Common checks of every call: alive, rank, epoch. `Ok(None)` for the null rank.
+    fn begin(&self, call: &'static str, rank: Rank) -> Result<Option<usize>> {
+        self.check_alive()?;
+        let t = self.check_rank(rank)?;
+        self.check_epoch(call)?;
+        Ok(t)
+    }
+
+    /// Target-side checks: displacement, overlap (if writing), fit, alignment (for the
+    /// accumulate family). Returns the byte base and the layout.
+    fn target_layout(
+        &self,
+        t: usize,
+        target: &Target<'_>,
+        writes: bool,
+        atomic: Option<(&'static str, BasicType)>,
+    ) -> Result<(usize, Resolved)> {
+        let base = self.byte_offset(t, target.disp)?;
+        let layout = Resolved::of(target.dt.get(), target.count)?;
+        if let Resolved::Map(m) = &layout {
+            if writes {
+                m.check_no_overlap()?;
+            }
+            m.check_fits(base, self.mem.len_of(t), rank_of(t))?;
+        } else if let Some((_, hi)) = layout.span() {
+            let len = self.mem.len_of(t);
+            if base.checked_add(hi as usize).is_none_or(|end| end > len) {
+                return Err(Error::OutOfWindow {
+                    rank: rank_of(t),
+                    start: base as i128,
+                    end: base as i128 + hi as i128,
+                    window_len: len,
+                });
+            }
+        }
+        if let Some((call, basic)) = atomic {
+            let align = atomic_align(basic);
+            let mut bad = None;
+            layout.for_each_run(&mut |r| {
+                let at = (base as isize + r.offset) as usize;
+                if bad.is_none() && at % align != 0 {
+                    bad = Some(at);
+                }
+            });
+            if let Some(offset) = bad {
+                return Err(Error::Misaligned {
+                    call,
+                    basic,
+                    align,
+                    offset,
+                });
+            }
+        }
+        Ok((base, layout))
+    }
+
+    // ---- RMA calls: MPI-faithful forms ---------------------------------------------
+
+    /// Writes `origin` into the target layout (MPI_Put). Not atomic, not ordered.
+    pub fn put_with(&self, origin: Buffer<'_>, target: Target<'_>) -> Result<()> {
+        let _span = tracing::trace_span!("put", target = target.rank.raw()).entered();
+        let t = self.begin("put", target.rank)?;
+        origin.dt.get().check_committed()?;
+        target.dt.get().check_committed()?;
+        if is_empty(&origin.dt, origin.count) && is_empty(&target.dt, target.count) {
+            return Ok(());
+        }
+        let Some(t) = t else { return Ok(()) };
+        check_signatures(
+            "put",
+            (&origin.dt, origin.count),
+            (&target.dt, target.count),
+        )?;
+        let (base, layout) = self.target_layout(t, &target, true, None)?;
+        let olayout = Resolved::of(origin.dt.get(), origin.count)?;
+        let data = olayout.packed("origin", origin.data)?;
+        self.transport.put(
+            Access {
+                target: target.rank,
+                base,
+                layout: &layout,
+            },
+            &data,
+        )?;
+        self.issued();
+        Ok(())
+    }
+
+    /// Reads the target layout into `result` (MPI_Get). The values are in `result` when
+    /// the call returns (a stronger guarantee than MPI's, which waits for the next
+    /// synchronization).
+    pub fn get_with(&self, result: BufferMut<'_>, target: Target<'_>) -> Result<()> {
+        let _span = tracing::trace_span!("get", target = target.rank.raw()).entered();
+        let t = self.begin("get", target.rank)?;
+        result.dt.get().check_committed()?;
+        target.dt.get().check_committed()?;
+        if is_empty(&result.dt, result.count) && is_empty(&target.dt, target.count) {
+            return Ok(());
+        }
+        let Some(t) = t else { return Ok(()) };
+        check_signatures(
+            "get",
+            (&result.dt, result.count),
+            (&target.dt, target.count),
+        )?;
+        let (base, layout) = self.target_layout(t, &target, false, None)?;
+        let rlayout = Resolved::of(result.dt.get(), result.count)?;
+        rlayout.check_result("result", result.data.len())?;
+        self.fetch_into(&rlayout, result.data, layout.size(), |out| {
+            self.transport.get(
+                Access {
+                    target: target.rank,
+                    base,
+                    layout: &layout,
+                },
+                out,
+            )
+        })?;
+        self.issued();
+        Ok(())
+    }
+
+    /// Combines `origin` into the target layout with `op`, element-wise atomically
+    /// (MPI_Accumulate). NO_OP is refused (class OP).
+    pub fn accumulate_with(&self, origin: Buffer<'_>, target: Target<'_>, op: Op) -> Result<()> {
+        let _span =
+            tracing::trace_span!("accumulate", target = target.rank.raw(), op = op.mpi_name())
+                .entered();
+        let t = self.begin("accumulate", target.rank)?;
+        if op == Op::NoOp {
+            return Err(Error::OpNotForCall {
+                op,
+                call: RmaCall::Accumulate,
+            });
+        }
+        origin.dt.get().check_committed()?;
+        target.dt.get().check_committed()?;
+        if is_empty(&origin.dt, origin.count) && is_empty(&target.dt, target.count) {
+            return Ok(());
+        }
+        let basic = accumulate_types(
+            "accumulate",
+            Some((&origin.dt, origin.count)),
+            (&target.dt, target.count),
+            None,
+        )?;
+        rma_ops::check(op, basic, RmaCall::Accumulate)?;
+        let Some(t) = t else { return Ok(()) };
+        let (base, layout) = self.target_layout(t, &target, true, Some(("accumulate", basic)))?;
+        let olayout = Resolved::of(origin.dt.get(), origin.count)?;
+        let data = olayout.packed("origin", origin.data)?;
+        self.transport.accumulate(
+            Access {
+                target: target.rank,
+                base,
+                layout: &layout,
+            },
+            basic,
+            op,
+            &data,
+        )?;
+        self.issued();
+        Ok(())
+    }
+
+    /// Fetches the target layout into `result` and combines `origin` into it with `op`,
+    /// each element in one atomic step (MPI_Get_accumulate). With NO_OP, `origin` may be
+    /// `None`.
+    pub fn get_accumulate_with(
+        &self,
+        origin: Option<Buffer<'_>>,
+        result: BufferMut<'_>,
+        target: Target<'_>,
+        op: Op,
+    ) -> Result<()> {
+        let _span = tracing::trace_span!(
+            "get_accumulate",
+            target = target.rank.raw(),
+            op = op.mpi_name()
+        )
+        .entered();
+        let t = self.begin("get_accumulate", target.rank)?;
+        if origin.is_none() && op != Op::NoOp {
+            return Err(Error::arg(format!(
+                "get_accumulate with {op} needs an origin buffer"
+            )));
+        }
+        let origin = if op == Op::NoOp { None } else { origin };
+        if let Some(o) = &origin {
+            o.dt.get().check_committed()?;
+        }
+        result.dt.get().check_committed()?;
+        target.dt.get().check_committed()?;
+        if is_empty(&result.dt, result.count) && is_empty(&target.dt, target.count) {
+            return Ok(());
+        }
+        let basic = accumulate_types(
+            "get_accumulate",
+            origin.as_ref().map(|o| (&o.dt, o.count)),
+            (&target.dt, target.count),
+            Some((&result.dt, result.count)),
+        )?;
+        rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
+        let Some(t) = t else { return Ok(()) };
+        let (base, layout) =
+            self.target_layout(t, &target, op != Op::NoOp, Some(("get_accumulate", basic)))?;
+        let data = match &origin {
+            Some(o) => Resolved::of(o.dt.get(), o.count)?.packed("origin", o.data)?,
+            None => std::borrow::Cow::Borrowed(&[][..]),
+        };
+        let rlayout = Resolved::of(result.dt.get(), result.count)?;
+        rlayout.check_result("result", result.data.len())?;
+        self.fetch_into(&rlayout, result.data, layout.size(), |out| {
+            self.transport.get_accumulate(
+                Access {
+                    target: target.rank,
+                    base,
+                    layout: &layout,
+                },
+                basic,
+                op,
+                &data,
+                out,
+            )
+        })?;
+        self.issued();
+        Ok(())
+    }
+
+    /// One element of the predefined `datatype`: `result` receives the target value,
+    /// then `origin` is combined into it with `op`, atomically (MPI_Fetch_and_op).
+    /// `origin` is ignored for NO_OP.
+    pub fn fetch_and_op_with(
+        &self,
+        origin: &[u8],
+        result: &mut [u8],
+        datatype: &Datatype,
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Result<()> {
+        let basic = datatype.predefined().ok_or_else(|| Error::TypeNotAllowed {
+            call: "fetch_and_op",
+            found: format!("{datatype:?}"),
+            reason: "it takes one element of a predefined type",
+        })?;
+        self.fop_core(basic, origin, result, rank, disp, op)
+    }
+
+    /// One element of the predefined `datatype`: `result` receives the target value;
+    /// the target becomes `origin` if it equalled `compare`, atomically
+    /// (MPI_Compare_and_swap).
+    pub fn compare_and_swap_with(
+        &self,
+        origin: &[u8],
+        compare: &[u8],
+        result: &mut [u8],
+        datatype: &Datatype,
+        rank: Rank,
+        disp: Disp,
+    ) -> Result<()> {
+        let basic = datatype.predefined().ok_or_else(|| Error::TypeNotAllowed {
+            call: "compare_and_swap",
+            found: format!("{datatype:?}"),
+            reason: "it takes one element of a predefined type",
+        })?;
+        self.cas_core(basic, origin, compare, result, rank, disp)
+    }
+
+    fn element_offset(
+        &self,
+        call: &'static str,
+        t: usize,
+        basic: BasicType,
+        disp: Disp,
+    ) -> Result<usize> {
+        let offset = self.byte_offset(t, disp)?;
+        let len = self.mem.len_of(t);
+        if offset.checked_add(basic.size()).is_none_or(|end| end > len) {
+            return Err(Error::OutOfWindow {
+                rank: rank_of(t),
+                start: offset as i128,
+                end: offset as i128 + basic.size() as i128,
+                window_len: len,
+            });
+        }
+        let align = atomic_align(basic);
+        if offset % align != 0 {
+            return Err(Error::Misaligned {
+                call,
+                basic,
+                align,
+                offset,
+            });
+        }
+        Ok(offset)
+    }
+
+    fn fop_core(
+        &self,
+        basic: BasicType,
+        origin: &[u8],
+        result: &mut [u8],
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Result<()> {
+        let _span =
+            tracing::trace_span!("fetch_and_op", target = rank.raw(), op = op.mpi_name()).entered();
+        let t = self.begin("fetch_and_op", rank)?;
+        rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
+        let size = basic.size();
+        if op != Op::NoOp && origin.len() < size {
+            return Err(Error::BufferTooSmall {
+                which: "origin",
+                needed: size,
+                got: origin.len(),
+            });
+        }
+        if result.len() < size {
+            return Err(Error::BufferTooSmall {
+                which: "result",
+                needed: size,
+                got: result.len(),
+            });
+        }
+        let Some(t) = t else { return Ok(()) };
+        let offset = self.element_offset("fetch_and_op", t, basic, disp)?;
+        let origin = if op == Op::NoOp {
+            &[][..]
+        } else {
+            &origin[..size]
+        };
+        self.transport
+            .fetch_and_op(rank, offset, basic, op, origin, &mut result[..size])?;
+        self.issued();
+        Ok(())
+    }
+
+    fn cas_core(
+        &self,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        result: &mut [u8],
+        rank: Rank,
+        disp: Disp,
+    ) -> Result<()> {
+        let _span = tracing::trace_span!("compare_and_swap", target = rank.raw()).entered();
+        let t = self.begin("compare_and_swap", rank)?;
+        rma_ops::check_cas_type(basic)?;
+        let size = basic.size();
+        for (which, len) in [
+            ("origin", origin.len()),
+            ("compare", compare.len()),
+            ("result", result.len()),
+        ] {
+            if len < size {
+                return Err(Error::BufferTooSmall {
+                    which,
+                    needed: size,
+                    got: len,
+                });
+            }
+        }
+        let Some(t) = t else { return Ok(()) };
+        let offset = self.element_offset("compare_and_swap", t, basic, disp)?;
+        self.transport.compare_and_swap(
+            rank,
+            offset,
+            basic,
+            &origin[..size],
+            &compare[..size],
+            &mut result[..size],
+        )?;
+        self.issued();
+        Ok(())
+    }
+
+    /// Runs `fetch(out)` where `out` receives `packed_len` bytes in target type-map
+    /// order, then scatters them into `result` by its layout. Contiguous results are
+    /// written in place. (`fetch` fails only when a peer died; the result is then
+    /// unspecified.)
+    fn fetch_into(
+        &self,
+        rlayout: &Resolved,
+        result: &mut [u8],
+        packed_len: usize,
+        fetch: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<()> {
+        if rlayout.as_contiguous() == Some(packed_len) {
+            return fetch(&mut result[..packed_len]);
+        }
+        let mut scratch = vec![0u8; packed_len];
+        fetch(&mut scratch)?;
+        rlayout.unpack(&scratch, result)
+    }
+
+    // ---- RMA calls: typed conveniences ---------------------------------------------
+
+    /// Writes `origin` to `rank`'s window starting at displacement `disp` (MPI_Put of
+    /// `origin.len()` elements of `T`).
+    pub fn put<T: Equivalence>(&self, origin: &[T], rank: Rank, disp: Disp) -> Result<()> {
+        self.put_with(
+            Buffer::of(origin),
+            Target::of::<T>(rank, disp, origin.len()),
+        )
+    }
+
+    /// Reads `result.len()` elements of `T` from `rank`'s window at `disp` (MPI_Get).
+    pub fn get<T: Equivalence>(&self, result: &mut [T], rank: Rank, disp: Disp) -> Result<()> {
+        let n = result.len();
+        self.typed_result(result, |buf| {
+            self.get_with(buf, Target::of::<T>(rank, disp, n))
+        })
+    }
+
+    /// Combines `origin` into `rank`'s window at `disp` with `op` (MPI_Accumulate).
+    pub fn accumulate<T: Equivalence>(
+        &self,
+        origin: &[T],
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Result<()> {
+        self.accumulate_with(
+            Buffer::of(origin),
+            Target::of::<T>(rank, disp, origin.len()),
+            op,
+        )
+    }
+
+    /// Fetches `result.len()` elements at `disp` into `result` and combines `origin`
+    /// into them with `op` (MPI_Get_accumulate). For NO_OP pass an empty `origin`.
+    pub fn get_accumulate<T: Equivalence>(
+        &self,
+        origin: &[T],
+        result: &mut [T],
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Result<()> {
+        let n = result.len();
+        let o = (op != Op::NoOp).then(|| Buffer::of(origin));
+        self.typed_result(result, |buf| {
+            self.get_accumulate_with(o, buf, Target::of::<T>(rank, disp, n), op)
+        })
+    }
+
+    /// Atomically fetches the element at `disp` and combines `origin` into it with `op`;
+    /// returns the old value (MPI_Fetch_and_op).
+    pub fn fetch_and_op<T: Equivalence>(
+        &self,
+        origin: T,
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Result<T> {
+        let basic = single_basic::<T>("fetch_and_op")?;
+        let mut out = [0u8; 16];
+        let size = basic.size();
+        self.fop_core(
+            basic,
+            rma_datatype::bytes_of(std::slice::from_ref(&origin)),
+            &mut out[..size],
+            rank,
+            disp,
+            op,
+        )?;
+        from_bytes(&out[..size])
+    }
+
+    /// Atomically replaces the element at `disp` with `origin` if it equals `compare`;
+    /// returns the old value (MPI_Compare_and_swap).
+    pub fn compare_and_swap<T: Equivalence>(
+        &self,
+        origin: T,
+        compare: T,
+        rank: Rank,
+        disp: Disp,
+    ) -> Result<T> {
+        let basic = single_basic::<T>("compare_and_swap")?;
+        let mut out = [0u8; 16];
+        let size = basic.size();
+        self.cas_core(
+            basic,
+            rma_datatype::bytes_of(std::slice::from_ref(&origin)),
+            rma_datatype::bytes_of(std::slice::from_ref(&compare)),
+            &mut out[..size],
+            rank,
+            disp,
+        )?;
+        from_bytes(&out[..size])
+    }
+
+    /// Runs a call that writes into a typed result, through a byte buffer when `T`
+    /// cannot take arbitrary bytes (`bool`).
+    fn typed_result<T: Equivalence>(
+        &self,
+        result: &mut [T],
+        call: impl FnOnce(BufferMut<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let n = result.len();
+        let dt = Dt::of::<T>();
+        if T::ANY_BIT_PATTERN {
+            let bytes = rma_datatype::bytes_of_mut(result).ok_or_else(|| Error::Internal {
+                reason: "ANY_BIT_PATTERN type refused a byte view".into(),
+            })?;
+            return call(BufferMut {
+                data: bytes,
+                count: n,
+                dt,
+            });
+        }
+        let mut bytes = vec![0u8; std::mem::size_of_val(result)];
+        call(BufferMut {
+            data: &mut bytes,
+            count: n,
+            dt,
+        })?;
+        rma_datatype::copy_from_bytes(result, &bytes)
+    }
+}
+
+fn single_basic<T: Equivalence>(call: &'static str) -> Result<BasicType> {
+    T::BASIC.ok_or_else(|| Error::TypeNotAllowed {
+        call,
+        found: std::any::type_name::<T>().to_owned(),
+        reason: "it takes one element of a predefined type",
+    })
+}
+
+fn from_bytes<T: Equivalence>(bytes: &[u8]) -> Result<T> {
+    T::from_bytes(bytes).ok_or_else(|| Error::Internal {
+        reason: "a fetched element has the wrong size".into(),
+    })
+}
+
+fn is_empty(dt: &Dt<'_>, count: usize) -> bool {
+    count == 0 || dt.get().size() == 0
+}
+
+fn check_signatures(call: &'static str, a: (&Dt<'_>, usize), b: (&Dt<'_>, usize)) -> Result<()> {
+    let (da, db) = (a.0.get(), b.0.get());
+    if let (Some(x), Some(y)) = (da.predefined(), db.predefined()) {
+        if x == y && a.1 == b.1 {
+            return Ok(());
+        }
+    }
+    rma_datatype::check_signatures(call, (da, a.1), (db, b.1))
+}
+
+fn accumulate_types(
+    call: &'static str,
+    origin: Option<(&Dt<'_>, usize)>,
+    target: (&Dt<'_>, usize),
+    result: Option<(&Dt<'_>, usize)>,
+) -> Result<BasicType> {
+    let pre = |s: Option<(&Dt<'_>, usize)>| s.map(|(d, c)| (d.get().predefined(), c));
+    let t = (target.0.get().predefined(), target.1);
+    // fast path: every side predefined, same type and count
+    if let Some(b) = t.0 {
+        let same =
+            |s: Option<(Option<BasicType>, usize)>| s.is_none_or(|(p, c)| p == Some(b) && c == t.1);
+        if same(pre(origin)) && same(pre(result)) {
+            return Ok(b);
+        }
+    }
+    rma_datatype::check_accumulate_types(
+        call,
+        origin.map(|(d, c)| (d.get(), c)),
+        (target.0.get(), target.1),
+        result.map(|(d, c)| (d.get(), c)),
+    )
+}
