@@ -24,7 +24,7 @@ mod transport;
 mod window;
 
 pub use buffers::{Buffer, BufferMut, Target};
-pub use rma_core::{Assert, BasicType, Error, ErrorClass, Info, Op, Rank, Result};
+pub use rma_core::{Assert, BasicType, Error, ErrorClass, Info, Op, Rank, Result, RmaCall};
 pub use rma_datatype::{Datatype, Equivalence};
 pub use rma_shm::{run_threads, Flavor, LaunchMode, World};
 pub use transport::{chosen_transport, ENV_TRANSPORT, TRANSPORTS};

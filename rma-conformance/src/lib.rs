@@ -1,0 +1,58 @@
+//! The conformance suite: each case is written once, as the body one rank runs, and
+//! stamped out for every transport x launch mode by `tests/conformance.rs`, with names
+//! like `atomic::threads::accfence2`.
+//!
+//! - Thread mode runs the case on `ranks` threads ([`rma_win::run_threads`]).
+//! - Process mode re-executes the test binary once per rank through the launcher
+//!   library (`rma_shm::launch`, what `rmarun` runs); the child finds the case to run in
+//!   [`ENV_CASE`]. No prebuilt binary is involved.
+//!
+//! Cases check exact results and return `Err` for an rma error; a failed assertion
+//! panics, which the other ranks observe as a dead peer.
+//!
+//! Ported MPICH cases live in [`mpich`], each with its origin named; rma's own cases in
+//! [`own`].
+#![forbid(unsafe_code)]
+
+pub mod mpich;
+pub mod own;
+
+use rma_win::{Info, Result, World};
+
+/// Environment variable that tells a re-executed test binary which case to run.
+pub const ENV_CASE: &str = "RMA_CONFORMANCE_CASE";
+
+/// The body of a case, run by every rank.
+pub type Body = fn(&World, &Info) -> Result<()>;
+
+/// A conformance case.
+#[derive(Clone, Copy, Debug)]
+pub struct Case {
+    /// Name (a Rust identifier).
+    pub name: &'static str,
+    /// Ranks it runs on.
+    pub ranks: usize,
+    /// The body.
+    pub body: Body,
+}
+
+/// Every case of the suite.
+pub fn cases() -> Vec<Case> {
+    let mut v = mpich::cases();
+    v.extend(own::cases());
+    v
+}
+
+/// The info that selects `transport` for a window.
+pub fn info_for(transport: &str) -> Info {
+    Info::new().with("rma_transport", transport)
+}
+
+/// Asserts that `r` is an error of class `class`, with a readable message otherwise.
+#[track_caller]
+pub fn expect_class<T: std::fmt::Debug>(r: Result<T>, class: rma_win::ErrorClass) {
+    match r {
+        Err(e) => assert_eq!(e.class(), class, "expected {class}, got {e}"),
+        Ok(v) => panic!("expected an error of class {class}, got Ok({v:?})"),
+    }
+}

@@ -1,0 +1,207 @@
+//! Ported from MPICH `test/mpi/rma/fetch_and_op.c`, which MPICH compiles once per
+//! element type; here one generic body, registered once per type (`fetch_and_op_i8`
+//! ... `fetch_and_op_f64`). Fetch_and_op with SUM and NO_OP on one element:
+//!
+//! - **self**: a rank adds 1 to its own element repeatedly; the fetched values count
+//!   up from 0 and the element ends at the number of calls;
+//! - **neighbor**: each rank adds 1 to its right neighbour's element; the fetched
+//!   values count up (each element has one writer) and every element ends at the
+//!   number of calls;
+//! - **contention**: every rank but 0 adds 1 to the same element of rank 0; the
+//!   element ends at the total, and (our addition) the fetched values of all ranks
+//!   together are exactly 0, 1, ..., total-1, each once, which an update lost or
+//!   applied twice would break;
+//! - **all-to-all**: in each round, opened by a NOPRECEDE fence and closed by a
+//!   NOSUCCEED one, every rank adds its rank number to element `rank` of every rank's
+//!   window; round `i` fetches `i * rank`;
+//! - **NO_OP**, neighbour and self: fetches return the element and leave it unchanged.
+//!
+//! Adapted: the MPICH test wraps every call in an exclusive lock only to get an epoch;
+//! here each phase is one fence epoch (the per-rank resets happen between fences). Its
+//! lock-all and lock-all+flush all-to-all phases, being the fence phase with a
+//! different epoch, are not repeated. Integer sums wrap (the 8-bit types wrap in the
+//! contention phase), so expected values are computed with wrapping arithmetic; every
+//! float value involved is a small integer, hence exact.
+
+use rma_win::{Assert, Equivalence, Info, Op, Rank, Result, Window, World};
+use std::fmt::Debug;
+
+/// The element types the test runs for: a value made from a small integer (wrapping
+/// for integers, exact for floats) and a sortable key of its bits.
+trait Elem: Equivalence + Default + PartialEq + Debug {
+    fn of(k: i64) -> Self;
+    fn key(self) -> u64;
+}
+
+macro_rules! int_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            fn of(k: i64) -> $t {
+                k as $t
+            }
+            fn key(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
+}
+int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Elem for f32 {
+    fn of(k: i64) -> f32 {
+        k as f32
+    }
+    fn key(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
+impl Elem for f64 {
+    fn of(k: i64) -> f64 {
+        k as f64
+    }
+    fn key(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// Calls per rank in the self, neighbour and contention phases.
+const ITER: i64 = 1000;
+/// Rounds of the all-to-all phase (two fences each).
+const ROUNDS: i64 = 50;
+
+fn encode<T: Elem>(values: &[T]) -> Vec<u8> {
+    rma_win::Equivalence::datatype(); // keep the trait in scope for readers
+    values.iter().flat_map(|v| v.key().to_le_bytes()).collect()
+}
+
+fn decode(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
+/// Between fences: sets this rank's whole window to `v`.
+fn reset<T: Elem>(win: &Window<'_>, n: usize, v: T) -> Result<()> {
+    win.write_local(0, &vec![v; n])
+}
+
+fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
+    let me = world.rank();
+    let n = world.size();
+    let one = T::of(1);
+    let mut win = Window::allocate::<T>(world, n, info)?;
+    let own = Rank::new(me as u32);
+    let right = (me + 1) % n;
+
+    // self
+    win.fence(Assert::NONE)?;
+    for i in 0..ITER {
+        let old = win.fetch_and_op(one, own, 0, Op::Sum)?;
+        assert_eq!(old, T::of(i), "self: call {i} fetched");
+    }
+    win.fence(Assert::NONE)?;
+    assert_eq!(win.local_vec::<T>()?[0], T::of(ITER), "self: final value");
+    reset(&win, n, T::of(0))?;
+
+    // neighbour
+    win.fence(Assert::NONE)?;
+    for i in 0..ITER {
+        let old = win.fetch_and_op(one, Rank::new(right as u32), 0, Op::Sum)?;
+        assert_eq!(old, T::of(i), "neighbour {right}: call {i} fetched");
+    }
+    win.fence(Assert::NONE)?;
+    let got = win.local_vec::<T>()?;
+    assert_eq!(got[0], T::of(ITER), "neighbour: final value");
+    assert!(got[1..].iter().all(|v| *v == T::of(0)), "neighbour: other elements {got:?}");
+    reset(&win, n, T::of(0))?;
+
+    // contention
+    win.fence(Assert::NONE)?;
+    let mut fetched = Vec::new();
+    if me != 0 {
+        for _ in 0..ITER {
+            fetched.push(win.fetch_and_op(one, Rank::new(0), 0, Op::Sum)?);
+        }
+    }
+    win.fence(Assert::NONE)?;
+    let total = ITER * (n as i64 - 1);
+    if me == 0 {
+        assert_eq!(win.local_vec::<T>()?[0], T::of(total), "contention: final value");
+    }
+    let mut all: Vec<u64> = world
+        .allgather(&encode(&fetched))?
+        .iter()
+        .flat_map(|b| decode(b))
+        .collect();
+    all.sort_unstable();
+    let mut want: Vec<u64> = (0..total).map(|k| T::of(k).key()).collect();
+    want.sort_unstable();
+    assert!(all == want, "contention: the fetched values are not 0..{total} each once");
+    reset(&win, n, T::of(0))?;
+
+    // all-to-all, one fence epoch per round
+    win.fence(Assert::NONE)?;
+    let mine = T::of(me as i64);
+    for i in 0..ROUNDS {
+        win.fence(Assert::NOPRECEDE)?;
+        let mut results = vec![T::of(-1); n];
+        for (j, r) in results.iter_mut().enumerate() {
+            *r = win.fetch_and_op(mine, Rank::new(j as u32), me as i64, Op::Sum)?;
+        }
+        win.fence(Assert::NOSUCCEED)?;
+        for (j, r) in results.iter().enumerate() {
+            assert_eq!(*r, T::of(i * me as i64), "all-to-all round {i}: from rank {j}");
+        }
+    }
+    let got = win.local_vec::<T>()?;
+    for (i, v) in got.iter().enumerate() {
+        assert_eq!(*v, T::of(ROUNDS * i as i64), "all-to-all: element {i}");
+    }
+
+    // NO_OP, neighbour then self: every element holds the owner's rank
+    reset(&win, n, T::of(me as i64))?;
+    win.fence(Assert::NONE)?;
+    for target in [right, me] {
+        for i in 0..ITER {
+            let got = win.fetch_and_op(T::of(-7), Rank::new(target as u32), 0, Op::NoOp)?;
+            assert_eq!(got, T::of(target as i64), "NO_OP to {target}: call {i}");
+        }
+    }
+    win.fence(Assert::NONE)?;
+    let got = win.local_vec::<T>()?;
+    assert!(got.iter().all(|v| *v == T::of(me as i64)), "NO_OP changed the window: {got:?}");
+    win.free()
+}
+
+pub(crate) fn run_i8(w: &World, i: &Info) -> Result<()> {
+    body::<i8>(w, i)
+}
+pub(crate) fn run_i16(w: &World, i: &Info) -> Result<()> {
+    body::<i16>(w, i)
+}
+pub(crate) fn run_i32(w: &World, i: &Info) -> Result<()> {
+    body::<i32>(w, i)
+}
+pub(crate) fn run_i64(w: &World, i: &Info) -> Result<()> {
+    body::<i64>(w, i)
+}
+pub(crate) fn run_u8(w: &World, i: &Info) -> Result<()> {
+    body::<u8>(w, i)
+}
+pub(crate) fn run_u16(w: &World, i: &Info) -> Result<()> {
+    body::<u16>(w, i)
+}
+pub(crate) fn run_u32(w: &World, i: &Info) -> Result<()> {
+    body::<u32>(w, i)
+}
+pub(crate) fn run_u64(w: &World, i: &Info) -> Result<()> {
+    body::<u64>(w, i)
+}
+pub(crate) fn run_f32(w: &World, i: &Info) -> Result<()> {
+    body::<f32>(w, i)
+}
+pub(crate) fn run_f64(w: &World, i: &Info) -> Result<()> {
+    body::<f64>(w, i)
+}

@@ -1,0 +1,225 @@
+//! Each error class a call can raise, and the window checked unchanged afterwards (a
+//! rejected call changes nothing, SEMANTICS.md rule 20).
+
+use crate::expect_class;
+use rma_win::{
+    Assert, BasicType, Buffer, BufferMut, Datatype, ErrorClass, Info, Op, Rank, Result, Target,
+    Window, World,
+};
+
+fn commit(mut d: Datatype) -> Datatype {
+    d.commit();
+    d
+}
+
+fn pattern(rank: usize) -> Vec<i64> {
+    (0..32).map(|i| (rank * 1000 + i) as i64).collect()
+}
+
+pub(crate) fn error_classes(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let win = Window::allocate::<i64>(world, 32, info)?;
+    win.write_local(0, &pattern(me))?;
+    win.fence(Assert::NONE)?;
+    let t = Rank::new(((me + 1) % p) as u32);
+    let i64t = Datatype::basic(BasicType::I64);
+    let ones = [1i64; 8];
+
+    // RANK: outside the group, also for the null-rank-like large values
+    expect_class(win.put(&ones, Rank::new(p as u32), 0), ErrorClass::Rank);
+    expect_class(
+        win.accumulate(&ones, Rank::new(1000), 0, Op::Sum),
+        ErrorClass::Rank,
+    );
+    expect_class(
+        win.fetch_and_op(1i64, Rank::new(p as u32 + 3), 0, Op::Sum),
+        ErrorClass::Rank,
+    );
+    // RMA_RANGE: past the end of the target window
+    expect_class(win.put(&ones, t, 25), ErrorClass::RmaRange);
+    expect_class(win.accumulate(&ones, t, 30, Op::Sum), ErrorClass::RmaRange);
+    let mut out = [0i64; 8];
+    expect_class(win.get(&mut out, t, 31), ErrorClass::RmaRange);
+    expect_class(win.fetch_and_op(1i64, t, 32, Op::Sum), ErrorClass::RmaRange);
+    expect_class(
+        win.compare_and_swap(1i64, 0, t, 1 << 40),
+        ErrorClass::RmaRange,
+    );
+    let wide = commit(Datatype::vector(4, 1, 12, &i64t)?); // spans 37 elements
+    expect_class(
+        win.accumulate_with(Buffer::of(&ones[..4]), Target::new(t, 0, 1, &wide), Op::Sum),
+        ErrorClass::RmaRange,
+    );
+    // DISP: negative, overflowing
+    expect_class(win.put(&ones, t, -1), ErrorClass::Disp);
+    expect_class(
+        win.accumulate(&ones, t, i64::MAX, Op::Sum),
+        ErrorClass::Disp,
+    );
+    // TYPE: basic types differ, signatures differ, overlapping target, uncommitted,
+    // derived type where a predefined one is needed, CAS on floating point
+    let f64t = Datatype::basic(BasicType::F64);
+    expect_class(
+        win.accumulate_with(Buffer::of(&ones[..2]), Target::new(t, 0, 2, &f64t), Op::Sum),
+        ErrorClass::Type,
+    );
+    expect_class(
+        win.put_with(Buffer::of(&ones[..3]), Target::new(t, 0, 2, &i64t)),
+        ErrorClass::Type,
+    );
+    let overlap = commit(Datatype::vector(2, 2, 1, &i64t)?);
+    expect_class(
+        win.accumulate_with(
+            Buffer::of(&ones[..4]),
+            Target::new(t, 0, 1, &overlap),
+            Op::Sum,
+        ),
+        ErrorClass::Type,
+    );
+    let uncommitted = Datatype::contiguous(2, &i64t)?;
+    expect_class(
+        win.put_with(Buffer::of(&ones[..2]), Target::new(t, 0, 1, &uncommitted)),
+        ErrorClass::Type,
+    );
+    let c1 = commit(Datatype::contiguous(1, &i64t)?);
+    let mut r8 = [0u8; 8];
+    expect_class(
+        win.fetch_and_op_with(&1i64.to_ne_bytes(), &mut r8, &c1, t, 0, Op::Sum),
+        ErrorClass::Type,
+    );
+    expect_class(win.compare_and_swap(1.0f64, 0.0, t, 0), ErrorClass::Type);
+    let mixed = commit(Datatype::structure(
+        &[1, 1],
+        &[0, 8],
+        &[i64t.clone(), f64t.clone()],
+    )?);
+    expect_class(
+        win.accumulate_with(
+            Buffer::of(&ones[..2]),
+            Target::new(t, 0, 1, &mixed),
+            Op::Sum,
+        ),
+        ErrorClass::Type,
+    );
+    // OP: op not defined on the type, NO_OP in accumulate
+    expect_class(win.accumulate(&[1.0f64; 2], t, 0, Op::Band), ErrorClass::Op);
+    expect_class(win.accumulate(&ones, t, 0, Op::NoOp), ErrorClass::Op);
+    expect_class(win.accumulate(&ones, t, 0, Op::MaxLoc), ErrorClass::Op);
+    expect_class(
+        win.fetch_and_op(rma_datatype::Complex64 { re: 1.0, im: 0.0 }, t, 0, Op::Max),
+        ErrorClass::Op,
+    );
+    // BUFFER: origin slice shorter than its count and datatype
+    let raw = rma_datatype::bytes_of(&ones[..2]);
+    expect_class(
+        win.put_with(Buffer::new(raw, 3, &i64t), Target::new(t, 0, 3, &i64t)),
+        ErrorClass::Buffer,
+    );
+    let mut small = [0u8; 8];
+    expect_class(
+        win.get_with(
+            BufferMut::new(&mut small, 2, &i64t),
+            Target::new(t, 0, 2, &i64t),
+        ),
+        ErrorClass::Buffer,
+    );
+    // DISP: misaligned element for an atomic call (window with disp_unit 1)
+    let bytes_win = Window::allocate_bytes(world, 64, 1, info)?;
+    bytes_win.fence(Assert::NONE)?;
+    expect_class(
+        bytes_win.fetch_and_op(1i64, t, 4, Op::Sum),
+        ErrorClass::Disp,
+    );
+    expect_class(
+        bytes_win.accumulate(&[1i32], t, 2, Op::Sum),
+        ErrorClass::Disp,
+    );
+    bytes_win.fetch_and_op(1i64, t, 8, Op::Sum)?; // aligned: fine
+                                                  // ASSERT: a bit fence does not take
+    expect_class(win.fence(Assert::NOCHECK), ErrorClass::Assert);
+    expect_class(win.fence(Assert::from_bits(1 << 9)), ErrorClass::Assert);
+    // INFO and ARG at creation (every rank gets the same error: nothing collective ran)
+    expect_class(
+        Window::allocate::<i64>(
+            world,
+            4,
+            &info.clone().with("accumulate_ordering", "rar,bogus"),
+        ),
+        ErrorClass::Info,
+    );
+    expect_class(
+        Window::allocate::<i64>(
+            world,
+            4,
+            &Info::new().with("rma_transport", "carrier-pigeon"),
+        ),
+        ErrorClass::Arg,
+    );
+    expect_class(Window::allocate_bytes(world, 4, 0, info), ErrorClass::Disp);
+
+    // nothing above changed any window
+    win.fence(Assert::NONE)?;
+    bytes_win.fence(Assert::NONE)?;
+    let local: Vec<i64> = win.local_vec()?;
+    assert_eq!(local, pattern(me), "a rejected call changed the window");
+    let bytes_local: Vec<i64> = bytes_win.local_vec()?;
+    let bumped = bytes_local.iter().filter(|v| **v != 0).count();
+    assert_eq!(
+        (bytes_local[1], bumped),
+        (1, 1),
+        "only the aligned fetch_and_op landed"
+    );
+    let mut bytes_win = bytes_win;
+    bytes_win.free()?;
+    let mut win = win;
+    win.free()?;
+    // WIN: a freed window refuses every call
+    expect_class(win.put(&ones, t, 0), ErrorClass::Win);
+    expect_class(win.fence(Assert::NONE), ErrorClass::Win);
+    expect_class(win.free(), ErrorClass::Win);
+    Ok(())
+}
+
+/// Fence-mode misuse of SEMANTICS.md rule 16: calls with no epoch, after a fence that
+/// closed the epoch, NOPRECEDE with calls pending, free with calls pending.
+pub(crate) fn sync_errors(world: &World, info: &Info) -> Result<()> {
+    let me = world.rank();
+    let other = Rank::new((1 - me) as u32);
+    let mut win = Window::allocate::<i32>(world, 8, info)?;
+    // before the first fence: no epoch
+    expect_class(win.put(&[1i32], other, 0), ErrorClass::RmaSync);
+    expect_class(
+        win.accumulate(&[1i32], other, 0, Op::Sum),
+        ErrorClass::RmaSync,
+    );
+    expect_class(
+        win.fetch_and_op(1i32, other, 0, Op::Sum),
+        ErrorClass::RmaSync,
+    );
+    let mut r = [0i32; 1];
+    expect_class(win.get(&mut r, other, 0), ErrorClass::RmaSync);
+    // even to the null rank, and with zero count, a call needs an epoch
+    expect_class(win.put(&[1i32], Rank::NULL, 0), ErrorClass::RmaSync);
+    win.fence(Assert::NONE)?;
+    win.accumulate(&[1i32], other, 0, Op::Sum)?;
+    // NOPRECEDE while a call is pending: refused, and the epoch stays open
+    expect_class(win.fence(Assert::NOPRECEDE), ErrorClass::RmaSync);
+    // free while a call is pending: refused
+    expect_class(win.free(), ErrorClass::RmaSync);
+    win.fence(Assert::NOSUCCEED)?;
+    // after NOSUCCEED: no epoch
+    expect_class(
+        win.accumulate(&[1i32], other, 0, Op::Sum),
+        ErrorClass::RmaSync,
+    );
+    win.fence(Assert::NOPRECEDE)?;
+    win.accumulate(&[1i32], other, 1, Op::Sum)?;
+    win.fence(Assert::NOSUCCEED)?;
+    let local: Vec<i32> = win.local_vec()?;
+    assert_eq!(
+        &local[..3],
+        &[1, 1, 0],
+        "exactly the two accepted accumulates landed"
+    );
+    win.free()
+}

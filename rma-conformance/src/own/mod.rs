@@ -1,0 +1,55 @@
+//! rma's own cases: every op x basic type through a window, derived layouts on both
+//! sides, self-targets, window creation and info, and each error class with the window
+//! checked unchanged afterwards.
+
+mod errors;
+mod layouts;
+mod ops;
+mod windows;
+
+use crate::Case;
+
+/// Every own case.
+pub fn cases() -> Vec<Case> {
+    let c = |name, ranks, body| Case { name, ranks, body };
+    vec![
+        c(
+            "own_every_op_and_type_concurrently",
+            4,
+            ops::concurrent_fold,
+        ),
+        c(
+            "own_every_op_and_type_fetched_in_order",
+            2,
+            ops::sequential_fetch,
+        ),
+        c("own_compare_and_swap_every_type", 3, ops::cas_every_type),
+        c("own_self_target_every_call", 3, ops::self_target),
+        c(
+            "own_derived_layouts_both_sides",
+            4,
+            layouts::derived_both_sides,
+        ),
+        c("own_pair_vector_maxloc", 4, layouts::pair_vector_maxloc),
+        c(
+            "own_get_accumulate_derived_result",
+            2,
+            layouts::get_accumulate_derived_result,
+        ),
+        c(
+            "own_large_strided_vector_accumulate",
+            2,
+            layouts::large_strided,
+        ),
+        c(
+            "own_error_classes_leave_window_unchanged",
+            3,
+            errors::error_classes,
+        ),
+        c("own_sync_errors", 2, errors::sync_errors),
+        c("own_info_effective_values", 2, windows::info_values),
+        c("own_create_over_private_memory", 3, windows::create_private),
+        c("own_many_windows_in_order", 3, windows::many_windows),
+        c("own_disp_unit_and_sizes_differ", 3, windows::uneven_windows),
+    ]
+}
