@@ -106,6 +106,16 @@ fn forward(
     })
 }
 
+/// Kills a rank and whatever it started (each rank leads its own process group).
+fn kill_group(child: &mut Child) {
+    // SAFETY: killpg only sends a signal; the group id is the child's pid because the
+    // child was started with process_group(0).
+    unsafe {
+        libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = child.kill();
+}
+
 /// Starts `opts.ranks` processes that join one world, forwards their output, and waits
 /// for all of them.
 ///
@@ -134,7 +144,8 @@ fn run(name: &str, ctl: &Control, opts: &LaunchOptions) -> Result<LaunchReport> 
             .env(ENV_WORLD, name)
             .env(ENV_RANK, rank.to_string())
             .env(ENV_SIZE, n.to_string())
-            .stdin(Stdio::null());
+            .stdin(Stdio::null())
+            .process_group(0);
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
@@ -168,7 +179,7 @@ fn run(name: &str, ctl: &Control, opts: &LaunchOptions) -> Result<LaunchReport> 
             Err(e) => {
                 ctl.set_abort();
                 for c in children.iter_mut().flatten() {
-                    let _ = c.kill();
+                    kill_group(c);
                     let _ = c.wait();
                 }
                 return Err(Error::Os {
@@ -222,7 +233,7 @@ fn run(name: &str, ctl: &Control, opts: &LaunchOptions) -> Result<LaunchReport> 
             for (rank, child) in children.iter_mut().enumerate() {
                 if statuses[rank].is_none() {
                     if let Some(c) = child.as_mut() {
-                        let _ = c.kill();
+                        kill_group(c);
                     }
                 }
             }

@@ -53,6 +53,8 @@ struct Header {
     size: AtomicU32,
     attached: AtomicU32,
     abort: AtomicU32,
+    /// Counts departures, so the first rank to leave can be named as the cause.
+    departures: AtomicU32,
     bar_count: Padded,
     bar_gen: Padded,
 }
@@ -61,6 +63,8 @@ struct Header {
 struct Slot {
     pid: AtomicU32,
     state: AtomicU32,
+    /// Order of departure (1 = first to leave), 0 while present.
+    departed: AtomicU32,
 }
 
 const HEADER_LEN: usize = 256;
@@ -164,6 +168,15 @@ impl Control {
     }
 
     pub(crate) fn set_state(&self, rank: usize, state: RankState) {
+        if matches!(state, RankState::Exited | RankState::Dead) {
+            let order = self.header().departures.fetch_add(1, Ordering::AcqRel) + 1;
+            let _ = self.slot(rank).departed.compare_exchange(
+                0,
+                order,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+        }
         self.slot(rank).state.store(state as u32, Ordering::Release);
         // wake anyone sleeping in the barrier so they notice
         sys::futex_wake_all(&self.header().bar_gen.0);
@@ -202,27 +215,43 @@ impl Control {
                 reason: "the launcher aborted the world".into(),
             });
         }
+        // name the cause: a dead rank before one that merely left, and among those the
+        // first to go (the others usually left because of it)
+        let mut worst: Option<(u32, u32, usize, String)> = None;
         for r in (0..self.size).filter(|&r| r != me) {
             let slot = self.slot(r);
             let state = slot.state.load(Ordering::Acquire);
-            let lost = |reason: &str| Error::ProcFailed {
-                rank: Rank::new(r as u32),
-                reason: reason.into(),
-            };
-            if state == RankState::Dead as u32 {
-                return Err(lost("it died"));
-            }
-            if state == RankState::Exited as u32 {
-                return Err(lost("it exited while this rank still waits for it"));
-            }
-            if mode == LaunchMode::Processes && state == RankState::Alive as u32 {
+            let order = slot.departed.load(Ordering::Acquire);
+            let found = if state == RankState::Dead as u32 {
+                Some((0, order, "it died".to_owned()))
+            } else if state == RankState::Exited as u32 {
+                Some((
+                    1,
+                    order,
+                    "it exited while this rank still waits for it".to_owned(),
+                ))
+            } else if mode == LaunchMode::Processes && state == RankState::Alive as u32 {
                 let pid = slot.pid.load(Ordering::Relaxed);
-                if !sys::pid_alive(pid) {
-                    return Err(lost(&format!("its process {pid} is gone")));
+                (!sys::pid_alive(pid)).then(|| (0, 0, format!("its process {pid} is gone")))
+            } else {
+                None
+            };
+            if let Some((severity, order, reason)) = found {
+                if worst
+                    .as_ref()
+                    .is_none_or(|w| (severity, order) < (w.0, w.1))
+                {
+                    worst = Some((severity, order, r, reason));
                 }
             }
         }
-        Ok(())
+        match worst {
+            Some((_, _, r, reason)) => Err(Error::ProcFailed {
+                rank: Rank::new(r as u32),
+                reason,
+            }),
+            None => Ok(()),
+        }
     }
 }
 

@@ -25,7 +25,10 @@ mod window;
 
 pub use buffers::{Buffer, BufferMut, Target};
 pub use rma_core::{Assert, BasicType, Error, ErrorClass, Info, Op, Rank, Result, RmaCall};
-pub use rma_datatype::{Datatype, Equivalence};
+pub use rma_datatype::{
+    Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongInt, Order, ShortInt,
+    TwoInt,
+};
 pub use rma_shm::{run_threads, Flavor, LaunchMode, World};
 pub use transport::{chosen_transport, ENV_TRANSPORT, TRANSPORTS};
 pub use window::Window;
