@@ -117,7 +117,10 @@ fn segments_are_owner_only_and_never_reused() {
 
 #[test]
 fn launcher_reports_failures_and_leaves_nothing_behind() {
-    let before = shm_entries("rma-");
+    // the launcher names its worlds after this process (nextest runs each test in a
+    // process of its own, so other tests' segments do not show here)
+    let prefix = format!("rma-{}-", std::process::id());
+    let before = shm_entries(&prefix);
     let mut ok = LaunchOptions::new(3, "/bin/sh");
     ok.args = vec!["-c".into(), "exit 0".into()];
     let report = spawn(&ok).unwrap();
@@ -145,7 +148,7 @@ fn launcher_reports_failures_and_leaves_nothing_behind() {
     let report = spawn(&slow).unwrap();
     assert!(report.timed_out && !report.success());
 
-    let after = shm_entries("rma-");
+    let after = shm_entries(&prefix);
     let leaked: Vec<_> = after.iter().filter(|n| !before.contains(n)).collect();
     assert!(leaked.is_empty(), "leaked segments: {leaked:?}");
 }

@@ -9,31 +9,52 @@ cargo xtask <task> [options]
 Tasks:
   test-all [--quick]   every test of the workspace (nextest) and the doctests, group by
                        group, with a one-line summary per group and a total
-  ci                   what CI runs: format check, clippy (warnings denied), test-all,
-                       and the main example
-  bench                the criterion benches (rma-benches)
-  demo                 the main job: the README's example
+  ci                   format check, clippy (warnings denied), then test-all
+  bench [ARGS]         the criterion benches (rma-benches)
+  demo [ARGS]          the main job: every example (Examples 11.1-11.3 of the MPI
+                       standard, a shared counter, an arg-max) on 4 ranks as threads and
+                       as processes under rmarun, for every transport; ARGS go to each
   help                 this text
 ";
 
-/// A test group: a name, the environment it runs with, and the nextest arguments.
+/// A test group: a name and the nextest arguments that select it.
 struct Group {
-    name: &'static str,
-    env: Vec<(&'static str, &'static str)>,
-    args: Vec<&'static str>,
+    name: String,
+    args: Vec<String>,
 }
+
+/// The transports the conformance suite is stamped out for (rma-win's `TRANSPORTS`).
+const TRANSPORTS: &[&str] = &["atomic"];
+/// The launch modes.
+const MODES: &[&str] = &["threads", "processes"];
+/// The examples, each run plainly (threads) and under rmarun.
+const EXAMPLES: &[&str] = &["sum", "mapvals", "mapvals_get", "counter", "argmax"];
 
 fn groups() -> Vec<Group> {
     let crate_group = |name: &'static str, pkg: &'static str| Group {
-        name,
-        env: vec![],
-        args: vec!["-p", pkg],
+        name: name.into(),
+        args: vec!["-p".into(), pkg.into()],
     };
-    vec![
+    let mut v = vec![
         crate_group("rma-core", "rma-core"),
         crate_group("rma-datatype", "rma-datatype"),
         crate_group("rma-ops", "rma-ops"),
-    ]
+        crate_group("rma-shm", "rma-shm"),
+    ];
+    for t in TRANSPORTS {
+        for m in MODES {
+            v.push(Group {
+                name: format!("conformance {t} x {m}"),
+                args: vec![
+                    "-p".into(),
+                    "rma-conformance".into(),
+                    "-E".into(),
+                    format!("test(/^{t}::{m}::/)"),
+                ],
+            });
+        }
+    }
+    v
 }
 
 #[derive(Default, Clone, Copy)]
@@ -127,25 +148,41 @@ fn test_all(quick: bool) -> bool {
     let mut all_groups = groups();
     if !quick {
         all_groups.push(Group {
-            name: "doctests",
-            env: vec![],
+            name: "doctests".into(),
             args: vec![],
         });
+    }
+    // build once up front (release: the concurrency tests need real speed)
+    let mut build = cargo();
+    build.args(["build", "--release", "--workspace", "--all-targets", "--quiet"]);
+    if !status(build) {
+        println!("test-all: 0 passed, 1 failed (the build failed)");
+        return false;
     }
     for g in all_groups {
         let start = Instant::now();
         let mut cmd = cargo();
         let doc = g.name == "doctests";
         if doc {
-            cmd.args(["test", "--workspace", "--doc"]);
+            cmd.args(["test", "--release", "--workspace", "--doc"]);
         } else if nextest {
-            cmd.args(["nextest", "run", "--no-fail-fast", "--cargo-quiet"])
+            cmd.args(["nextest", "run", "--release", "--no-fail-fast", "--cargo-quiet"])
                 .args(&g.args);
         } else {
-            cmd.args(["test", "--no-fail-fast"]).args(&g.args);
-        }
-        for (k, v) in &g.env {
-            cmd.env(k, v);
+            // cargo test has no filter expressions: run the package, filtered by name
+            let mut args = g.args.clone();
+            let filter = args.iter().position(|a| a == "-E");
+            let name_filter = filter.map(|i| {
+                let expr = args.remove(i + 1);
+                args.remove(i);
+                expr.trim_start_matches("test(/^")
+                    .trim_end_matches("/)")
+                    .to_owned()
+            });
+            cmd.args(["test", "--release", "--no-fail-fast"]).args(&args);
+            if let Some(f) = name_filter {
+                cmd.args(["--", &f]);
+            }
         }
         let (success, out) = run_captured(cmd);
         let counts = if doc || !nextest {
@@ -179,6 +216,24 @@ fn test_all(quick: bool) -> bool {
         total.failed += counts.failed + u64::from(!good && counts.failed == 0);
         total.skipped += counts.skipped;
     }
+    if !quick {
+        let start = Instant::now();
+        let (passed, failed) = run_examples(&[]);
+        let line = format!(
+            "{:<28} {:>5} passed {:>3} failed {:>3} skipped  {:>7.1}s  {}",
+            "examples (threads, rmarun)",
+            passed,
+            failed,
+            0,
+            start.elapsed().as_secs_f64(),
+            if failed == 0 { "ok" } else { "FAILED" }
+        );
+        println!("{line}");
+        lines.push(line);
+        total.passed += passed;
+        total.failed += failed;
+        ok &= failed == 0;
+    }
     println!("---");
     for l in &lines {
         println!("{l}");
@@ -195,17 +250,48 @@ fn status(mut cmd: Command) -> bool {
     cmd.status().map(|s| s.success()).unwrap_or(false)
 }
 
-fn demo() -> bool {
-    let mut cmd = cargo();
-    cmd.args([
-        "run",
-        "--release",
-        "-p",
-        "rma-examples",
-        "--example",
-        "ops_demo",
-    ]);
-    status(cmd)
+/// Runs every example plainly (ranks as threads) and under `rmarun -n 4`, for every
+/// transport; returns (passed, failed). Extra arguments go to every example.
+fn run_examples(extra: &[&str]) -> (u64, u64) {
+    let mut build = cargo();
+    build.args(["build", "--release", "--quiet", "-p", "rma-examples", "--examples", "-p", "rma-shm", "--bin", "rmarun"]);
+    if !status(build) {
+        return (0, 1);
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    let rmarun = format!("{target}/release/rmarun");
+    let (mut passed, mut failed) = (0, 0);
+    for t in TRANSPORTS {
+        for ex in EXAMPLES {
+            let exe = format!("{target}/release/examples/{ex}");
+            for launcher in [None, Some(&rmarun)] {
+                let mut cmd = match launcher {
+                    None => Command::new(&exe),
+                    Some(r) => {
+                        let mut c = Command::new(r);
+                        c.args(["-n", "4", "--timeout", "120", &exe]);
+                        c
+                    }
+                };
+                cmd.args(["--transport", t]).args(extra);
+                let (ok, out) = run_captured(cmd);
+                print!("{out}");
+                if ok {
+                    passed += 1;
+                } else {
+                    failed += 1;
+                    println!("example {ex} ({}, {t}) FAILED", if launcher.is_some() { "rmarun -n 4" } else { "threads" });
+                }
+            }
+        }
+    }
+    (passed, failed)
+}
+
+fn demo(extra: &[&str]) -> bool {
+    let (passed, failed) = run_examples(extra);
+    println!("demo: {passed} passed, {failed} failed");
+    failed == 0
 }
 
 fn main() -> ExitCode {
@@ -226,14 +312,14 @@ fn main() -> ExitCode {
                 "-D",
                 "warnings",
             ]);
-            status(fmt) && status(clippy) && test_all(false) && demo()
+            status(fmt) && status(clippy) && test_all(false)
         }
         "bench" => {
             let mut cmd = cargo();
             cmd.args(["bench", "-p", "rma-benches"]).args(&rest);
             status(cmd)
         }
-        "demo" => demo(),
+        "demo" => demo(&rest),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             true
