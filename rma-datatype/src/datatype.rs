@@ -521,7 +521,7 @@ impl Datatype {
         check_lengths(CTOR, ("sizes", sizes.len()), ("subsizes", subsizes.len()))?;
         check_lengths(CTOR, ("sizes", sizes.len()), ("starts", starts.len()))?;
         for (d, ((&size, &sub), &start)) in sizes.iter().zip(subsizes).zip(starts).enumerate() {
-            if start.checked_add(sub).map_or(true, |end| end > size) {
+            if start.checked_add(sub).is_none_or(|end| end > size) {
                 return Err(Error::arg(format!(
                     "subarray: dimension {d}: start {start} + subsize {sub} exceeds size {size}"
                 )));

@@ -73,7 +73,7 @@ unsafe fn raw_loop<T: Element>(dst: *mut u8, src: *const u8, n: usize, f: impl F
 /// and no other thread or process may access `dst` during the call (MPI: an exclusive
 /// lock, or memory only the caller updates).
 pub unsafe fn apply_raw<T: Element>(op: Op, dst: *mut u8, src: *const u8, n: usize) {
-    // SAFETY (each arm): forwarded from this function's contract.
+    // SAFETY: (every arm) forwarded from this function's contract.
     unsafe {
         match op {
             Op::Sum => raw_loop::<T>(dst, src, n, |a, b| T::combine(Op::Sum, a, b)),

@@ -196,7 +196,7 @@ pub unsafe fn fetch_op_element<T: Element>(
     locks: &StripeLocks<'_>,
     origin: T,
 ) -> T {
-    // SAFETY (each arm): the width matches `T`'s size and the contract above gives
+    // SAFETY: (every arm) the width matches `T`'s size and the contract above gives
     // validity, alignment and atomic-only concurrent access.
     unsafe {
         match std::mem::size_of::<T>() {
@@ -229,7 +229,7 @@ pub unsafe fn cas_element<T: Element>(
     origin: T,
     compare: T,
 ) -> T {
-    // SAFETY (each arm): as in `fetch_op_element`.
+    // SAFETY: (every arm) as in `fetch_op_element`.
     unsafe {
         match std::mem::size_of::<T>() {
             1 => cas8(p, origin, compare),

@@ -195,10 +195,7 @@ impl WindowMemory {
                 }
             }
         }
-        let mine = match mine {
-            Ok(seg) => seg,
-            Err(e) => return Err(e),
-        };
+        let mine = mine?;
         if let Some(bad) = infos.iter().position(|i| !i.0) {
             mine.unlink();
             return Err(Error::ProcFailed {

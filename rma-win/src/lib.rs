@@ -13,6 +13,24 @@
 //! - **Transport per window, chosen at run time**: the `rma_transport` info key, else
 //!   the `RMA_TRANSPORT` environment variable, else `atomic`.
 //!
+//! ```
+//! use rma_win::{Assert, Info, Op, Rank, Window};
+//!
+//! // 4 ranks as threads here; the same program runs as 4 processes under `rmarun -n 4`.
+//! let results = rma_win::launch(4, |world| -> rma_win::Result<i64> {
+//!     let win = Window::allocate::<i64>(&world, 8, &Info::new())?;
+//!     win.fence(Assert::NONE)?;
+//!     win.accumulate(&[1, 2], Rank::new(0), 0, Op::Sum)?; // element-wise atomic
+//!     let ticket = win.fetch_and_op(1i64, Rank::new(0), 7, Op::Sum)?; // old value
+//!     win.fence(Assert::NONE)?;
+//!     Ok(ticket)
+//! })?;
+//! let mut tickets: Vec<i64> = results.into_iter().collect::<Result<_, _>>()?;
+//! tickets.sort();
+//! assert_eq!(tickets, [0, 1, 2, 3]); // each rank got a distinct ticket
+//! # Ok::<(), rma_win::Error>(())
+//! ```
+//!
 //! # Nomenclature
 //! - **rank**, **origin**, **target**, **window**, **epoch**, **displacement unit**,
 //!   **type map**: as in rma-core's documentation.

@@ -61,10 +61,10 @@ fn groups() -> Vec<Group> {
 struct Counts {
     passed: u64,
     failed: u64,
-    skipped: u64,
 }
 
-/// Reads nextest's closing line: "Summary [ 1.2s] 40 tests run: 40 passed, 2 skipped".
+/// Reads nextest's closing line: "Summary [ 1.2s] 40 tests run: 40 passed, 2 skipped"
+/// (skipped tests are the ones a group's filter leaves out).
 fn parse_nextest(out: &str) -> Option<Counts> {
     let line = out
         .lines()
@@ -82,7 +82,6 @@ fn parse_nextest(out: &str) -> Option<Counts> {
                 "passed" => c.passed = n,
                 "failed" => c.failed += n,
                 "timed" => c.failed += n,
-                "skipped" => c.skipped = n,
                 _ => {}
             }
         }
@@ -101,7 +100,6 @@ fn parse_cargo_test(out: &str) -> Counts {
                     match words[words.len() - 1] {
                         "passed" => c.passed += n,
                         "failed" => c.failed += n,
-                        "ignored" => c.skipped += n,
                         _ => {}
                     }
                 }
@@ -154,7 +152,13 @@ fn test_all(quick: bool) -> bool {
     }
     // build once up front (release: the concurrency tests need real speed)
     let mut build = cargo();
-    build.args(["build", "--release", "--workspace", "--all-targets", "--quiet"]);
+    build.args([
+        "build",
+        "--release",
+        "--workspace",
+        "--all-targets",
+        "--quiet",
+    ]);
     if !status(build) {
         println!("test-all: 0 passed, 1 failed (the build failed)");
         return false;
@@ -166,8 +170,14 @@ fn test_all(quick: bool) -> bool {
         if doc {
             cmd.args(["test", "--release", "--workspace", "--doc"]);
         } else if nextest {
-            cmd.args(["nextest", "run", "--release", "--no-fail-fast", "--cargo-quiet"])
-                .args(&g.args);
+            cmd.args([
+                "nextest",
+                "run",
+                "--release",
+                "--no-fail-fast",
+                "--cargo-quiet",
+            ])
+            .args(&g.args);
         } else {
             // cargo test has no filter expressions: run the package, filtered by name
             let mut args = g.args.clone();
@@ -179,7 +189,8 @@ fn test_all(quick: bool) -> bool {
                     .trim_end_matches("/)")
                     .to_owned()
             });
-            cmd.args(["test", "--release", "--no-fail-fast"]).args(&args);
+            cmd.args(["test", "--release", "--no-fail-fast"])
+                .args(&args);
             if let Some(f) = name_filter {
                 cmd.args(["--", &f]);
             }
@@ -202,11 +213,10 @@ fn test_all(quick: bool) -> bool {
             }
         }
         let line = format!(
-            "{:<28} {:>5} passed {:>3} failed {:>3} skipped  {:>7.1}s  {}",
+            "{:<32} {:>5} passed {:>3} failed  {:>7.1}s  {}",
             g.name,
             counts.passed,
             counts.failed,
-            counts.skipped,
             secs,
             if good { "ok" } else { "FAILED" }
         );
@@ -214,17 +224,15 @@ fn test_all(quick: bool) -> bool {
         lines.push(line);
         total.passed += counts.passed;
         total.failed += counts.failed + u64::from(!good && counts.failed == 0);
-        total.skipped += counts.skipped;
     }
     if !quick {
         let start = Instant::now();
         let (passed, failed) = run_examples(&[]);
         let line = format!(
-            "{:<28} {:>5} passed {:>3} failed {:>3} skipped  {:>7.1}s  {}",
+            "{:<32} {:>5} passed {:>3} failed  {:>7.1}s  {}",
             "examples (threads, rmarun)",
             passed,
             failed,
-            0,
             start.elapsed().as_secs_f64(),
             if failed == 0 { "ok" } else { "FAILED" }
         );
@@ -238,10 +246,7 @@ fn test_all(quick: bool) -> bool {
     for l in &lines {
         println!("{l}");
     }
-    println!(
-        "test-all: {} passed, {} failed, {} skipped",
-        total.passed, total.failed, total.skipped
-    );
+    println!("test-all: {} passed, {} failed", total.passed, total.failed);
     ok
 }
 
@@ -254,7 +259,18 @@ fn status(mut cmd: Command) -> bool {
 /// transport; returns (passed, failed). Extra arguments go to every example.
 fn run_examples(extra: &[&str]) -> (u64, u64) {
     let mut build = cargo();
-    build.args(["build", "--release", "--quiet", "-p", "rma-examples", "--examples", "-p", "rma-shm", "--bin", "rmarun"]);
+    build.args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "rma-examples",
+        "--examples",
+        "-p",
+        "rma-shm",
+        "--bin",
+        "rmarun",
+    ]);
     if !status(build) {
         return (0, 1);
     }
@@ -280,7 +296,14 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
                     passed += 1;
                 } else {
                     failed += 1;
-                    println!("example {ex} ({}, {t}) FAILED", if launcher.is_some() { "rmarun -n 4" } else { "threads" });
+                    println!(
+                        "example {ex} ({}, {t}) FAILED",
+                        if launcher.is_some() {
+                            "rmarun -n 4"
+                        } else {
+                            "threads"
+                        }
+                    );
                 }
             }
         }

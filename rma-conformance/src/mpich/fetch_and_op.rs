@@ -19,8 +19,8 @@
 //! Adapted: the MPICH test wraps every call in an exclusive lock only to get an epoch;
 //! here each phase is one fence epoch (the per-rank resets happen between fences). Its
 //! lock-all and lock-all+flush all-to-all phases, being the fence phase with a
-//! different epoch, are not repeated. Integer sums wrap (the 8-bit types wrap in the
-//! contention phase), so expected values are computed with wrapping arithmetic; every
+//! different epoch, are not repeated. Integer sums wrap (the 8-bit counts here
+//! overflow), so expected values are computed with wrapping arithmetic; every
 //! float value involved is a small integer, hence exact.
 
 use rma_win::{Assert, Equivalence, Info, Op, Rank, Result, Window, World};
@@ -66,21 +66,9 @@ impl Elem for f64 {
 }
 
 /// Calls per rank in the self, neighbour and contention phases.
-const ITER: i64 = 1000;
+const ITER: i64 = 5000;
 /// Rounds of the all-to-all phase (two fences each).
-const ROUNDS: i64 = 50;
-
-fn encode<T: Elem>(values: &[T]) -> Vec<u8> {
-    rma_win::Equivalence::datatype(); // keep the trait in scope for readers
-    values.iter().flat_map(|v| v.key().to_le_bytes()).collect()
-}
-
-fn decode(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect()
-}
+const ROUNDS: i64 = 100;
 
 /// Between fences: sets this rank's whole window to `v`.
 fn reset<T: Elem>(win: &Window<'_>, n: usize, v: T) -> Result<()> {
@@ -114,7 +102,10 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     win.fence(Assert::NONE)?;
     let got = win.local_vec::<T>()?;
     assert_eq!(got[0], T::of(ITER), "neighbour: final value");
-    assert!(got[1..].iter().all(|v| *v == T::of(0)), "neighbour: other elements {got:?}");
+    assert!(
+        got[1..].iter().all(|v| *v == T::of(0)),
+        "neighbour: other elements {got:?}"
+    );
     reset(&win, n, T::of(0))?;
 
     // contention
@@ -128,17 +119,24 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     win.fence(Assert::NONE)?;
     let total = ITER * (n as i64 - 1);
     if me == 0 {
-        assert_eq!(win.local_vec::<T>()?[0], T::of(total), "contention: final value");
+        assert_eq!(
+            win.local_vec::<T>()?[0],
+            T::of(total),
+            "contention: final value"
+        );
     }
-    let mut all: Vec<u64> = world
-        .allgather(&encode(&fetched))?
-        .iter()
-        .flat_map(|b| decode(b))
+    let mut all: Vec<u64> = super::gather_all(world, info, &fetched, ITER as usize)?
+        .into_iter()
+        .flatten()
+        .map(T::key)
         .collect();
     all.sort_unstable();
     let mut want: Vec<u64> = (0..total).map(|k| T::of(k).key()).collect();
     want.sort_unstable();
-    assert!(all == want, "contention: the fetched values are not 0..{total} each once");
+    assert!(
+        all == want,
+        "contention: the fetched values are not 0..{total} each once"
+    );
     reset(&win, n, T::of(0))?;
 
     // all-to-all, one fence epoch per round
@@ -152,7 +150,11 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
         }
         win.fence(Assert::NOSUCCEED)?;
         for (j, r) in results.iter().enumerate() {
-            assert_eq!(*r, T::of(i * me as i64), "all-to-all round {i}: from rank {j}");
+            assert_eq!(
+                *r,
+                T::of(i * me as i64),
+                "all-to-all round {i}: from rank {j}"
+            );
         }
     }
     let got = win.local_vec::<T>()?;
@@ -171,7 +173,10 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     }
     win.fence(Assert::NONE)?;
     let got = win.local_vec::<T>()?;
-    assert!(got.iter().all(|v| *v == T::of(me as i64)), "NO_OP changed the window: {got:?}");
+    assert!(
+        got.iter().all(|v| *v == T::of(me as i64)),
+        "NO_OP changed the window: {got:?}"
+    );
     win.free()
 }
 

@@ -40,9 +40,16 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     if me == 1 {
         for i in 0..N - 1 {
             assert_eq!(mine[i], i as i32, "rank 1 fetched element {i}");
-            assert_eq!(window[i], i as i32, "rank 1 window element {i} (put by rank 0)");
+            assert_eq!(
+                window[i], i as i32,
+                "rank 1 window element {i} (put by rank 0)"
+            );
         }
-        assert_eq!(window[N - 1], -4 * (N as i32 - 1), "rank 1 last element untouched");
+        assert_eq!(
+            window[N - 1],
+            -4 * (N as i32 - 1),
+            "rank 1 last element untouched"
+        );
     } else {
         for (i, v) in window.iter().enumerate().take(N - 1) {
             assert_eq!(*v, i as i32, "rank 0 window element {i} untouched");

@@ -17,7 +17,9 @@ fn initial(i: usize, j: usize) -> i32 {
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();
-    let matrix: Vec<i32> = (0..ROWS * COLS).map(|k| initial(k / COLS, k % COLS)).collect();
+    let matrix: Vec<i32> = (0..ROWS * COLS)
+        .map(|k| initial(k / COLS, k % COLS))
+        .collect();
     let mut win = Window::allocate::<i32>(world, if me == 1 { ROWS * COLS } else { 0 }, info)?;
     if me == 1 {
         win.write_local(0, &matrix)?;
@@ -26,7 +28,8 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     if me == 0 {
         let int = Datatype::of::<i32>();
         let column = Datatype::vector(ROWS, 1, COLS as isize, &int)?;
-        let mut transposed = Datatype::hvector(COLS, 1, std::mem::size_of::<i32>() as isize, &column)?;
+        let mut transposed =
+            Datatype::hvector(COLS, 1, std::mem::size_of::<i32>() as isize, &column)?;
         transposed.commit();
         win.accumulate_with(
             Buffer::of(&matrix),

@@ -184,10 +184,10 @@ pub(crate) fn get_accumulate_derived_result(world: &World, info: &Info) -> Resul
     win.fence(Assert::NONE)?;
     if me == 1 {
         let local: Vec<f64> = win.local_vec()?;
-        for i in 0..64 {
+        for (i, v) in local.iter().enumerate() {
             let bumped = target_slots.contains(&i);
             assert_eq!(
-                local[i],
+                *v,
                 (i * 2) as f64 + if bumped { 1.0 } else { 0.0 },
                 "element {i}"
             );

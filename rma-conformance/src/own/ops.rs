@@ -33,7 +33,7 @@ pub(crate) fn value(basic: BasicType, seed: u64) -> Vec<u8> {
             b[off..off + 4].copy_from_slice(&((seed % 5) as i32).to_ne_bytes());
             b
         }
-        _ => (x as u64).to_ne_bytes()[..size].to_vec(),
+        _ => x.to_ne_bytes()[..size].to_vec(),
     }
 }
 
