@@ -17,9 +17,17 @@ pub struct AtomicTransport {
 }
 
 impl AtomicTransport {
-    /// The transport over `mem`.
-    pub fn new(mem: Arc<WindowMemory>) -> AtomicTransport {
-        AtomicTransport { mem }
+    /// The transport over `mem`; an error of class RMA_FLAVOR if this rank cannot reach
+    /// every rank's memory directly (a window over private memory across processes).
+    pub fn new(mem: Arc<WindowMemory>) -> Result<AtomicTransport> {
+        if !mem.direct() {
+            return Err(rma_core::Error::Flavor {
+                reason: "the atomic transport cannot reach memory other processes own privately; \
+                         use the queued transport (or allocate the window in shared memory)"
+                    .into(),
+            });
+        }
+        Ok(AtomicTransport { mem })
     }
 
     /// The window memory it reaches.

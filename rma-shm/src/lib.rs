@@ -26,13 +26,18 @@
 
 mod atomic;
 pub mod launch;
+mod queued;
+pub mod ring;
 pub mod segment;
+mod sync;
 mod sys;
 mod winmem;
 mod world;
 
 pub use atomic::AtomicTransport;
-pub use winmem::{Flavor, WindowMemory};
+pub use queued::QueuedTransport;
+pub use winmem::{Flavor, MemoryOptions, WindowMemory};
 pub use world::{
-    run_threads, LaunchMode, World, ENV_RANK, ENV_SIZE, ENV_WORLD, GATHER_BYTES, MAX_RANKS,
+    run_threads, LaunchMode, Liveness, World, ENV_RANK, ENV_SIZE, ENV_WORLD, GATHER_BYTES,
+    MAX_RANKS,
 };

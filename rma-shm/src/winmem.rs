@@ -1,8 +1,10 @@
-//! Window memory: one segment per rank holding a small control area (header and the
-//! stripe-lock table of the atomic kernels) and, for allocated windows, the data; every
-//! rank maps every peer's segment. Layouts are `#[repr(C)]`, hold offsets not
-//! addresses, and are validated when a peer's segment is opened.
+//! Window memory: one segment per rank holding a control area (header, the stripe-lock
+//! table of the atomic kernels, and, for queued windows, the rings and counters of the
+//! queued transport) and, for allocated windows, the data; every rank maps every peer's
+//! segment. Layouts are `#[repr(C)]`, hold offsets not addresses, and are validated
+//! when a peer's segment is opened.
 
+use crate::ring::{RingCtl, CAP, CTL_LEN};
 use crate::segment::Segment;
 use crate::world::{LaunchMode, World};
 use rma_core::{Error, Rank, Result};
@@ -12,12 +14,16 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 const MAGIC: u64 = 0x726d_615f_7769_6e64; // "rma_wind"
 /// Stripe locks per window segment (for 16-byte elements).
 const STRIPES: usize = 1024;
-const HEADER_LEN: usize = 64;
+const HEADER_LEN: usize = 128;
 const STRIPES_OFFSET: usize = 4096;
-/// Where the data starts in an allocated window's segment (page-aligned).
-const DATA_OFFSET: usize = 16384;
-const _: () = assert!(STRIPES_OFFSET + STRIPES * 4 <= DATA_OFFSET);
+/// Where the queue area starts (page-aligned).
+const QUEUE_OFFSET: usize = 8192;
+const _: () = assert!(STRIPES_OFFSET + STRIPES * 4 <= QUEUE_OFFSET);
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_LEN);
+const PAGE: usize = 4096;
+const RING_LEN: usize = CTL_LEN + CAP;
+const PAIR_LEN: usize = 64;
+const BELL_LEN: usize = 64;
 
 #[repr(C)]
 struct Header {
@@ -26,6 +32,45 @@ struct Header {
     data_len: AtomicU64,
     disp_unit: AtomicU64,
     stripes: AtomicU64,
+    queue_offset: AtomicU64,
+    queue_len: AtomicU64,
+    ranks: AtomicU64,
+}
+
+/// The target's doorbell: origins ring it after enqueuing; its progress engine sleeps
+/// on it.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub(crate) struct Doorbell {
+    pub(crate) bell: AtomicU32,
+    pub(crate) sleeping: AtomicU32,
+    /// Set when the owner's window is gone: origins waiting on it give up.
+    pub(crate) closed: AtomicU32,
+}
+
+/// Per (origin, target) completion state, in the target's segment, slot `origin`.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub(crate) struct PairCtl {
+    /// The sequence number of the last operation from `origin` fully applied.
+    pub(crate) applied: AtomicU64,
+    /// Bumped when `applied` changes (the origin's futex word).
+    pub(crate) signal: AtomicU32,
+    /// Set by an origin about to sleep on `signal`.
+    pub(crate) waiting: AtomicU32,
+    /// Set if a message from `origin` was rejected as malformed.
+    pub(crate) rejected: AtomicU32,
+}
+
+const _: () = assert!(std::mem::size_of::<Doorbell>() == BELL_LEN);
+const _: () = assert!(std::mem::size_of::<PairCtl>() == PAIR_LEN);
+
+/// Bytes of the queue area for `ranks` ranks: doorbell, pair slots, request rings
+/// (incoming, one per origin) and reply rings (incoming, one per target).
+fn queue_len(ranks: usize) -> Option<usize> {
+    let rings = ranks.checked_mul(2)?.checked_mul(RING_LEN)?;
+    let raw = BELL_LEN + ranks.checked_mul(PAIR_LEN)? + rings;
+    raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
 }
 
 /// How a window's memory was obtained.
@@ -42,6 +87,8 @@ pub enum Flavor {
 struct Peer {
     /// Keeps the mapping alive.
     seg: Segment,
+    /// The data, or null where this rank cannot reach it (another process's private
+    /// memory).
     data: *mut u8,
     len: usize,
     disp_unit: usize,
@@ -52,19 +99,21 @@ struct Peer {
 pub struct WindowMemory {
     rank: usize,
     flavor: Flavor,
+    queues: bool,
+    direct: bool,
     peers: Vec<Peer>,
 }
 
 // SAFETY: the raw pointers point into mappings owned by `peers[*].seg` (or, for created
-// windows in thread mode, into a buffer the Window borrows for its whole life); all
-// access through them follows the kernels' contracts, and the mappings are valid from
-// any thread.
+// windows, into buffers their owners lend for the window's whole life); all access
+// through them follows the kernels' contracts, and the mappings are valid from any
+// thread.
 unsafe impl Send for WindowMemory {}
-// SAFETY: as above; no method hands out references to the mapped memory.
+// SAFETY: as above; no method hands out references to the mapped data bytes.
 unsafe impl Sync for WindowMemory {}
 
 fn header(seg: &Segment) -> &Header {
-    // SAFETY: every window segment is at least DATA_OFFSET bytes and page-aligned;
+    // SAFETY: every window segment is at least QUEUE_OFFSET bytes and page-aligned;
     // Header holds only atomics, so a shared reference is sound while peers update it.
     unsafe { &*seg.as_ptr().cast::<Header>() }
 }
@@ -99,18 +148,30 @@ fn decode(b: &[u8]) -> Option<(bool, usize, usize, usize)> {
     Some((b[0] == 1, word(0), word(1), word(2)))
 }
 
+/// What a window needs besides its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryOptions {
+    /// Rings and counters for the queued transport.
+    pub queues: bool,
+}
+
 impl WindowMemory {
     /// Collectively allocates a window of `len` bytes on this rank in a shared segment
     /// (MPI_Win_allocate). Every rank must call it; if any rank fails, all return an
     /// error (this rank's own, or one naming the failed rank).
-    pub fn allocate(world: &World, len: usize, disp_unit: usize) -> Result<WindowMemory> {
-        Self::build(world, Flavor::Allocate, len, disp_unit, None)
+    pub fn allocate(
+        world: &World,
+        len: usize,
+        disp_unit: usize,
+        opts: MemoryOptions,
+    ) -> Result<WindowMemory> {
+        Self::build(world, Flavor::Allocate, len, disp_unit, None, opts)
     }
 
     /// Collectively creates a window over `len` bytes at `ptr`, memory this rank owns
-    /// (MPI_Win_create). The atomic transport reaches such memory only when the ranks
-    /// share an address space (thread launch mode); across processes this returns an
-    /// error of class RMA_FLAVOR on every rank.
+    /// (MPI_Win_create). With ranks as threads every rank can reach it directly; with
+    /// ranks as processes only its owner can ([`WindowMemory::direct`] is false), so
+    /// such a window needs the queued transport (`opts.queues`).
     ///
     /// # Safety
     /// `ptr` must be valid for reads and writes of `len` bytes for the whole life of the
@@ -121,16 +182,9 @@ impl WindowMemory {
         ptr: *mut u8,
         len: usize,
         disp_unit: usize,
+        opts: MemoryOptions,
     ) -> Result<WindowMemory> {
-        if world.mode() == LaunchMode::Processes {
-            return Err(Error::Flavor {
-                reason: "a window created over memory a process owns privately cannot be reached by the \
-                         atomic transport from other processes; allocate the window (Window::allocate) so \
-                         it lives in shared memory"
-                    .into(),
-            });
-        }
-        Self::build(world, Flavor::Create, len, disp_unit, Some(ptr))
+        Self::build(world, Flavor::Create, len, disp_unit, Some(ptr), opts)
     }
 
     fn build(
@@ -139,13 +193,22 @@ impl WindowMemory {
         len: usize,
         disp_unit: usize,
         user: Option<*mut u8>,
+        opts: MemoryOptions,
     ) -> Result<WindowMemory> {
         let id = world.next_object_id();
-        let rank = world.rank();
+        let (rank, ranks) = (world.rank(), world.size());
         let name_of = |r: usize| format!("{}-w{id}-r{r}", world.name());
+        let qlen = if opts.queues {
+            queue_len(ranks)
+        } else {
+            Some(0)
+        };
+        let data_offset = qlen
+            .and_then(|q| QUEUE_OFFSET.checked_add(q))
+            .map(|end| end.max(QUEUE_OFFSET + PAGE));
         let seg_len = match flavor {
-            Flavor::Allocate => DATA_OFFSET.checked_add(len),
-            Flavor::Create => Some(DATA_OFFSET),
+            Flavor::Allocate => data_offset.and_then(|d| d.checked_add(len)),
+            Flavor::Create => data_offset,
         };
         let mine = if disp_unit == 0 {
             Err(Error::InvalidDispUnit { disp_unit })
@@ -156,17 +219,20 @@ impl WindowMemory {
                 })
                 .and_then(|l| Segment::create(&name_of(rank), l))
         };
-        if let Ok(seg) = &mine {
+        if let (Ok(seg), Some(doff), Some(q)) = (&mine, data_offset, qlen) {
             let h = header(seg);
-            let data_offset = if flavor == Flavor::Allocate {
-                DATA_OFFSET
-            } else {
-                0
-            };
-            h.data_offset.store(data_offset as u64, Ordering::Relaxed);
+            let stored_data_offset = if flavor == Flavor::Allocate { doff } else { 0 };
+            h.data_offset
+                .store(stored_data_offset as u64, Ordering::Relaxed);
             h.data_len.store(len as u64, Ordering::Relaxed);
             h.disp_unit.store(disp_unit as u64, Ordering::Relaxed);
             h.stripes.store(STRIPES as u64, Ordering::Relaxed);
+            h.queue_offset.store(
+                if opts.queues { QUEUE_OFFSET as u64 } else { 0 },
+                Ordering::Relaxed,
+            );
+            h.queue_len.store(q as u64, Ordering::Relaxed);
+            h.ranks.store(ranks as u64, Ordering::Relaxed);
             h.magic.store(MAGIC, Ordering::Release);
         }
         let addr = user.map(|p| p as usize).unwrap_or(0);
@@ -203,11 +269,18 @@ impl WindowMemory {
                 reason: "it could not create its part of the window".into(),
             });
         }
+        let direct = flavor == Flavor::Allocate || world.mode() == LaunchMode::Threads;
         let mut peers = Vec::with_capacity(infos.len());
         let mut failure = None;
         for (r, &(_, plen, pdu, paddr)) in infos.iter().enumerate() {
-            match Segment::open(&name_of(r), DATA_OFFSET)
-                .and_then(|seg| Self::peer(seg, flavor, plen, pdu, paddr))
+            let reach = if r == rank {
+                user.map(|p| p as usize).unwrap_or(paddr)
+            } else {
+                paddr
+            };
+            let reach = if direct || r == rank { reach } else { 0 };
+            match Segment::open(&name_of(r), QUEUE_OFFSET + PAGE)
+                .and_then(|seg| Self::peer(seg, flavor, plen, pdu, reach, ranks, opts))
             {
                 Ok(p) => peers.push(p),
                 Err(e) => {
@@ -231,6 +304,8 @@ impl WindowMemory {
         Ok(WindowMemory {
             rank,
             flavor,
+            queues: opts.queues,
+            direct,
             peers,
         })
     }
@@ -242,6 +317,8 @@ impl WindowMemory {
         len: usize,
         disp_unit: usize,
         addr: usize,
+        ranks: usize,
+        opts: MemoryOptions,
     ) -> Result<Peer> {
         let h = header(&seg);
         let corrupt = |what: &str| Error::Internal {
@@ -250,18 +327,31 @@ impl WindowMemory {
         if h.magic.load(Ordering::Acquire) != MAGIC {
             return Err(corrupt("bad magic"));
         }
+        let word = |a: &AtomicU64| a.load(Ordering::Relaxed) as usize;
         let (off, dlen, du, st) = (
-            h.data_offset.load(Ordering::Relaxed) as usize,
-            h.data_len.load(Ordering::Relaxed) as usize,
-            h.disp_unit.load(Ordering::Relaxed) as usize,
-            h.stripes.load(Ordering::Relaxed) as usize,
+            word(&h.data_offset),
+            word(&h.data_len),
+            word(&h.disp_unit),
+            word(&h.stripes),
         );
-        if dlen != len || du != disp_unit || st != STRIPES {
+        let (qoff, qlen, n) = (word(&h.queue_offset), word(&h.queue_len), word(&h.ranks));
+        if dlen != len || du != disp_unit || st != STRIPES || n != ranks {
             return Err(corrupt("header disagrees with the creation record"));
+        }
+        if opts.queues {
+            let expect = queue_len(ranks).ok_or_else(|| corrupt("queue area size overflows"))?;
+            if qoff != QUEUE_OFFSET
+                || qlen != expect
+                || qoff.checked_add(qlen).is_none_or(|e| e > seg.len())
+            {
+                return Err(corrupt("queue area outside the segment"));
+            }
         }
         let data = match flavor {
             Flavor::Allocate => {
-                if off != DATA_OFFSET || off.checked_add(len).is_none_or(|end| end > seg.len()) {
+                if off < QUEUE_OFFSET + qlen
+                    || off.checked_add(len).is_none_or(|end| end > seg.len())
+                {
                     return Err(corrupt("data area outside the segment"));
                 }
                 // SAFETY: off + len <= seg.len(), checked just above.
@@ -287,6 +377,17 @@ impl WindowMemory {
         self.flavor
     }
 
+    /// Whether every rank can reach every rank's data directly (false for a window
+    /// created over private memory with ranks as processes).
+    pub fn direct(&self) -> bool {
+        self.direct
+    }
+
+    /// Whether the segments hold the queued transport's rings.
+    pub fn has_queues(&self) -> bool {
+        self.queues
+    }
+
     /// The window size of `rank` in bytes.
     pub fn len_of(&self, rank: usize) -> usize {
         self.peers[rank].len
@@ -302,7 +403,8 @@ impl WindowMemory {
         self.peers.len()
     }
 
-    /// The first data byte of `rank`'s window in this rank's mapping.
+    /// The first data byte of `rank`'s window in this rank's mapping (null where this
+    /// rank cannot reach it).
     pub(crate) fn data_ptr(&self, rank: usize) -> *mut u8 {
         self.peers[rank].data
     }
@@ -315,12 +417,57 @@ impl WindowMemory {
         }
     }
 
+    fn queue_base(&self, rank: usize) -> *mut u8 {
+        assert!(
+            self.queues,
+            "rma-shm: queue area of a window without queues"
+        );
+        // SAFETY: validated at creation: QUEUE_OFFSET + queue_len <= segment length.
+        unsafe { self.peers[rank].seg.as_ptr().add(QUEUE_OFFSET) }
+    }
+
+    /// The doorbell of `rank`.
+    pub(crate) fn doorbell(&self, rank: usize) -> &Doorbell {
+        // SAFETY: the doorbell is the first 64 bytes of the queue area (inside the
+        // segment, 64-aligned) and holds only atomics.
+        unsafe { &*self.queue_base(rank).cast::<Doorbell>() }
+    }
+
+    /// The completion slot of `origin` in `target`'s segment.
+    pub(crate) fn pair(&self, target: usize, origin: usize) -> &PairCtl {
+        assert!(origin < self.ranks(), "rma-shm: pair index out of range");
+        // SAFETY: slot `origin` < ranks lies inside the queue area (queue_len), is
+        // 64-aligned and holds only atomics.
+        unsafe {
+            &*self
+                .queue_base(target)
+                .add(BELL_LEN + origin * PAIR_LEN)
+                .cast::<PairCtl>()
+        }
+    }
+
+    /// Ring `index` of `owner`'s segment: request rings are `0..ranks` (from each
+    /// origin), reply rings `ranks..2*ranks` (from each target). Returns the control
+    /// block and the data area's first byte.
+    pub(crate) fn ring(&self, owner: usize, index: usize) -> (&RingCtl, *mut u8) {
+        let n = self.ranks();
+        assert!(index < 2 * n, "rma-shm: ring index out of range");
+        let off = BELL_LEN + n * PAIR_LEN + index * RING_LEN;
+        // SAFETY: ring `index` < 2 * ranks lies inside the queue area (queue_len); its
+        // control block is 64-aligned (BELL_LEN, PAIR_LEN and RING_LEN are multiples
+        // of 64) and holds only atomics and padding; the data area follows it.
+        unsafe {
+            let base = self.queue_base(owner).add(off);
+            (&*base.cast::<RingCtl>(), base.add(CTL_LEN))
+        }
+    }
+
     /// Copies `out.len()` bytes at byte `offset` of this rank's own window into `out`.
     pub fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         self.check_local(offset, out.len())?;
-        // SAFETY: bounds checked; a plain copy out of the mapping (racing writes by
-        // peers are an MPI-erroneous program and yield unspecified bytes, never an
-        // out-of-bounds access).
+        // SAFETY: bounds checked; this rank's own data is always reachable; a plain
+        // copy out of the mapping (racing writes by peers are an MPI-erroneous program
+        // and yield unspecified bytes, never an out-of-bounds access).
         unsafe {
             std::ptr::copy_nonoverlapping(
                 self.data_ptr(self.rank).add(offset),

@@ -291,6 +291,21 @@ pub(crate) fn wait_until(
     }
 }
 
+/// Checks whether this rank's peers are alive; cheap to clone, usable from any thread.
+#[derive(Clone, Debug)]
+pub struct Liveness {
+    ctl: Arc<Control>,
+    rank: usize,
+    mode: LaunchMode,
+}
+
+impl Liveness {
+    /// `Err(ProcFailed)` naming the first peer found dead or gone.
+    pub fn check(&self) -> Result<()> {
+        self.ctl.check_peers(self.rank, self.mode)
+    }
+}
+
 /// One rank's handle on its world.
 ///
 /// A `World` is owned by one rank (one process, or one thread in thread mode); it is
@@ -444,6 +459,16 @@ impl World {
     /// Checks that every peer is still alive.
     pub fn check_peers(&self) -> Result<()> {
         self.ctl.check_peers(self.rank, self.mode)
+    }
+
+    /// A handle that checks the peers' liveness from any thread (for progress engines
+    /// and transports that wait on peers).
+    pub fn liveness(&self) -> Liveness {
+        Liveness {
+            ctl: self.ctl.clone(),
+            rank: self.rank,
+            mode: self.mode,
+        }
     }
 
     /// Marks this rank as finished: peers still waiting for it get an error instead of

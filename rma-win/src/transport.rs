@@ -5,25 +5,27 @@
 //! dispatch here is a `match`, as crossbeam-channel does for its flavors.)
 
 use rma_core::{Access, BasicType, Error, Op, Rank, Result, Transport, WinInfo};
-use rma_shm::{AtomicTransport, WindowMemory};
+use rma_shm::{AtomicTransport, Liveness, QueuedTransport, WindowMemory};
 use std::sync::Arc;
 
 /// Environment variable choosing the transport of windows whose info does not name one.
 pub const ENV_TRANSPORT: &str = "RMA_TRANSPORT";
 
 /// The transports this build offers.
-pub const TRANSPORTS: &[&str] = &["atomic"];
+pub const TRANSPORTS: &[&str] = &["atomic", "queued"];
 
 /// The transport a window uses.
 #[derive(Debug)]
 pub(crate) enum AnyTransport {
     Atomic(AtomicTransport),
+    Queued(QueuedTransport),
 }
 
 macro_rules! dispatch {
     ($self:expr, $t:ident => $call:expr) => {
         match $self {
             AnyTransport::Atomic($t) => $call,
+            AnyTransport::Queued($t) => $call,
         }
     };
 }
@@ -46,9 +48,14 @@ pub fn chosen_transport(info: &WinInfo) -> Result<String> {
 }
 
 impl AnyTransport {
-    pub(crate) fn new(name: &str, mem: Arc<WindowMemory>) -> Result<AnyTransport> {
+    pub(crate) fn new(
+        name: &str,
+        mem: Arc<WindowMemory>,
+        liveness: Liveness,
+    ) -> Result<AnyTransport> {
         match name {
-            "atomic" => Ok(AnyTransport::Atomic(AtomicTransport::new(mem))),
+            "atomic" => Ok(AnyTransport::Atomic(AtomicTransport::new(mem)?)),
+            "queued" => Ok(AnyTransport::Queued(QueuedTransport::new(mem, liveness)?)),
             other => Err(Error::UnknownTransport {
                 name: other.to_owned(),
                 available: TRANSPORTS.join(", "),

@@ -9,7 +9,7 @@ use rma_core::{
 };
 use rma_datatype::{Datatype, Equivalence};
 use rma_ops::atomic::atomic_align;
-use rma_shm::{Flavor, WindowMemory, World};
+use rma_shm::{Flavor, LaunchMode, MemoryOptions, WindowMemory, World};
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -90,7 +90,10 @@ impl<'w> Window<'w> {
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_allocate", len, disp_unit).entered();
         let (info, name) = Self::parse_info(info)?;
-        let mem = Arc::new(WindowMemory::allocate(world, len, disp_unit)?);
+        let opts = MemoryOptions {
+            queues: name == "queued",
+        };
+        let mem = Arc::new(WindowMemory::allocate(world, len, disp_unit, opts)?);
         Self::finish(world, mem, info, &name)
     }
 
@@ -99,16 +102,20 @@ impl<'w> Window<'w> {
     /// is dropped; meanwhile read and write it through [`Window::read_local`] and
     /// [`Window::write_local`].
     ///
-    /// With ranks as processes the atomic transport cannot reach another process's
-    /// private memory: every rank gets an error of class RMA_FLAVOR (use
-    /// [`Window::allocate`]). With ranks as threads it works.
+    /// With ranks as processes no other process can reach this memory directly, so the
+    /// window uses the queued transport whatever was asked (DESIGN.md decision 6, as
+    /// MPICH does); [`Window::info`] reports the transport in effect. With ranks as
+    /// threads every transport works.
     pub fn create<T: Equivalence>(
         world: &'w World,
         buf: &'w mut [T],
         info: &Info,
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_create", len = std::mem::size_of_val(buf)).entered();
-        let (info, name) = Self::parse_info(info)?;
+        let (info, mut name) = Self::parse_info(info)?;
+        if world.mode() == LaunchMode::Processes {
+            name = "queued".to_owned();
+        }
         let disp_unit = std::mem::size_of::<T>().max(1);
         let bytes = rma_datatype::bytes_of_mut(buf).ok_or_else(|| {
             Error::arg(format!(
@@ -116,11 +123,15 @@ impl<'w> Window<'w> {
                 std::any::type_name::<T>()
             ))
         })?;
+        let opts = MemoryOptions {
+            queues: name == "queued",
+        };
         // SAFETY: `bytes` is exclusively borrowed for 'w, which the returned Window
         // holds (PhantomData<&'w mut [u8]>), so the memory stays valid and is reached
         // only through the window while it lives.
-        let mem =
-            unsafe { WindowMemory::create(world, bytes.as_mut_ptr(), bytes.len(), disp_unit)? };
+        let mem = unsafe {
+            WindowMemory::create(world, bytes.as_mut_ptr(), bytes.len(), disp_unit, opts)?
+        };
         Self::finish(world, Arc::new(mem), info, &name)
     }
 
@@ -136,7 +147,7 @@ impl<'w> Window<'w> {
         mut info: WinInfo,
         name: &str,
     ) -> Result<Window<'w>> {
-        let transport = AnyTransport::new(name, mem.clone())?;
+        let transport = AnyTransport::new(name, mem.clone(), world.liveness())?;
         info.transport = Some(transport.name().to_owned());
         Ok(Window {
             world,

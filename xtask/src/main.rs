@@ -24,7 +24,7 @@ struct Group {
 }
 
 /// The transports the conformance suite is stamped out for (rma-win's `TRANSPORTS`).
-const TRANSPORTS: &[&str] = &["atomic"];
+const TRANSPORTS: &[&str] = &["atomic", "queued"];
 /// The launch modes.
 const MODES: &[&str] = &["threads", "processes"];
 /// The examples, each run plainly (threads) and under rmarun.

@@ -1,0 +1,981 @@
+//! The queued transport: active messages. The origin enqueues each call (header, target
+//! runs, payload) on a ring in shared memory toward the target; the target's progress
+//! engine applies it to its own memory with the same atomic kernels and lock table as
+//! the atomic transport (one atomicity domain, DESIGN.md decision 3) and replies with
+//! fetched data on a ring toward the origin.
+//!
+//! - **Rings.** One request ring per (origin, target) pair, in the target's segment, and
+//!   one reply ring per pair, in the origin's. Each is single-producer single-consumer;
+//!   a per-origin drain lock in the target keeps one consumer at a time, so requests
+//!   from one origin are applied in the order they were sent (strict
+//!   `accumulate_ordering` holds for every setting).
+//! - **Streaming.** A call whose runs and payload exceed one record travels as several
+//!   self-contained chunks (runs with their payload); target layouts of any size and
+//!   payloads of any length stream through a fixed-size ring.
+//! - **Progress.** Each rank runs a progress thread per queued window that drains its
+//!   request rings; it spins briefly, then sleeps on the rank's doorbell (a futex),
+//!   and origins ring it after enqueuing. Every wait of the origin (ring space, replies,
+//!   flush) also drains this rank's own request rings, so progress never depends on
+//!   the progress thread being scheduled.
+//! - **Completion.** Puts and accumulates return once enqueued; `flush(target)` waits
+//!   until the target reports the origin's last call applied. Gets and fetching calls
+//!   return with their results.
+//! - **Hostile input.** Every header, run and length read from a ring is validated
+//!   against the window before use; a malformed message is rejected (the origin's
+//!   next flush or fetch returns an error) and never causes an access outside the
+//!   window.
+
+use crate::ring::{Ring, RingCtl, RingMem, CAP};
+use crate::sys;
+use crate::winmem::WindowMemory;
+use crate::world::Liveness;
+use rma_core::{Access, BasicType, Error, Layout, Op, Rank, Result, RmaCall, Run, Transport};
+use rma_ops::atomic::{self, atomic_align};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+const TAG_PUT: u32 = 1;
+const TAG_GET: u32 = 2;
+const TAG_ACC: u32 = 3;
+const TAG_GACC: u32 = 4;
+const TAG_FOP: u32 = 5;
+const TAG_CAS: u32 = 6;
+const TAG_REPLY: u32 = 16;
+const TAG_REJECT: u32 = 17;
+const HDR: usize = 32;
+const RUN: usize = 16;
+const FLAG_LAST: u8 = 1;
+
+/// A request chunk's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hdr {
+    pub(crate) seq: u64,
+    pub(crate) basic: u8,
+    pub(crate) op: u8,
+    pub(crate) flags: u8,
+    pub(crate) nruns: u32,
+    pub(crate) base: u64,
+    pub(crate) data_len: u32,
+}
+
+impl Hdr {
+    pub(crate) fn encode(&self) -> [u8; HDR] {
+        let mut b = [0u8; HDR];
+        b[..8].copy_from_slice(&self.seq.to_ne_bytes());
+        b[8] = self.basic;
+        b[9] = self.op;
+        b[10] = self.flags;
+        b[12..16].copy_from_slice(&self.nruns.to_ne_bytes());
+        b[16..24].copy_from_slice(&self.base.to_ne_bytes());
+        b[24..28].copy_from_slice(&self.data_len.to_ne_bytes());
+        b
+    }
+
+    pub(crate) fn decode(b: &[u8]) -> Option<Hdr> {
+        let b: &[u8; HDR] = b.get(..HDR)?.try_into().ok()?;
+        let u32_at = |i: usize| u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[i..i + 8]);
+            u64::from_ne_bytes(w)
+        };
+        Some(Hdr {
+            seq: u64_at(0),
+            basic: b[8],
+            op: b[9],
+            flags: b[10],
+            nruns: u32_at(12),
+            base: u64_at(16),
+            data_len: u32_at(24),
+        })
+    }
+}
+
+/// A validated request: what to do, where, with which bytes. Every run lies inside the
+/// target window (`start + len <= window_len`).
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    pub(crate) tag: u32,
+    pub(crate) hdr: Hdr,
+    pub(crate) basic: BasicType,
+    pub(crate) op: Op,
+    /// (absolute byte offset in the window, length)
+    pub(crate) runs: Vec<(usize, usize)>,
+    pub(crate) data: &'a [u8],
+    /// Bytes the reply carries (0 for put and accumulate).
+    pub(crate) reply_len: usize,
+}
+
+/// Decodes and validates one request record against a window of `window_len` bytes.
+/// Every failure is an error string; nothing is touched.
+pub(crate) fn decode_request(
+    tag: u32,
+    msg: &[u8],
+    window_len: usize,
+) -> std::result::Result<Request<'_>, String> {
+    let hdr = Hdr::decode(msg).ok_or("record shorter than a header")?;
+    if !matches!(
+        tag,
+        TAG_PUT | TAG_GET | TAG_ACC | TAG_GACC | TAG_FOP | TAG_CAS
+    ) {
+        return Err(format!("unknown request tag {tag}"));
+    }
+    let basic =
+        BasicType::from_u8(hdr.basic).ok_or_else(|| format!("unknown basic type {}", hdr.basic))?;
+    let op = Op::from_u8(hdr.op).ok_or_else(|| format!("unknown op {}", hdr.op))?;
+    let nruns = hdr.nruns as usize;
+    let runs_end = nruns
+        .checked_mul(RUN)
+        .and_then(|r| r.checked_add(HDR))
+        .ok_or("run count overflows")?;
+    let data_len = hdr.data_len as usize;
+    if runs_end.checked_add(data_len) != Some(msg.len()) {
+        return Err(format!(
+            "record of {} bytes does not hold {nruns} runs and {data_len} data bytes",
+            msg.len()
+        ));
+    }
+    let base = usize::try_from(hdr.base).map_err(|_| "base offset overflows")?;
+    let mut runs = Vec::with_capacity(nruns);
+    let mut total = 0usize;
+    for i in 0..nruns {
+        let r = &msg[HDR + i * RUN..HDR + (i + 1) * RUN];
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&r[..8]);
+        let off = i64::from_ne_bytes(w);
+        w.copy_from_slice(&r[8..]);
+        let len = u64::from_ne_bytes(w);
+        let start = (base as i128) + off as i128;
+        let end = start + len as i128;
+        if start < 0 || end > window_len as i128 {
+            return Err(format!(
+                "run [{start}, {end}) outside the window of {window_len} bytes"
+            ));
+        }
+        let (start, len) = (start as usize, len as usize);
+        total = total.checked_add(len).ok_or("run lengths overflow")?;
+        runs.push((start, len));
+    }
+    let atomic = matches!(tag, TAG_ACC | TAG_GACC | TAG_FOP | TAG_CAS);
+    if atomic {
+        let (size, align) = (basic.size(), atomic_align(basic));
+        if runs.iter().any(|&(s, l)| s % align != 0 || l % size != 0) {
+            return Err(format!("runs not aligned to whole {basic} elements"));
+        }
+        let call = match tag {
+            TAG_ACC => RmaCall::Accumulate,
+            TAG_GACC => RmaCall::GetAccumulate,
+            _ => RmaCall::FetchAndOp,
+        };
+        if tag == TAG_CAS {
+            rma_ops::check_cas_type(basic).map_err(|e| e.to_string())?;
+        } else {
+            rma_ops::check(op, basic, call).map_err(|e| e.to_string())?;
+        }
+        if matches!(tag, TAG_FOP | TAG_CAS) && (nruns != 1 || total != size) {
+            return Err("fetch_and_op and compare_and_swap take exactly one element".into());
+        }
+    }
+    let expect_data = match tag {
+        TAG_PUT | TAG_ACC => total,
+        TAG_GET => 0,
+        TAG_GACC | TAG_FOP if op == Op::NoOp => 0,
+        TAG_GACC | TAG_FOP => total,
+        _ => 2 * total, // CAS: origin and compare
+    };
+    if data_len != expect_data {
+        return Err(format!(
+            "{data_len} data bytes where {expect_data} are needed"
+        ));
+    }
+    let reply_len = if matches!(tag, TAG_PUT | TAG_ACC) {
+        0
+    } else {
+        total
+    };
+    Ok(Request {
+        tag,
+        hdr,
+        basic,
+        op,
+        runs,
+        data: &msg[runs_end..],
+        reply_len,
+    })
+}
+
+/// A ring's data area in a mapped segment.
+struct ShmRingMem(*mut u8);
+
+impl RingMem for ShmRingMem {
+    fn cap(&self) -> usize {
+        CAP
+    }
+    fn write(&self, off: usize, src: &[u8]) {
+        assert!(
+            off.checked_add(src.len()).is_some_and(|e| e <= CAP),
+            "rma-shm: ring write out of bounds"
+        );
+        // SAFETY: the data area is CAP bytes inside a live mapping (validated at window
+        // creation), the range is inside it (asserted), and the ring protocol gives the
+        // producer exclusive use of the bytes it writes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.0.add(off), src.len()) }
+    }
+    fn read(&self, off: usize, dst: &mut [u8]) {
+        assert!(
+            off.checked_add(dst.len()).is_some_and(|e| e <= CAP),
+            "rma-shm: ring read out of bounds"
+        );
+        // SAFETY: as in `write`; the consumer reads bytes the producer published.
+        unsafe { std::ptr::copy_nonoverlapping(self.0.add(off), dst.as_mut_ptr(), dst.len()) }
+    }
+}
+
+fn ring(mem: &WindowMemory, owner: usize, index: usize) -> Ring<'_, ShmRingMem> {
+    let (ctl, data) = mem.ring(owner, index);
+    Ring::new(ctl, ShmRingMem(data))
+}
+
+fn wake_consumer(ctl: &RingCtl) {
+    if ctl.consumer_waiting.load(Ordering::SeqCst) != 0 {
+        sys::futex_wake_all(&ctl.pushed);
+    }
+}
+
+fn wake_producer(ctl: &RingCtl) {
+    if ctl.producer_waiting.load(Ordering::SeqCst) != 0 {
+        sys::futex_wake_all(&ctl.popped);
+    }
+}
+
+/// The target side: applies requests from every origin to this rank's window.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    mem: Arc<WindowMemory>,
+    me: usize,
+    liveness: Liveness,
+    /// Per origin: the drain lock and its scratch buffer; `None` once that origin's
+    /// ring was found corrupt.
+    drains: Vec<Mutex<Option<Vec<u8>>>>,
+    stop: AtomicBool,
+}
+
+impl Engine {
+    /// Drains every request ring once; returns whether anything was applied.
+    ///
+    /// `helping` is set when a rank's own thread drives progress from inside one of
+    /// its calls: it then takes a request only when the reply ring toward its origin
+    /// has room for any reply, so it never blocks (its own replies may be what it
+    /// would wait for).
+    pub(crate) fn poll_once(&self, helping: bool) -> bool {
+        let mut did = false;
+        for origin in 0..self.mem.ranks() {
+            let Ok(mut guard) = self.drains[origin].try_lock() else {
+                continue;
+            };
+            let Some(buf) = guard.as_mut() else { continue };
+            let r = ring(&self.mem, self.me, origin);
+            let replies = ring(&self.mem, origin, self.mem.ranks() + self.me);
+            // a bounded batch per origin, for fairness
+            for _ in 0..64 {
+                if helping && replies.free() < 2 * (replies.max_record() + 8) {
+                    break;
+                }
+                match r.try_pop(buf) {
+                    Ok(None) => break,
+                    Ok(Some(tag)) => {
+                        did = true;
+                        wake_producer(r.ctl());
+                        self.handle(origin, tag, buf);
+                    }
+                    Err(e) => {
+                        tracing::warn!(origin, error = ?e, "corrupt request ring; ignoring it from now on");
+                        self.reject(origin, None, &format!("{e:?}"));
+                        *guard = None;
+                        break;
+                    }
+                }
+            }
+        }
+        did
+    }
+
+    fn reject(&self, origin: usize, hdr: Option<Hdr>, why: &str) {
+        let pair = self.mem.pair(self.me, origin);
+        pair.rejected.store(1, Ordering::SeqCst);
+        if let Some(h) = hdr {
+            // a fetching origin is waiting for a reply: tell it now
+            let mut msg = h.seq.to_ne_bytes().to_vec();
+            msg.extend_from_slice(why.as_bytes().get(..200.min(why.len())).unwrap_or_default());
+            self.reply(origin, TAG_REJECT, &[&msg]);
+            if h.flags & FLAG_LAST != 0 {
+                pair.applied.fetch_max(h.seq, Ordering::SeqCst);
+            }
+        }
+        pair.signal.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake_all(&pair.signal);
+    }
+
+    fn handle(&self, origin: usize, tag: u32, msg: &[u8]) {
+        let window_len = self.mem.len_of(self.me);
+        let req = match decode_request(tag, msg, window_len) {
+            Ok(r) => r,
+            Err(why) => {
+                tracing::warn!(origin, why, "rejected a malformed request");
+                let fetching = matches!(tag, TAG_GET | TAG_GACC | TAG_FOP | TAG_CAS);
+                self.reject(origin, Hdr::decode(msg).filter(|_| fetching), &why);
+                return;
+            }
+        };
+        let mut reply = vec![0u8; 8 + req.reply_len];
+        reply[..8].copy_from_slice(&req.hdr.seq.to_ne_bytes());
+        self.apply(&req, &mut reply[8..]);
+        if req.reply_len > 0 || matches!(tag, TAG_GET | TAG_GACC) {
+            self.reply(origin, TAG_REPLY, &[&reply]);
+        }
+        if req.hdr.flags & FLAG_LAST != 0 {
+            let pair = self.mem.pair(self.me, origin);
+            pair.applied.store(req.hdr.seq, Ordering::SeqCst);
+            pair.signal.fetch_add(1, Ordering::SeqCst);
+            if pair.waiting.load(Ordering::SeqCst) != 0 {
+                sys::futex_wake_all(&pair.signal);
+            }
+        }
+    }
+
+    fn apply(&self, req: &Request<'_>, out: &mut [u8]) {
+        let base = self.mem.data_ptr(self.me);
+        let locks = self.mem.locks(self.me);
+        let carries = !req.data.is_empty() && req.tag != TAG_CAS;
+        let mut pos = 0usize;
+        for &(start, len) in &req.runs {
+            // SAFETY: `decode_request` checked start + len <= window length, and this
+            // rank's own data is always reachable from its own process.
+            let p = unsafe { base.add(start) };
+            let src: &[u8] = if carries {
+                &req.data[pos..pos + len]
+            } else {
+                &[]
+            };
+            let n = out.len();
+            let fetched = &mut out[pos.min(n)..(pos + len).min(n)];
+            // SAFETY (every arm): the run is inside the window (checked in
+            // `decode_request`); put and get are plain copies (conflicting concurrent
+            // accesses are MPI-erroneous and give unspecified bytes); the accumulate
+            // family's runs are aligned to whole elements (checked in `decode_request`)
+            // and every accumulate on this window goes through these kernels with this
+            // lock table and window-offset keys, as in the atomic transport.
+            unsafe {
+                match req.tag {
+                    TAG_PUT => std::ptr::copy_nonoverlapping(src.as_ptr(), p, len),
+                    TAG_GET => std::ptr::copy_nonoverlapping(p, fetched.as_mut_ptr(), len),
+                    TAG_ACC => atomic::accumulate(req.basic, req.op, p, start, &locks, src),
+                    TAG_GACC => {
+                        atomic::get_accumulate(req.basic, req.op, p, start, &locks, src, fetched)
+                    }
+                    TAG_FOP => {
+                        atomic::fetch_and_op(req.basic, req.op, p, start, &locks, src, fetched)
+                    }
+                    TAG_CAS => atomic::compare_and_swap(
+                        req.basic,
+                        p,
+                        start,
+                        &locks,
+                        &req.data[..len],
+                        &req.data[len..],
+                        fetched,
+                    ),
+                    _ => {}
+                }
+            }
+            pos += len;
+        }
+    }
+
+    /// Pushes a reply toward `origin`, waiting for space; drops it if the origin died
+    /// or the engine stops.
+    fn reply(&self, origin: usize, tag: u32, parts: &[&[u8]]) {
+        let r = ring(&self.mem, origin, self.mem.ranks() + self.me);
+        let mut spins = 0u32;
+        let mut last_check = Instant::now();
+        loop {
+            match r.try_push(tag, parts) {
+                Ok(true) => {
+                    wake_consumer(r.ctl());
+                    return;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(origin, error = ?e, "corrupt reply ring; dropping a reply");
+                    return;
+                }
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let ctl = r.ctl();
+            let seen = ctl.popped.load(Ordering::SeqCst);
+            ctl.producer_waiting.store(1, Ordering::SeqCst);
+            sys::futex_wait(&ctl.popped, seen, Duration::from_millis(1));
+            ctl.producer_waiting.store(0, Ordering::SeqCst);
+            if last_check.elapsed() > Duration::from_millis(20) {
+                last_check = Instant::now();
+                if self.liveness.check().is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn any_pending(&self) -> bool {
+        (0..self.mem.ranks()).any(|o| !ring(&self.mem, self.me, o).is_empty())
+    }
+
+    /// The progress thread: drain, spin briefly when idle, then sleep on the doorbell.
+    fn run(self: Arc<Self>) {
+        let bell = self.mem.doorbell(self.me);
+        let mut idle = 0u32;
+        while !self.stop.load(Ordering::Acquire) {
+            if self.poll_once(false) {
+                idle = 0;
+                continue;
+            }
+            idle += 1;
+            if idle < 100 {
+                std::hint::spin_loop();
+                continue;
+            }
+            if idle < 110 {
+                std::thread::yield_now();
+                continue;
+            }
+            let seen = bell.bell.load(Ordering::SeqCst);
+            bell.sleeping.store(1, Ordering::SeqCst);
+            if !self.any_pending() && !self.stop.load(Ordering::SeqCst) {
+                sys::futex_wait(&bell.bell, seen, Duration::from_millis(200));
+            }
+            bell.sleeping.store(0, Ordering::SeqCst);
+            idle = 90;
+        }
+    }
+}
+
+/// The queued transport over one window.
+#[derive(Debug)]
+pub struct QueuedTransport {
+    engine: Arc<Engine>,
+    progress: Option<JoinHandle<()>>,
+    /// Per target: the sequence number of the last call sent.
+    sent: Vec<AtomicU64>,
+    /// Serializes this rank's calls on the window (a window is used by one thread; this
+    /// keeps the rings single-producer even if that is violated).
+    calls: Mutex<()>,
+}
+
+impl QueuedTransport {
+    /// The transport over `mem` (which must have queues), with a progress thread.
+    pub fn new(mem: Arc<WindowMemory>, liveness: Liveness) -> Result<QueuedTransport> {
+        if !mem.has_queues() {
+            return Err(Error::Internal {
+                reason: "the queued transport needs a window created with queues".into(),
+            });
+        }
+        let n = mem.ranks();
+        let me = mem.rank();
+        let engine = Arc::new(Engine {
+            drains: (0..n)
+                .map(|_| Mutex::new(Some(Vec::with_capacity(CAP / 4))))
+                .collect(),
+            mem,
+            me,
+            liveness,
+            stop: AtomicBool::new(false),
+        });
+        let runner = engine.clone();
+        let progress = std::thread::Builder::new()
+            .name(format!("rma-progress-{me}"))
+            .spawn(move || runner.run())
+            .map_err(|e| Error::Os {
+                context: "starting the progress thread".into(),
+                source: e,
+            })?;
+        Ok(QueuedTransport {
+            engine,
+            progress: Some(progress),
+            sent: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            calls: Mutex::new(()),
+        })
+    }
+
+    fn mem(&self) -> &WindowMemory {
+        &self.engine.mem
+    }
+
+    fn index(&self, target: Rank) -> usize {
+        match target.index() {
+            Some(i) if i < self.mem().ranks() => i,
+            _ => panic!("rma-shm queued transport: target rank outside the window (rma-win should have refused it)"),
+        }
+    }
+
+    /// Waits until `ready()` holds, driving this rank's own engine, sleeping on `word`
+    /// (with `flag` raised) after a short spin, checking the target's liveness and
+    /// window, and the origin's rejections.
+    fn wait(
+        &self,
+        target: usize,
+        word: &AtomicU32,
+        flag: &AtomicU32,
+        mut ready: impl FnMut() -> Result<bool>,
+    ) -> Result<()> {
+        let mut spins = 0u32;
+        let mut last_check = Instant::now();
+        loop {
+            if ready()? {
+                return Ok(());
+            }
+            if self.engine.poll_once(true) {
+                spins = 0;
+                continue;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+                continue;
+            }
+            if spins < 72 {
+                std::thread::yield_now();
+                continue;
+            }
+            let seen = word.load(Ordering::SeqCst);
+            flag.store(1, Ordering::SeqCst);
+            if !ready()? {
+                sys::futex_wait(word, seen, Duration::from_millis(2));
+            }
+            flag.store(0, Ordering::SeqCst);
+            if last_check.elapsed() > Duration::from_millis(20) {
+                last_check = Instant::now();
+                self.engine.liveness.check()?;
+                if self.mem().doorbell(target).closed.load(Ordering::Acquire) != 0 {
+                    return Err(Error::InvalidWindow {
+                        reason: format!(
+                            "rank {target} dropped the window while this rank still waits on it"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+
+    fn check_rejected(&self, target: usize) -> Result<()> {
+        let pair = self.mem().pair(target, self.mem().rank());
+        if pair.rejected.swap(0, Ordering::SeqCst) != 0 {
+            return Err(Error::Internal {
+                reason: format!("rank {target} rejected a message from this rank as malformed"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Pushes one request record to `target`, waiting for space (and draining replies
+    /// into `sink` meanwhile).
+    fn push(
+        &self,
+        target: usize,
+        tag: u32,
+        parts: &[&[u8]],
+        sink: &mut ReplySink<'_>,
+    ) -> Result<()> {
+        let r = ring(self.mem(), target, self.mem().rank());
+        let ctl = r.ctl();
+        let mut pushed = false;
+        let mut first = true;
+        self.wait(target, &ctl.popped, &ctl.producer_waiting, || {
+            if !first {
+                self.drain_replies(target, sink)?;
+            }
+            first = false;
+            pushed = r.try_push(tag, parts).map_err(corrupt)?;
+            Ok(pushed)
+        })?;
+        let bell = self.mem().doorbell(target);
+        bell.bell.fetch_add(1, Ordering::SeqCst);
+        if bell.sleeping.load(Ordering::SeqCst) != 0 {
+            sys::futex_wake_all(&bell.bell);
+        }
+        Ok(())
+    }
+
+    /// Consumes the replies waiting from `target` into `sink`.
+    fn drain_replies(&self, target: usize, sink: &mut ReplySink<'_>) -> Result<()> {
+        if sink.expected == sink.received {
+            return Ok(());
+        }
+        let r = ring(self.mem(), self.mem().rank(), self.mem().ranks() + target);
+        while sink.expected > sink.received {
+            match r.try_pop(&mut sink.scratch).map_err(corrupt)? {
+                None => break,
+                Some(tag) => {
+                    wake_producer(r.ctl());
+                    sink.accept(tag, target)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one call as chunks; for fetching calls waits for every reply.
+    #[allow(clippy::too_many_arguments)]
+    fn call(
+        &self,
+        tag: u32,
+        target: usize,
+        base: usize,
+        basic: BasicType,
+        op: Op,
+        layout: &dyn Layout,
+        data: &[u8],
+        out: Option<&mut [u8]>,
+    ) -> Result<()> {
+        let _serial = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        self.check_rejected(target)?;
+        let seq = self.sent[target].load(Ordering::Relaxed) + 1;
+        let fetching = out.is_some();
+        let mut sink = ReplySink {
+            out,
+            pos: 0,
+            expected: 0,
+            received: 0,
+            seq,
+            scratch: Vec::new(),
+        };
+        let max = ring(self.mem(), target, self.mem().rank()).max_record();
+        let elem = if matches!(tag, TAG_PUT | TAG_GET) {
+            1
+        } else {
+            basic.size()
+        };
+        let carries = matches!(tag, TAG_PUT | TAG_ACC) || (tag == TAG_GACC && op != Op::NoOp);
+        // chunk state
+        let mut runs: Vec<u8> = Vec::with_capacity(max);
+        let mut nruns = 0u32;
+        let mut chunk_data = 0usize; // bytes of runs in this chunk
+        let mut data_pos = 0usize; // where this chunk's payload starts in `data`
+        let mut err: Option<Error> = None;
+        // fetch_and_op and compare_and_swap are one element in one chunk: their payload
+        // is the whole of `data` (origin, and compare for CAS)
+        let single = matches!(tag, TAG_FOP | TAG_CAS);
+        let send = |runs: &mut Vec<u8>,
+                    nruns: &mut u32,
+                    chunk_data: &mut usize,
+                    data_pos: &mut usize,
+                    last: bool,
+                    sink: &mut ReplySink<'_>|
+         -> Result<()> {
+            let payload: &[u8] = if single {
+                data
+            } else if carries {
+                &data[*data_pos..*data_pos + *chunk_data]
+            } else {
+                &[]
+            };
+            let h = Hdr {
+                seq,
+                basic: basic as u8,
+                op: op as u8,
+                flags: if last { FLAG_LAST } else { 0 },
+                nruns: *nruns,
+                base: base as u64,
+                data_len: payload.len() as u32,
+            }
+            .encode();
+            self.push(target, tag, &[&h, runs, payload], sink)?;
+            if fetching {
+                sink.expected += 1;
+            }
+            *data_pos += *chunk_data;
+            runs.clear();
+            *nruns = 0;
+            *chunk_data = 0;
+            Ok(())
+        };
+        layout.for_each_run(&mut |Run { offset, len }| {
+            let (mut off, mut left) = (offset, len);
+            while left > 0 && err.is_none() {
+                let used = HDR + runs.len() + chunk_data;
+                let room = max.saturating_sub(used + RUN);
+                let piece = left.min(room / elem * elem);
+                if piece == 0 {
+                    if let Err(e) = send(
+                        &mut runs,
+                        &mut nruns,
+                        &mut chunk_data,
+                        &mut data_pos,
+                        false,
+                        &mut sink,
+                    ) {
+                        err = Some(e);
+                    }
+                    continue;
+                }
+                runs.extend_from_slice(&(off as i64).to_ne_bytes());
+                runs.extend_from_slice(&(piece as u64).to_ne_bytes());
+                nruns += 1;
+                chunk_data += piece;
+                off += piece as isize;
+                left -= piece;
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        send(
+            &mut runs,
+            &mut nruns,
+            &mut chunk_data,
+            &mut data_pos,
+            true,
+            &mut sink,
+        )?;
+        self.sent[target].store(seq, Ordering::Relaxed);
+        if fetching {
+            let r = ring(self.mem(), self.mem().rank(), self.mem().ranks() + target);
+            let ctl = r.ctl();
+            self.wait(target, &ctl.pushed, &ctl.consumer_waiting, || {
+                self.drain_replies(target, &mut sink)?;
+                Ok(sink.received == sink.expected)
+            })?;
+            if sink.pos != sink.out.as_ref().map_or(0, |o| o.len()) {
+                return Err(Error::Internal {
+                    reason: format!(
+                        "rank {target} replied with {} bytes where {} were expected",
+                        sink.pos,
+                        sink.out.as_ref().map_or(0, |o| o.len())
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn corrupt(e: crate::ring::RingError) -> Error {
+    Error::Internal {
+        reason: format!("a queued-transport ring is corrupt: {e:?}"),
+    }
+}
+
+/// Where the replies of the call in flight go.
+struct ReplySink<'a> {
+    out: Option<&'a mut [u8]>,
+    pos: usize,
+    expected: u64,
+    received: u64,
+    seq: u64,
+    scratch: Vec<u8>,
+}
+
+impl ReplySink<'_> {
+    fn accept(&mut self, tag: u32, target: usize) -> Result<()> {
+        let msg = &self.scratch;
+        let seq = msg.get(..8).map(|b| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(b);
+            u64::from_ne_bytes(w)
+        });
+        if seq != Some(self.seq) {
+            return Err(Error::Internal {
+                reason: format!(
+                    "rank {target} sent a reply for call {seq:?} while call {} is in flight",
+                    self.seq
+                ),
+            });
+        }
+        if tag == TAG_REJECT {
+            return Err(Error::Internal {
+                reason: format!(
+                    "rank {target} rejected this call: {}",
+                    String::from_utf8_lossy(&msg[8..])
+                ),
+            });
+        }
+        if tag != TAG_REPLY {
+            return Err(Error::Internal {
+                reason: format!("unknown reply tag {tag} from rank {target}"),
+            });
+        }
+        let data = &msg[8..];
+        let out = self.out.as_deref_mut().unwrap_or_default();
+        let end = self
+            .pos
+            .checked_add(data.len())
+            .filter(|e| *e <= out.len())
+            .ok_or_else(|| Error::Internal {
+                reason: format!("rank {target} replied with more data than was asked for"),
+            })?;
+        out[self.pos..end].copy_from_slice(data);
+        self.pos = end;
+        self.received += 1;
+        Ok(())
+    }
+}
+
+/// One element as a layout (fetch_and_op, compare_and_swap).
+struct One(usize);
+
+impl Layout for One {
+    fn size(&self) -> usize {
+        self.0
+    }
+    fn for_each_run(&self, f: &mut dyn FnMut(Run)) {
+        f(Run {
+            offset: 0,
+            len: self.0,
+        })
+    }
+    fn as_contiguous(&self) -> Option<usize> {
+        Some(self.0)
+    }
+}
+
+impl Transport for QueuedTransport {
+    fn name(&self) -> &'static str {
+        "queued"
+    }
+
+    fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
+        let t = self.index(at.target);
+        self.call(
+            TAG_PUT,
+            t,
+            at.base,
+            BasicType::Byte,
+            Op::Replace,
+            at.layout,
+            data,
+            None,
+        )
+    }
+
+    fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
+        let t = self.index(at.target);
+        self.call(
+            TAG_GET,
+            t,
+            at.base,
+            BasicType::Byte,
+            Op::NoOp,
+            at.layout,
+            &[],
+            Some(out),
+        )
+    }
+
+    fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
+        let t = self.index(at.target);
+        self.call(TAG_ACC, t, at.base, basic, op, at.layout, data, None)
+    }
+
+    fn get_accumulate(
+        &self,
+        at: Access<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let t = self.index(at.target);
+        self.call(TAG_GACC, t, at.base, basic, op, at.layout, data, Some(out))
+    }
+
+    fn fetch_and_op(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let t = self.index(target);
+        let data = if op == Op::NoOp { &[][..] } else { origin };
+        self.call(
+            TAG_FOP,
+            t,
+            offset,
+            basic,
+            op,
+            &One(basic.size()),
+            data,
+            Some(out),
+        )
+    }
+
+    fn compare_and_swap(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let t = self.index(target);
+        let mut both = Vec::with_capacity(2 * basic.size());
+        both.extend_from_slice(origin);
+        both.extend_from_slice(compare);
+        self.call(
+            TAG_CAS,
+            t,
+            offset,
+            basic,
+            Op::Replace,
+            &One(basic.size()),
+            &both,
+            Some(out),
+        )
+    }
+
+    fn flush(&self, target: Rank) -> Result<()> {
+        let t = self.index(target);
+        let want = self.sent[t].load(Ordering::Relaxed);
+        let pair = self.mem().pair(t, self.mem().rank());
+        self.wait(t, &pair.signal, &pair.waiting, || {
+            if pair.rejected.load(Ordering::SeqCst) != 0 {
+                return Ok(true);
+            }
+            Ok(pair.applied.load(Ordering::Acquire) >= want)
+        })?;
+        self.check_rejected(t)
+    }
+
+    fn flush_all(&self) -> Result<()> {
+        for t in 0..self.mem().ranks() {
+            if self.sent[t].load(Ordering::Relaxed) > 0 {
+                self.flush(Rank::new(t as u32))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for QueuedTransport {
+    fn drop(&mut self) {
+        let me = self.mem().rank();
+        let bell = self.mem().doorbell(me);
+        bell.closed.store(1, Ordering::Release);
+        self.engine.stop.store(true, Ordering::Release);
+        bell.bell.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake_all(&bell.bell);
+        if let Some(h) = self.progress.take() {
+            let _ = h.join();
+        }
+    }
+}
