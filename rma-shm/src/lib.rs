@@ -24,19 +24,32 @@
 //! - **segment**: a named shared-memory file mapped by several ranks.
 //! - **window memory**: the bytes each rank exposes, plus a control area (lock table).
 
+// Under `--cfg loom` only the ring protocol is built, over loom's atomics, for the
+// model-checking tests; everything that maps real shared memory is left out.
+#[cfg(not(loom))]
 mod atomic;
+#[cfg(not(loom))]
 pub mod launch;
+#[cfg(not(loom))]
 mod queued;
 pub mod ring;
+#[cfg(not(loom))]
 pub mod segment;
 mod sync;
+#[cfg(not(loom))]
 mod sys;
+#[cfg(not(loom))]
 mod winmem;
+#[cfg(not(loom))]
 mod world;
 
+#[cfg(not(loom))]
 pub use atomic::AtomicTransport;
+#[cfg(not(loom))]
 pub use queued::QueuedTransport;
+#[cfg(not(loom))]
 pub use winmem::{Flavor, MemoryOptions, WindowMemory};
+#[cfg(not(loom))]
 pub use world::{
     run_threads, LaunchMode, Liveness, World, ENV_RANK, ENV_SIZE, ENV_WORLD, GATHER_BYTES,
     MAX_RANKS,

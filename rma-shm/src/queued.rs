@@ -361,7 +361,7 @@ impl Engine {
             };
             let n = out.len();
             let fetched = &mut out[pos.min(n)..(pos + len).min(n)];
-            // SAFETY (every arm): the run is inside the window (checked in
+            // SAFETY: (every arm) the run is inside the window (checked in
             // `decode_request`); put and get are plain copies (conflicting concurrent
             // accesses are MPI-erroneous and give unspecified bytes); the accumulate
             // family's runs are aligned to whole elements (checked in `decode_request`)
@@ -977,5 +977,346 @@ impl Drop for QueuedTransport {
         if let Some(h) = self.progress.take() {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::winmem::MemoryOptions;
+    use rma_core::ErrorClass;
+
+    /// A request record (`_tag` names the kind it is meant for, for readability: the
+    /// tag travels outside the record).
+    fn request(
+        _tag: u32,
+        basic: BasicType,
+        op: Op,
+        base: u64,
+        runs: &[(i64, u64)],
+        data: &[u8],
+    ) -> Vec<u8> {
+        let h = Hdr {
+            seq: 7,
+            basic: basic as u8,
+            op: op as u8,
+            flags: FLAG_LAST,
+            nruns: runs.len() as u32,
+            base,
+            data_len: data.len() as u32,
+        };
+        let mut m = h.encode().to_vec();
+        for (o, l) in runs {
+            m.extend_from_slice(&o.to_ne_bytes());
+            m.extend_from_slice(&l.to_ne_bytes());
+        }
+        m.extend_from_slice(data);
+        m
+    }
+
+    #[test]
+    fn valid_requests_decode() {
+        let m = request(
+            TAG_ACC,
+            BasicType::F64,
+            Op::Sum,
+            64,
+            &[(0, 16), (32, 8)],
+            &[0u8; 24],
+        );
+        let r = decode_request(TAG_ACC, &m, 128).unwrap();
+        assert_eq!(r.runs, vec![(64, 16), (96, 8)]);
+        assert_eq!((r.data.len(), r.reply_len), (24, 0));
+        let m = request(TAG_GET, BasicType::Byte, Op::NoOp, 0, &[(5, 3)], &[]);
+        assert_eq!(decode_request(TAG_GET, &m, 8).unwrap().reply_len, 3);
+        let m = request(
+            TAG_CAS,
+            BasicType::I32,
+            Op::Replace,
+            4,
+            &[(0, 4)],
+            &[0u8; 8],
+        );
+        assert!(decode_request(TAG_CAS, &m, 8).is_ok());
+    }
+
+    #[test]
+    fn malformed_requests_are_rejected() {
+        let ok = request(TAG_ACC, BasicType::F64, Op::Sum, 64, &[(0, 16)], &[0u8; 16]);
+        let cases: Vec<(&str, u32, Vec<u8>, usize)> = vec![
+            ("unknown tag", 99, ok.clone(), 128),
+            (
+                "run past the end",
+                TAG_ACC,
+                request(
+                    TAG_ACC,
+                    BasicType::F64,
+                    Op::Sum,
+                    120,
+                    &[(0, 16)],
+                    &[0u8; 16],
+                ),
+                128,
+            ),
+            (
+                "negative start",
+                TAG_PUT,
+                request(
+                    TAG_PUT,
+                    BasicType::Byte,
+                    Op::Replace,
+                    0,
+                    &[(-1, 1)],
+                    &[0u8; 1],
+                ),
+                128,
+            ),
+            (
+                "huge length",
+                TAG_GET,
+                request(TAG_GET, BasicType::Byte, Op::NoOp, 0, &[(0, u64::MAX)], &[]),
+                128,
+            ),
+            (
+                "huge base",
+                TAG_GET,
+                request(TAG_GET, BasicType::Byte, Op::NoOp, u64::MAX, &[(1, 1)], &[]),
+                128,
+            ),
+            (
+                "misaligned element",
+                TAG_ACC,
+                request(TAG_ACC, BasicType::F64, Op::Sum, 4, &[(0, 8)], &[0u8; 8]),
+                128,
+            ),
+            (
+                "partial element",
+                TAG_ACC,
+                request(TAG_ACC, BasicType::F64, Op::Sum, 0, &[(0, 12)], &[0u8; 12]),
+                128,
+            ),
+            (
+                "op not for type",
+                TAG_ACC,
+                request(TAG_ACC, BasicType::F64, Op::Band, 0, &[(0, 8)], &[0u8; 8]),
+                128,
+            ),
+            (
+                "NO_OP in accumulate",
+                TAG_ACC,
+                request(TAG_ACC, BasicType::F64, Op::NoOp, 0, &[(0, 8)], &[0u8; 8]),
+                128,
+            ),
+            (
+                "CAS on float",
+                TAG_CAS,
+                request(
+                    TAG_CAS,
+                    BasicType::F64,
+                    Op::Replace,
+                    0,
+                    &[(0, 8)],
+                    &[0u8; 16],
+                ),
+                128,
+            ),
+            (
+                "data too short",
+                TAG_PUT,
+                request(
+                    TAG_PUT,
+                    BasicType::Byte,
+                    Op::Replace,
+                    0,
+                    &[(0, 8)],
+                    &[0u8; 7],
+                ),
+                128,
+            ),
+            (
+                "fop of two elements",
+                TAG_FOP,
+                request(TAG_FOP, BasicType::I32, Op::Sum, 0, &[(0, 8)], &[0u8; 8]),
+                128,
+            ),
+            ("truncated", TAG_ACC, ok[..40].to_vec(), 128),
+            ("header only", TAG_ACC, ok[..HDR].to_vec(), 128),
+            ("empty", TAG_ACC, vec![], 128),
+        ];
+        for (what, tag, msg, len) in cases {
+            assert!(
+                decode_request(tag, &msg, len).is_err(),
+                "{what} was accepted"
+            );
+        }
+        // bad basic type / op bytes
+        let mut m = ok.clone();
+        m[8] = 200;
+        assert!(decode_request(TAG_ACC, &m, 128).is_err());
+        let mut m = ok.clone();
+        m[9] = 200;
+        assert!(decode_request(TAG_ACC, &m, 128).is_err());
+        // a run count that overflows the record
+        let mut m = ok;
+        m[12..16].copy_from_slice(&u32::MAX.to_ne_bytes());
+        assert!(decode_request(TAG_ACC, &m, 128).is_err());
+    }
+
+    /// Random bytes and random mutations of valid requests never panic, and whatever
+    /// is accepted stays inside the window.
+    #[test]
+    fn fuzzed_requests_never_escape_the_window() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let seeds = [
+            request(
+                TAG_ACC,
+                BasicType::F64,
+                Op::Sum,
+                64,
+                &[(0, 16), (32, 8)],
+                &[0u8; 24],
+            ),
+            request(
+                TAG_GACC,
+                BasicType::I32,
+                Op::NoOp,
+                0,
+                &[(0, 4), (8, 4)],
+                &[],
+            ),
+            request(
+                TAG_PUT,
+                BasicType::Byte,
+                Op::Replace,
+                3,
+                &[(0, 5)],
+                &[1u8; 5],
+            ),
+            request(
+                TAG_CAS,
+                BasicType::U64,
+                Op::Replace,
+                8,
+                &[(0, 8)],
+                &[0u8; 16],
+            ),
+        ];
+        let tags = [TAG_PUT, TAG_GET, TAG_ACC, TAG_GACC, TAG_FOP, TAG_CAS, 0, 77];
+        let window = 128usize;
+        for i in 0..200_000 {
+            let mut m = seeds[i % seeds.len()].clone();
+            let flips = 1 + (next() % 4) as usize;
+            for _ in 0..flips {
+                if m.is_empty() {
+                    break;
+                }
+                let at = (next() as usize) % m.len();
+                m[at] = next() as u8;
+            }
+            if next() % 8 == 0 {
+                m.truncate((next() as usize) % (m.len() + 1));
+            }
+            if next() % 16 == 0 {
+                m = (0..(next() % 96)).map(|_| next() as u8).collect();
+            }
+            let tag = tags[(next() % tags.len() as u64) as usize];
+            if let Ok(r) = decode_request(tag, &m, window) {
+                for &(s, l) in &r.runs {
+                    assert!(s + l <= window, "accepted a run outside the window: {r:?}");
+                }
+                let total: usize = r.runs.iter().map(|r| r.1).sum();
+                assert!(r.data.len() <= 2 * total, "payload larger than the runs");
+            }
+        }
+    }
+
+    /// A hostile peer pushes a record whose run lies outside the target's window: the
+    /// target rejects it without touching memory, and the origin's flush reports it.
+    /// A peer that scribbles impossible positions over a ring gets an error from the
+    /// ring, not a crash.
+    #[test]
+    fn hostile_records_and_corrupt_rings_are_errors() {
+        let results = crate::run_threads(
+            2,
+            |world| -> Result<(Option<ErrorClass>, Option<ErrorClass>)> {
+                let mem = Arc::new(WindowMemory::allocate(
+                    &world,
+                    256,
+                    8,
+                    MemoryOptions { queues: true },
+                )?);
+                mem.write_local(0, &[0xAB; 256])?;
+                let t = QueuedTransport::new(mem.clone(), world.liveness())?;
+                world.barrier()?;
+                let mut seen = (None, None);
+                if world.rank() == 0 {
+                    let bogus = request(
+                        TAG_PUT,
+                        BasicType::Byte,
+                        Op::Replace,
+                        250,
+                        &[(0, 64)],
+                        &[0u8; 64],
+                    );
+                    let r = ring(&mem, 1, 0);
+                    assert!(r.try_push(TAG_PUT, &[&bogus]).unwrap());
+                    let bell = mem.doorbell(1);
+                    bell.bell.fetch_add(1, Ordering::SeqCst);
+                    sys::futex_wake_all(&bell.bell);
+                    let start = Instant::now();
+                    while seen.0.is_none() && start.elapsed() < Duration::from_secs(10) {
+                        seen.0 = t.flush(Rank::new(1)).err().map(|e| e.class());
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    // now scribble impossible positions over the same ring
+                    let (ctl, _) = mem.ring(1, 0);
+                    ctl.tail.store(u64::MAX - 5, Ordering::Release);
+                    let one = One(8);
+                    seen.1 = t
+                        .accumulate(
+                            Access {
+                                target: Rank::new(1),
+                                base: 0,
+                                layout: &one,
+                            },
+                            BasicType::I64,
+                            Op::Sum,
+                            &[1u8; 8],
+                        )
+                        .err()
+                        .map(|e| e.class());
+                }
+                world.barrier()?;
+                if world.rank() == 1 {
+                    let mut mine = vec![0u8; 256];
+                    mem.read_local(0, &mut mine)?;
+                    assert!(
+                        mine.iter().all(|b| *b == 0xAB),
+                        "the rejected record wrote nothing"
+                    );
+                }
+                drop(t);
+                Ok(seen)
+            },
+        )
+        .unwrap();
+        let seen = results[0].as_ref().unwrap();
+        assert_eq!(
+            seen.0,
+            Some(ErrorClass::Intern),
+            "flush reports the rejection"
+        );
+        assert_eq!(
+            seen.1,
+            Some(ErrorClass::Intern),
+            "a corrupt ring is an error"
+        );
+        assert!(results[1].is_ok());
     }
 }

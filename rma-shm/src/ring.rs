@@ -35,7 +35,7 @@ const fn round8(n: usize) -> usize {
 #[repr(C)]
 #[derive(Debug)]
 pub struct RingCtl {
-    tail: AtomicU64,
+    pub(crate) tail: AtomicU64,
     _p0: [u64; 7],
     head: AtomicU64,
     _p1: [u64; 7],

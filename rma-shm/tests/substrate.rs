@@ -1,6 +1,8 @@
 //! The substrate on its own: barrier and all-gather, dead and exited peers, segments'
 //! permissions and exclusivity, and the launcher's exit status, output and clean-up.
 
+#![cfg(not(loom))]
+
 use rma_core::ErrorClass;
 use rma_shm::launch::{spawn, LaunchOptions};
 use rma_shm::segment::Segment;

@@ -226,6 +226,33 @@ fn test_all(quick: bool) -> bool {
         total.failed += counts.failed + u64::from(!good && counts.failed == 0);
     }
     if !quick {
+        // the ring protocol, model-checked with loom (its own build: --cfg loom)
+        let start = Instant::now();
+        let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+        let mut cmd = cargo();
+        cmd.args(["test", "--release", "-p", "rma-shm", "--test", "loom_ring"])
+            .env("RUSTFLAGS", "--cfg loom")
+            .env("CARGO_TARGET_DIR", format!("{target}/loom"));
+        let (success, out) = run_captured(cmd);
+        let counts = parse_cargo_test(&out);
+        let good = success && counts.failed == 0 && counts.passed > 0;
+        if !good {
+            eprintln!("{out}");
+        }
+        let line = format!(
+            "{:<32} {:>5} passed {:>3} failed  {:>7.1}s  {}",
+            "loom model of the ring",
+            counts.passed,
+            counts.failed,
+            start.elapsed().as_secs_f64(),
+            if good { "ok" } else { "FAILED" }
+        );
+        println!("{line}");
+        lines.push(line);
+        total.passed += counts.passed;
+        total.failed += counts.failed + u64::from(!good && counts.failed == 0);
+        ok &= good;
+
         let start = Instant::now();
         let (passed, failed) = run_examples(&[]);
         let line = format!(

@@ -3,6 +3,7 @@
 //! checked unchanged afterwards.
 
 mod errors;
+mod large;
 mod layouts;
 mod ops;
 mod windows;
@@ -40,6 +41,17 @@ pub fn cases() -> Vec<Case> {
             "own_large_strided_vector_accumulate",
             2,
             layouts::large_strided,
+        ),
+        c("own_large_both_ways_at_once", 2, large::both_ways_at_once),
+        c(
+            "own_progress_without_target_calls",
+            2,
+            windows::progress_without_target_calls,
+        ),
+        c(
+            "own_huge_irregular_target_layout",
+            3,
+            large::huge_irregular_layout,
         ),
         c(
             "own_error_classes_leave_window_unchanged",

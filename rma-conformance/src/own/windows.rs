@@ -113,3 +113,36 @@ pub(crate) fn uneven_windows(world: &World, info: &Info) -> Result<()> {
     assert_eq!(v[0], world.size() as u32);
     win.free()
 }
+
+/// The target makes no RMA call while origins work on its window: fetch_and_op (which
+/// needs the target's side of a queued transport to reply) must still complete. The
+/// target only reads its own memory until it sees the expected count; a transport that
+/// needed its cooperation would leave it waiting past the deadline.
+pub(crate) fn progress_without_target_calls(world: &World, info: &Info) -> Result<()> {
+    const OPS: u64 = 200;
+    let me = world.rank();
+    let win = Window::allocate::<u64>(world, 1, info)?;
+    win.fence(Assert::NONE)?;
+    if me == 0 {
+        for k in 0..OPS {
+            assert_eq!(win.fetch_and_op(1u64, Rank::new(1), 0, Op::Sum)?, k);
+        }
+    } else {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut v = [0u64];
+        loop {
+            win.read_local(0, &mut v)?;
+            if v[0] == OPS {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "operations were not applied while the target computed"
+            );
+            std::hint::spin_loop();
+        }
+    }
+    win.fence(Assert::NONE)?;
+    let mut win = win;
+    win.free()
+}

@@ -1,10 +1,19 @@
 //! `rmarun -n N PROGRAM [ARGS...]`: starts N processes that join one rma world (like
 //! mpiexec), forwards their output, and exits non-zero if any rank fails.
 
+#[cfg(not(loom))]
 use rma_shm::launch::{spawn, LaunchOptions};
 use std::process::ExitCode;
+#[cfg(not(loom))]
 use std::time::Duration;
 
+/// Under `--cfg loom` (the ring's model-checking build) there is no launcher.
+#[cfg(loom)]
+fn main() -> ExitCode {
+    ExitCode::FAILURE
+}
+
+#[cfg(not(loom))]
 const USAGE: &str = "\
 usage: rmarun [-n N] [--no-prefix] [--grace SECS] [--timeout SECS] PROGRAM [ARGS...]
 
@@ -15,6 +24,7 @@ usage: rmarun [-n N] [--no-prefix] [--grace SECS] [--timeout SECS] PROGRAM [ARGS
   --timeout SECS    kill every rank after SECS seconds
 ";
 
+#[cfg(not(loom))]
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     let mut opts = LaunchOptions::new(1, "");
