@@ -527,7 +527,8 @@ impl QueuedTransport {
 
     /// Waits until `ready()` holds, driving this rank's own engine, sleeping on `word`
     /// (with `flag` raised) after a short spin, checking the target's liveness and
-    /// window, and the origin's rejections.
+    /// window. `ready` may have effects (push a record, consume replies): it is not
+    /// called again once it has returned `Ok(true)` or an error.
     fn wait(
         &self,
         target: usize,
@@ -556,10 +557,15 @@ impl QueuedTransport {
             }
             let seen = word.load(Ordering::SeqCst);
             flag.store(1, Ordering::SeqCst);
-            if !ready()? {
+            // `ready` may act (push a record): once it says yes, never call it again
+            let done = ready();
+            if matches!(done, Ok(false)) {
                 sys::futex_wait(word, seen, Duration::from_millis(2));
             }
             flag.store(0, Ordering::SeqCst);
+            if done? {
+                return Ok(());
+            }
             if last_check.elapsed() > Duration::from_millis(20) {
                 last_check = Instant::now();
                 self.engine.liveness.check()?;
