@@ -40,6 +40,10 @@ pub struct Access<'a> {
     /// The target layout; every run lies inside the target window and, for the
     /// accumulate family, is aligned for the call's basic type.
     pub layout: &'a dyn Layout,
+    /// The origin holds an exclusive lock on the target: no other origin may access
+    /// the target's window meanwhile, so a transport may apply accumulates without
+    /// element-wise atomicity (plain vectorised kernels).
+    pub exclusive: bool,
 }
 
 impl std::fmt::Debug for Access<'_> {
@@ -48,6 +52,7 @@ impl std::fmt::Debug for Access<'_> {
             .field("target", &self.target)
             .field("base", &self.base)
             .field("bytes", &self.layout.size())
+            .field("exclusive", &self.exclusive)
             .finish()
     }
 }

@@ -109,7 +109,19 @@ impl Transport for AtomicTransport {
 
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
         let locks = self.mem.locks(self.target_index(at.target));
+        let exclusive = at.exclusive;
         self.for_each_run(at, |p, key, r| {
+            if exclusive {
+                let n = r.len() / basic.size();
+                rma_ops::with_element!(basic, T => {
+                    // SAFETY: the run is inside the target window; under the exclusive
+                    // lock no other origin accesses the target's window, so a plain
+                    // read-modify-write is not raced (rma-win sets `exclusive` only
+                    // for a lock it really holds).
+                    unsafe { rma_ops::apply_raw::<T>(op, p, data[r].as_ptr(), n) }
+                });
+                return;
+            }
             // SAFETY: the run is inside the target window and aligned for `basic`
             // (rma-win checks alignment); every accumulate-family access to this window
             // goes through these kernels with this window's lock table and

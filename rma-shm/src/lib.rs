@@ -29,6 +29,8 @@
 #[cfg(not(loom))]
 mod atomic;
 #[cfg(not(loom))]
+mod epochs;
+#[cfg(not(loom))]
 pub mod launch;
 #[cfg(not(loom))]
 mod queued;

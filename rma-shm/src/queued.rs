@@ -1290,6 +1290,7 @@ mod tests {
                                 target: Rank::new(1),
                                 base: 0,
                                 layout: &one,
+                                exclusive: false,
                             },
                             BasicType::I64,
                             Op::Sum,

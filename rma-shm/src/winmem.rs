@@ -16,9 +16,11 @@ const MAGIC: u64 = 0x726d_615f_7769_6e64; // "rma_wind"
 const STRIPES: usize = 1024;
 const HEADER_LEN: usize = 128;
 const STRIPES_OFFSET: usize = 4096;
-/// Where the queue area starts (page-aligned).
-const QUEUE_OFFSET: usize = 8192;
-const _: () = assert!(STRIPES_OFFSET + STRIPES * 4 <= QUEUE_OFFSET);
+/// Where the synchronization area starts (page-aligned): the passive-target lock and
+/// the post/complete counters of active-target epochs.
+const SYNC_OFFSET: usize = 8192;
+const _: () = assert!(STRIPES_OFFSET + STRIPES * 4 <= SYNC_OFFSET);
+const LOCK_LEN: usize = 64;
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_LEN);
 const PAGE: usize = 4096;
 const RING_LEN: usize = CTL_LEN + CAP;
@@ -64,6 +66,33 @@ pub(crate) struct PairCtl {
 
 const _: () = assert!(std::mem::size_of::<Doorbell>() == BELL_LEN);
 const _: () = assert!(std::mem::size_of::<PairCtl>() == PAIR_LEN);
+
+/// Bytes of the synchronization area for `ranks` ranks: the lock block, then
+/// `posted[ranks]` and `completed[ranks]` counters (u32 each).
+fn sync_len(ranks: usize) -> Option<usize> {
+    let raw = LOCK_LEN.checked_add(ranks.checked_mul(8)?)?;
+    raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
+}
+
+/// Where the queue area starts for `ranks` ranks (page-aligned).
+fn queue_offset(ranks: usize) -> Option<usize> {
+    SYNC_OFFSET.checked_add(sync_len(ranks)?)
+}
+
+/// The passive-target lock of a window: a ticket lock with reader counting, fair
+/// (first come, first served) for shared and exclusive requests alike.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub(crate) struct LockWord {
+    /// The next ticket to hand out.
+    pub(crate) next: AtomicU32,
+    /// The ticket being served.
+    pub(crate) serving: AtomicU32,
+    /// Shared holders inside.
+    pub(crate) readers: AtomicU32,
+}
+
+const _: () = assert!(std::mem::size_of::<LockWord>() == LOCK_LEN);
 
 /// Bytes of the queue area for `ranks` ranks: doorbell, pair slots, request rings
 /// (incoming, one per origin) and reply rings (incoming, one per target).
@@ -113,7 +142,7 @@ unsafe impl Send for WindowMemory {}
 unsafe impl Sync for WindowMemory {}
 
 fn header(seg: &Segment) -> &Header {
-    // SAFETY: every window segment is at least QUEUE_OFFSET bytes and page-aligned;
+    // SAFETY: every window segment is at least SYNC_OFFSET + PAGE bytes and page-aligned;
     // Header holds only atomics, so a shared reference is sound while peers update it.
     unsafe { &*seg.as_ptr().cast::<Header>() }
 }
@@ -203,9 +232,11 @@ impl WindowMemory {
         } else {
             Some(0)
         };
+        let qoff = queue_offset(ranks);
         let data_offset = qlen
-            .and_then(|q| QUEUE_OFFSET.checked_add(q))
-            .map(|end| end.max(QUEUE_OFFSET + PAGE));
+            .zip(qoff)
+            .and_then(|(q, o)| o.checked_add(q))
+            .map(|end| end.max(SYNC_OFFSET + PAGE));
         let seg_len = match flavor {
             Flavor::Allocate => data_offset.and_then(|d| d.checked_add(len)),
             Flavor::Create => data_offset,
@@ -228,7 +259,11 @@ impl WindowMemory {
             h.disp_unit.store(disp_unit as u64, Ordering::Relaxed);
             h.stripes.store(STRIPES as u64, Ordering::Relaxed);
             h.queue_offset.store(
-                if opts.queues { QUEUE_OFFSET as u64 } else { 0 },
+                if opts.queues {
+                    qoff.unwrap_or(0) as u64
+                } else {
+                    0
+                },
                 Ordering::Relaxed,
             );
             h.queue_len.store(q as u64, Ordering::Relaxed);
@@ -279,7 +314,7 @@ impl WindowMemory {
                 paddr
             };
             let reach = if direct || r == rank { reach } else { 0 };
-            match Segment::open(&name_of(r), QUEUE_OFFSET + PAGE)
+            match Segment::open(&name_of(r), SYNC_OFFSET + PAGE)
                 .and_then(|seg| Self::peer(seg, flavor, plen, pdu, reach, ranks, opts))
             {
                 Ok(p) => peers.push(p),
@@ -340,7 +375,7 @@ impl WindowMemory {
         }
         if opts.queues {
             let expect = queue_len(ranks).ok_or_else(|| corrupt("queue area size overflows"))?;
-            if qoff != QUEUE_OFFSET
+            if Some(qoff) != queue_offset(ranks)
                 || qlen != expect
                 || qoff.checked_add(qlen).is_none_or(|e| e > seg.len())
             {
@@ -349,9 +384,9 @@ impl WindowMemory {
         }
         let data = match flavor {
             Flavor::Allocate => {
-                if off < QUEUE_OFFSET + qlen
-                    || off.checked_add(len).is_none_or(|end| end > seg.len())
-                {
+                let sync_end =
+                    queue_offset(ranks).ok_or_else(|| corrupt("sync area size overflows"))?;
+                if off < sync_end + qlen || off.checked_add(len).is_none_or(|end| end > seg.len()) {
                     return Err(corrupt("data area outside the segment"));
                 }
                 // SAFETY: off + len <= seg.len(), checked just above.
@@ -422,8 +457,9 @@ impl WindowMemory {
             self.queues,
             "rma-shm: queue area of a window without queues"
         );
-        // SAFETY: validated at creation: QUEUE_OFFSET + queue_len <= segment length.
-        unsafe { self.peers[rank].seg.as_ptr().add(QUEUE_OFFSET) }
+        let off = queue_offset(self.ranks()).unwrap_or_else(|| unreachable_layout());
+        // SAFETY: validated at creation: queue_offset + queue_len <= segment length.
+        unsafe { self.peers[rank].seg.as_ptr().add(off) }
     }
 
     /// The doorbell of `rank`.
@@ -460,6 +496,31 @@ impl WindowMemory {
             let base = self.queue_base(owner).add(off);
             (&*base.cast::<RingCtl>(), base.add(CTL_LEN))
         }
+    }
+
+    /// The passive-target lock of `rank`'s window.
+    pub(crate) fn lock_word(&self, rank: usize) -> &LockWord {
+        // SAFETY: the lock block is the first 64 bytes of the sync area, inside every
+        // segment (segments are at least SYNC_OFFSET + PAGE bytes; the sync area was
+        // sized for `ranks` at creation and validated), 64-aligned, atomics only.
+        unsafe {
+            &*self.peers[rank]
+                .seg
+                .as_ptr()
+                .add(SYNC_OFFSET)
+                .cast::<LockWord>()
+        }
+    }
+
+    /// In `owner`'s segment: how many times `other` posted to `owner` (`posted`) or
+    /// completed an access epoch to it (`!posted`).
+    pub(crate) fn epoch_counter(&self, owner: usize, other: usize, posted: bool) -> &AtomicU32 {
+        let n = self.ranks();
+        assert!(other < n, "rma-shm: epoch counter index out of range");
+        let off = SYNC_OFFSET + LOCK_LEN + (if posted { 0 } else { n } + other) * 4;
+        // SAFETY: `other` < ranks, so the counter lies inside the sync area
+        // (LOCK_LEN + 8 * ranks <= sync_len); 4-aligned; atomics only.
+        unsafe { &*self.peers[owner].seg.as_ptr().add(off).cast::<AtomicU32>() }
     }
 
     /// Copies `out.len()` bytes at byte `offset` of this rank's own window into `out`.

@@ -38,16 +38,22 @@
 //!   to every other (active target).
 
 mod buffers;
+mod request;
+mod sync;
 mod transport;
 mod window;
 
 pub use buffers::{Buffer, BufferMut, Target};
-pub use rma_core::{Assert, BasicType, Error, ErrorClass, Info, Op, Rank, Result, RmaCall};
+pub use request::Request;
+pub use rma_core::{
+    Assert, BasicType, Error, ErrorClass, Info, LockType, Op, Rank, Result, RmaCall,
+};
 pub use rma_datatype::{
     Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongInt, Order, ShortInt,
     TwoInt,
 };
 pub use rma_shm::{run_threads, Flavor, LaunchMode, World};
+pub use sync::Group;
 pub use transport::{chosen_transport, ENV_TRANSPORT, TRANSPORTS};
 pub use window::Window;
 

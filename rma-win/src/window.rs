@@ -2,35 +2,18 @@
 //! call, validated here before a transport sees it.
 
 use crate::buffers::{Buffer, BufferMut, Dt, Resolved, Target};
+use crate::request::Request;
+use crate::sync::Epochs;
 use crate::transport::{chosen_transport, AnyTransport};
 use rma_core::{
-    Access, Assert, BasicType, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport,
-    WinInfo,
+    Access, BasicType, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport, WinInfo,
 };
 use rma_datatype::{Datatype, Equivalence};
 use rma_ops::atomic::atomic_align;
 use rma_shm::{Flavor, LaunchMode, MemoryOptions, WindowMemory, World};
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::Arc;
-
-/// Which epoch the window is in, as seen by this rank.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Epoch {
-    /// No access or exposure epoch: before the first fence, or after a fence that
-    /// asserted NOSUCCEED.
-    None,
-    /// Between fences.
-    Fence,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct State {
-    epoch: Epoch,
-    /// RMA calls issued since the last synchronization.
-    pending: bool,
-    freed: bool,
-}
 
 /// A window: memory each rank of a world exposes to the others, with the calls that
 /// read, write and combine into it.
@@ -40,12 +23,12 @@ struct State {
 /// ([`Window::free`]). Every call checks its arguments and the epoch state before any
 /// byte moves; a call that returns an error has changed nothing.
 pub struct Window<'w> {
-    world: &'w World,
-    mem: Arc<WindowMemory>,
-    transport: AnyTransport,
-    info: WinInfo,
-    state: Cell<State>,
-    _borrow: PhantomData<&'w mut [u8]>,
+    pub(crate) world: &'w World,
+    pub(crate) mem: Arc<WindowMemory>,
+    pub(crate) transport: AnyTransport,
+    pub(crate) info: WinInfo,
+    pub(crate) epochs: RefCell<Epochs>,
+    pub(crate) _borrow: PhantomData<&'w mut [u8]>,
 }
 
 impl std::fmt::Debug for Window<'_> {
@@ -55,7 +38,7 @@ impl std::fmt::Debug for Window<'_> {
             .field("ranks", &self.world.size())
             .field("bytes", &self.mem.len_of(self.world.rank()))
             .field("transport", &self.transport.name())
-            .field("state", &self.state.get())
+            .field("epochs", &self.epochs.borrow())
             .finish()
     }
 }
@@ -154,11 +137,7 @@ impl<'w> Window<'w> {
             mem,
             transport,
             info,
-            state: Cell::new(State {
-                epoch: Epoch::None,
-                pending: false,
-                freed: false,
-            }),
+            epochs: RefCell::new(Epochs::new(world.size())),
             _borrow: PhantomData,
         })
     }
@@ -246,67 +225,8 @@ impl<'w> Window<'w> {
         Ok(v)
     }
 
-    // ---- synchronization ----------------------------------------------------------
-
-    /// Collective fence over the window's group: completes every RMA call issued
-    /// before it, at origin and target, and opens the next epoch unless `assert` holds
-    /// NOSUCCEED. Valid assertions: NOSTORE, NOPUT, NOPRECEDE, NOSUCCEED.
-    ///
-    /// Errors: ASSERT for another bit; RMA_SYNC for NOPRECEDE when calls were issued
-    /// since the last fence; PROC_FAILED if a peer died.
-    pub fn fence(&self, assert: Assert) -> Result<()> {
-        let _span = tracing::debug_span!("fence", assert = assert.bits()).entered();
-        let st = self.check_alive()?;
-        assert.check_fence()?;
-        if assert.contains(Assert::NOPRECEDE) && st.pending {
-            return Err(Error::sync(
-                "fence",
-                "NOPRECEDE asserted, but RMA calls were issued since the last fence and this fence must complete them",
-            ));
-        }
-        self.transport.flush_all()?;
-        self.world.barrier()?;
-        self.state.set(State {
-            epoch: if assert.contains(Assert::NOSUCCEED) {
-                Epoch::None
-            } else {
-                Epoch::Fence
-            },
-            pending: false,
-            freed: false,
-        });
-        Ok(())
-    }
-
-    /// Collectively frees the window (MPI_Win_free). Every rank must call it.
-    ///
-    /// Errors: RMA_SYNC if RMA calls were issued since the last fence (complete them
-    /// with a fence first); WIN if already freed. On error nothing changes.
-    pub fn free(&mut self) -> Result<()> {
-        let st = self.check_alive()?;
-        if st.pending {
-            return Err(Error::sync(
-                "free",
-                "RMA calls issued since the last fence were never completed; call fence first",
-            ));
-        }
-        self.world.barrier()?;
-        self.state.set(State { freed: true, ..st });
-        Ok(())
-    }
-
-    fn check_alive(&self) -> Result<State> {
-        let st = self.state.get();
-        if st.freed {
-            return Err(Error::InvalidWindow {
-                reason: "the window was freed".into(),
-            });
-        }
-        Ok(st)
-    }
-
     /// `Ok(None)` for the null rank, `Ok(Some(index))` for a rank of the group.
-    fn check_rank(&self, rank: Rank) -> Result<Option<usize>> {
+    pub(crate) fn check_rank(&self, rank: Rank) -> Result<Option<usize>> {
         match rank.index() {
             None => Ok(None),
             Some(i) if i < self.size() => Ok(Some(i)),
@@ -315,24 +235,6 @@ impl<'w> Window<'w> {
                 size: self.size(),
             }),
         }
-    }
-
-    fn check_epoch(&self, call: &'static str) -> Result<()> {
-        match self.state.get().epoch {
-            Epoch::Fence => Ok(()),
-            Epoch::None => Err(Error::sync(
-                call,
-                "no access epoch is open (call fence first; a fence asserting NOSUCCEED closes the epoch)",
-            )),
-        }
-    }
-
-    fn issued(&self) {
-        let st = self.state.get();
-        self.state.set(State {
-            pending: true,
-            ..st
-        });
     }
 
     /// The byte offset of `disp` in `target`'s window.
@@ -348,14 +250,6 @@ impl<'w> Window<'w> {
                 disp,
                 disp_unit: unit,
             })
-    }
-
-    /// Common checks of every call: alive, rank, epoch. `Ok(None)` for the null rank.
-    fn begin(&self, call: &'static str, rank: Rank) -> Result<Option<usize>> {
-        self.check_alive()?;
-        let t = self.check_rank(rank)?;
-        self.check_epoch(call)?;
-        Ok(t)
     }
 
     /// Target-side checks: displacement, overlap (if writing), fit, alignment (for the
@@ -431,6 +325,7 @@ impl<'w> Window<'w> {
                 target: target.rank,
                 base,
                 layout: &layout,
+                exclusive: self.exclusive_on(t),
             },
             &data,
         )?;
@@ -464,6 +359,7 @@ impl<'w> Window<'w> {
                     target: target.rank,
                     base,
                     layout: &layout,
+                    exclusive: self.exclusive_on(t),
                 },
                 out,
             )
@@ -506,6 +402,7 @@ impl<'w> Window<'w> {
                 target: target.rank,
                 base,
                 layout: &layout,
+                exclusive: self.exclusive_on(t),
             },
             basic,
             op,
@@ -568,6 +465,7 @@ impl<'w> Window<'w> {
                     target: target.rank,
                     base,
                     layout: &layout,
+                    exclusive: self.exclusive_on(t),
                 },
                 basic,
                 op,
@@ -843,6 +741,109 @@ impl<'w> Window<'w> {
             disp,
         )?;
         from_bytes(&out[..size])
+    }
+
+    // ---- request-based calls ------------------------------------------------------
+
+    /// Checks the passive-target epoch a request-based call needs.
+    fn request_epoch(&self, call: &'static str, rank: Rank) -> Result<()> {
+        self.begin_as(call, rank, true).map(|_| ())
+    }
+
+    /// [`Window::put_with`] returning a request (MPI_Rput); valid in passive-target
+    /// epochs only. The request keeps `origin` borrowed.
+    pub fn rput_with<'b>(&'b self, origin: Buffer<'b>, target: Target<'_>) -> Result<Request<'b>> {
+        self.request_epoch("rput", target.rank)?;
+        self.put_with(origin, target)?;
+        Ok(Request::completed())
+    }
+
+    /// [`Window::get_with`] returning a request (MPI_Rget). The request keeps `result`
+    /// borrowed.
+    pub fn rget_with<'b>(
+        &'b self,
+        result: BufferMut<'b>,
+        target: Target<'_>,
+    ) -> Result<Request<'b>> {
+        self.request_epoch("rget", target.rank)?;
+        self.get_with(result, target)?;
+        Ok(Request::completed())
+    }
+
+    /// [`Window::accumulate_with`] returning a request (MPI_Raccumulate).
+    pub fn raccumulate_with<'b>(
+        &'b self,
+        origin: Buffer<'b>,
+        target: Target<'_>,
+        op: Op,
+    ) -> Result<Request<'b>> {
+        self.request_epoch("raccumulate", target.rank)?;
+        self.accumulate_with(origin, target, op)?;
+        Ok(Request::completed())
+    }
+
+    /// [`Window::get_accumulate_with`] returning a request (MPI_Rget_accumulate).
+    pub fn rget_accumulate_with<'b>(
+        &'b self,
+        origin: Option<Buffer<'b>>,
+        result: BufferMut<'b>,
+        target: Target<'_>,
+        op: Op,
+    ) -> Result<Request<'b>> {
+        self.request_epoch("rget_accumulate", target.rank)?;
+        self.get_accumulate_with(origin, result, target, op)?;
+        Ok(Request::completed())
+    }
+
+    /// [`Window::put`] returning a request (MPI_Rput).
+    pub fn rput<'b, T: Equivalence>(
+        &'b self,
+        origin: &'b [T],
+        rank: Rank,
+        disp: Disp,
+    ) -> Result<Request<'b>> {
+        self.request_epoch("rput", rank)?;
+        self.put(origin, rank, disp)?;
+        Ok(Request::completed())
+    }
+
+    /// [`Window::get`] returning a request (MPI_Rget).
+    pub fn rget<'b, T: Equivalence>(
+        &'b self,
+        result: &'b mut [T],
+        rank: Rank,
+        disp: Disp,
+    ) -> Result<Request<'b>> {
+        self.request_epoch("rget", rank)?;
+        self.get(result, rank, disp)?;
+        Ok(Request::completed())
+    }
+
+    /// [`Window::accumulate`] returning a request (MPI_Raccumulate).
+    pub fn raccumulate<'b, T: Equivalence>(
+        &'b self,
+        origin: &'b [T],
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Result<Request<'b>> {
+        self.request_epoch("raccumulate", rank)?;
+        self.accumulate(origin, rank, disp, op)?;
+        Ok(Request::completed())
+    }
+
+    /// [`Window::get_accumulate`] returning a request (MPI_Rget_accumulate).
+    pub fn rget_accumulate<'b, T: Equivalence>(
+        &'b self,
+        origin: &'b [T],
+        result: &'b mut [T],
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Result<Request<'b>> {
+        self.request_epoch("rget_accumulate", rank)?;
+        self.get_accumulate(origin, result, rank, disp, op)?;
+        Ok(Request::completed())
     }
 
     /// Runs a call that writes into a typed result, through a byte buffer when `T`

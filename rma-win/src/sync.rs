@@ -1,0 +1,641 @@
+//! Epochs: fence, passive target (lock / unlock, lock_all / unlock_all, the flush
+//! family, sync) and active target with groups (post / start / complete / wait / test),
+//! with every misuse of SEMANTICS.md rule 16 refused with RMA_SYNC before anything
+//! changes.
+
+use crate::window::Window;
+use rma_core::{Assert, Error, LockType, Rank, Result, Transport};
+use std::collections::BTreeSet;
+
+/// An ordered subset of the world's ranks, for post and start (MPI_Group's role).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    ranks: Vec<usize>,
+}
+
+impl Group {
+    /// The ranks given, in the order given; a repeated rank is an error of class ARG
+    /// (ranks outside the window are refused when the group is used, class RANK).
+    pub fn new(ranks: &[usize]) -> Result<Group> {
+        let mut seen = BTreeSet::new();
+        for &r in ranks {
+            if !seen.insert(r) {
+                return Err(Error::arg(format!("rank {r} appears twice in the group")));
+            }
+        }
+        Ok(Group {
+            ranks: ranks.to_vec(),
+        })
+    }
+
+    /// The ranks, in order.
+    pub fn ranks(&self) -> &[usize] {
+        &self.ranks
+    }
+
+    /// Whether the group is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ranks.is_empty()
+    }
+}
+
+/// A lock this origin holds on one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Held {
+    pub(crate) kind: LockType,
+    /// NOCHECK: no lock word was taken.
+    pub(crate) nocheck: bool,
+}
+
+/// An access epoch opened by start.
+#[derive(Clone, Debug)]
+pub(crate) struct Started {
+    group: Vec<usize>,
+    /// Per group member: whether its post was seen yet (waited lazily).
+    posted: Vec<bool>,
+}
+
+/// This rank's view of the window's epochs.
+#[derive(Debug)]
+pub(crate) struct Epochs {
+    freed: bool,
+    /// A fence epoch is open (after a fence that did not assert NOSUCCEED).
+    fence: bool,
+    /// Calls issued since the last fence.
+    pending: bool,
+    /// Per target: the lock this origin holds (lock, or lock_all when `lock_all`).
+    locks: Vec<Option<Held>>,
+    lock_all: bool,
+    start: Option<Started>,
+    post: Option<Vec<usize>>,
+    /// Per target: posts consumed by this rank's start epochs.
+    posts_used: Vec<u32>,
+    /// Per origin: completes this rank expects (one per post).
+    completes_due: Vec<u32>,
+}
+
+impl Epochs {
+    pub(crate) fn new(ranks: usize) -> Epochs {
+        Epochs {
+            freed: false,
+            fence: false,
+            pending: false,
+            locks: vec![None; ranks],
+            lock_all: false,
+            start: None,
+            post: None,
+            posts_used: vec![0; ranks],
+            completes_due: vec![0; ranks],
+        }
+    }
+
+    fn passive(&self) -> bool {
+        self.lock_all || self.locks.iter().any(Option::is_some)
+    }
+
+    fn describe(&self) -> String {
+        let mut open = vec![];
+        if self.fence {
+            open.push("a fence epoch".to_owned());
+        }
+        if self.lock_all {
+            open.push("a lock_all epoch".to_owned());
+        } else {
+            let locked: Vec<String> = self
+                .locks
+                .iter()
+                .enumerate()
+                .filter_map(|(r, h)| h.map(|_| r.to_string()))
+                .collect();
+            if !locked.is_empty() {
+                open.push(format!("locks on ranks {}", locked.join(", ")));
+            }
+        }
+        if self.start.is_some() {
+            open.push("a start epoch".to_owned());
+        }
+        if self.post.is_some() {
+            open.push("a post epoch".to_owned());
+        }
+        if open.is_empty() {
+            "no epoch is open".to_owned()
+        } else {
+            format!("open: {}", open.join("; "))
+        }
+    }
+}
+
+fn ranks_of(group: &Group, size: usize) -> Result<Vec<usize>> {
+    for &r in &group.ranks {
+        if r >= size {
+            return Err(Error::InvalidRank {
+                rank: Rank::new(r as u32),
+                size,
+            });
+        }
+    }
+    Ok(group.ranks.clone())
+}
+
+impl Window<'_> {
+    pub(crate) fn check_alive(&self) -> Result<()> {
+        if self.epochs.borrow().freed {
+            return Err(Error::InvalidWindow {
+                reason: "the window was freed".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether this origin holds an exclusive lock (taken for real) on `target`.
+    pub(crate) fn exclusive_on(&self, target: usize) -> bool {
+        matches!(
+            self.epochs.borrow().locks[target],
+            Some(Held {
+                kind: LockType::Exclusive,
+                nocheck: false
+            })
+        )
+    }
+
+    /// Common checks of every RMA call: alive, rank, and an access epoch that covers
+    /// the target (waiting for the target's post in a start epoch). `Ok(None)` for the
+    /// null rank. `request`: request-based calls need a passive-target epoch.
+    pub(crate) fn begin(&self, call: &'static str, rank: Rank) -> Result<Option<usize>> {
+        self.begin_as(call, rank, false)
+    }
+
+    pub(crate) fn begin_as(
+        &self,
+        call: &'static str,
+        rank: Rank,
+        request: bool,
+    ) -> Result<Option<usize>> {
+        self.check_alive()?;
+        let t = self.check_rank(rank)?;
+        let mut ep = self.epochs.borrow_mut();
+        let Some(t) = t else {
+            // the null rank: any access epoch will do
+            let any = ep.fence || ep.passive() || ep.start.is_some();
+            if !any || (request && !ep.passive()) {
+                return Err(Error::sync(
+                    call,
+                    format!("no access epoch is open ({})", ep.describe()),
+                ));
+            }
+            return Ok(None);
+        };
+        if ep.locks[t].is_some() {
+            return Ok(Some(t));
+        }
+        if request {
+            return Err(Error::sync(
+                call,
+                format!("request-based calls need a passive-target epoch (lock or lock_all) on rank {t}; {}", ep.describe()),
+            ));
+        }
+        if let Some(st) = ep.start.as_mut() {
+            if let Some(i) = st.group.iter().position(|&g| g == t) {
+                if !st.posted[i] {
+                    let want = ep.posts_used[t].wrapping_add(1);
+                    self.mem.wait_posted(t, want, &self.world.liveness())?;
+                    let ep = &mut *ep;
+                    ep.posts_used[t] = want;
+                    if let Some(st) = ep.start.as_mut() {
+                        st.posted[i] = true;
+                    }
+                }
+                return Ok(Some(t));
+            }
+            return Err(Error::sync(
+                call,
+                format!("rank {t} is not in the start group"),
+            ));
+        }
+        if ep.fence {
+            return Ok(Some(t));
+        }
+        Err(Error::sync(
+            call,
+            format!(
+                "no access epoch covers rank {t} ({}); call fence, lock, lock_all or start first",
+                ep.describe()
+            ),
+        ))
+    }
+
+    pub(crate) fn issued(&self) {
+        self.epochs.borrow_mut().pending = true;
+    }
+
+    // ---- fence ----------------------------------------------------------------------
+
+    /// Collective fence over the window's group: completes every RMA call issued
+    /// before it, at origin and target, and opens the next epoch unless `assert` holds
+    /// NOSUCCEED. Valid assertions: NOSTORE, NOPUT, NOPRECEDE, NOSUCCEED.
+    ///
+    /// Errors: ASSERT for another bit; RMA_SYNC for NOPRECEDE when calls were issued
+    /// since the last fence, or inside a lock, lock_all, start or post epoch;
+    /// PROC_FAILED if a peer died.
+    pub fn fence(&self, assert: Assert) -> Result<()> {
+        let _span = tracing::debug_span!("fence", assert = assert.bits()).entered();
+        self.check_alive()?;
+        assert.check_fence()?;
+        {
+            let ep = self.epochs.borrow();
+            if ep.passive() || ep.start.is_some() || ep.post.is_some() {
+                return Err(Error::sync(
+                    "fence",
+                    format!("fence inside another epoch ({})", ep.describe()),
+                ));
+            }
+            if assert.contains(Assert::NOPRECEDE) && ep.pending {
+                return Err(Error::sync(
+                    "fence",
+                    "NOPRECEDE asserted, but RMA calls were issued since the last fence and this fence must complete them",
+                ));
+            }
+        }
+        self.transport.flush_all()?;
+        self.world.barrier()?;
+        let mut ep = self.epochs.borrow_mut();
+        ep.fence = !assert.contains(Assert::NOSUCCEED);
+        ep.pending = false;
+        Ok(())
+    }
+
+    /// Collectively frees the window (MPI_Win_free). Every rank must call it.
+    ///
+    /// Errors: RMA_SYNC if an epoch is open (a lock, lock_all, start or post) or calls
+    /// were issued since the last fence; WIN if already freed. On error nothing changes.
+    pub fn free(&mut self) -> Result<()> {
+        self.check_alive()?;
+        {
+            let ep = self.epochs.borrow();
+            if ep.passive() || ep.start.is_some() || ep.post.is_some() {
+                return Err(Error::sync(
+                    "free",
+                    format!("an epoch is still open ({})", ep.describe()),
+                ));
+            }
+            if ep.pending {
+                return Err(Error::sync(
+                    "free",
+                    "RMA calls issued since the last fence were never completed; call fence first",
+                ));
+            }
+        }
+        self.world.barrier()?;
+        self.epochs.borrow_mut().freed = true;
+        Ok(())
+    }
+
+    /// Ends an open fence epoch before another kind starts; refused if calls of that
+    /// epoch are pending (they need the closing fence).
+    fn leave_fence(&self, call: &'static str) -> Result<()> {
+        let mut ep = self.epochs.borrow_mut();
+        if ep.fence && ep.pending {
+            return Err(Error::sync(
+                call,
+                "calls of the current fence epoch are pending; close it with a fence first",
+            ));
+        }
+        ep.fence = false;
+        Ok(())
+    }
+
+    // ---- passive target -------------------------------------------------------------
+
+    /// Starts a passive-target access epoch to `rank` with a shared or exclusive lock
+    /// (MPI_Win_lock). Locking oneself blocks until granted; so does locking others
+    /// (requests are served first come, first served). NOCHECK skips the lock.
+    ///
+    /// Errors: ASSERT; RANK; RMA_SYNC when the target is already locked by this origin,
+    /// inside lock_all or a start epoch, or with fence-epoch calls pending.
+    pub fn lock(&self, kind: LockType, rank: Rank, assert: Assert) -> Result<()> {
+        let _span = tracing::debug_span!("lock", target = rank.raw()).entered();
+        self.check_alive()?;
+        assert.check_lock()?;
+        let Some(t) = self.check_rank(rank)? else {
+            return Ok(());
+        };
+        {
+            let ep = self.epochs.borrow();
+            if ep.lock_all {
+                return Err(Error::sync(
+                    "lock",
+                    "inside a lock_all epoch every rank is already locked",
+                ));
+            }
+            if ep.locks[t].is_some() {
+                return Err(Error::sync(
+                    "lock",
+                    format!("rank {t} is already locked by this rank"),
+                ));
+            }
+            if ep.start.is_some() {
+                return Err(Error::sync(
+                    "lock",
+                    "lock inside an active-target (start) epoch",
+                ));
+            }
+        }
+        self.leave_fence("lock")?;
+        let nocheck = assert.contains(Assert::NOCHECK);
+        if !nocheck {
+            self.mem
+                .acquire_lock(t, kind == LockType::Exclusive, &self.world.liveness())?;
+        }
+        self.epochs.borrow_mut().locks[t] = Some(Held { kind, nocheck });
+        Ok(())
+    }
+
+    /// Ends the passive-target epoch to `rank`: completes every call to it at origin and
+    /// target, then releases the lock (MPI_Win_unlock).
+    ///
+    /// Errors: RMA_SYNC if `rank` is not locked by this origin (or only through
+    /// lock_all).
+    pub fn unlock(&self, rank: Rank) -> Result<()> {
+        let _span = tracing::debug_span!("unlock", target = rank.raw()).entered();
+        self.check_alive()?;
+        let Some(t) = self.check_rank(rank)? else {
+            return Ok(());
+        };
+        let held = {
+            let ep = self.epochs.borrow();
+            if ep.lock_all {
+                return Err(Error::sync(
+                    "unlock",
+                    "inside a lock_all epoch: use unlock_all",
+                ));
+            }
+            ep.locks[t].ok_or_else(|| {
+                Error::sync("unlock", format!("rank {t} is not locked by this rank"))
+            })?
+        };
+        self.transport.flush(rank)?;
+        if !held.nocheck {
+            self.mem.release_lock(t, held.kind == LockType::Exclusive);
+        }
+        self.epochs.borrow_mut().locks[t] = None;
+        Ok(())
+    }
+
+    /// Starts a passive-target access epoch to every rank with shared locks
+    /// (MPI_Win_lock_all).
+    ///
+    /// Errors: ASSERT; RMA_SYNC inside another lock, lock_all or start epoch, or with
+    /// fence-epoch calls pending.
+    pub fn lock_all(&self, assert: Assert) -> Result<()> {
+        let _span = tracing::debug_span!("lock_all").entered();
+        self.check_alive()?;
+        assert.check_lock()?;
+        {
+            let ep = self.epochs.borrow();
+            if ep.passive() {
+                return Err(Error::sync(
+                    "lock_all",
+                    format!("a passive-target epoch is already open ({})", ep.describe()),
+                ));
+            }
+            if ep.start.is_some() {
+                return Err(Error::sync(
+                    "lock_all",
+                    "lock_all inside an active-target (start) epoch",
+                ));
+            }
+        }
+        self.leave_fence("lock_all")?;
+        let nocheck = assert.contains(Assert::NOCHECK);
+        let mut taken = vec![];
+        for t in 0..self.size() {
+            if !nocheck {
+                if let Err(e) = self.mem.acquire_lock(t, false, &self.world.liveness()) {
+                    for &u in &taken {
+                        self.mem.release_lock(u, false);
+                    }
+                    return Err(e);
+                }
+                taken.push(t);
+            }
+        }
+        let mut ep = self.epochs.borrow_mut();
+        ep.lock_all = true;
+        for l in ep.locks.iter_mut() {
+            *l = Some(Held {
+                kind: LockType::Shared,
+                nocheck,
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends a lock_all epoch: completes every call, then releases every lock
+    /// (MPI_Win_unlock_all). Errors: RMA_SYNC without lock_all.
+    pub fn unlock_all(&self) -> Result<()> {
+        let _span = tracing::debug_span!("unlock_all").entered();
+        self.check_alive()?;
+        if !self.epochs.borrow().lock_all {
+            return Err(Error::sync("unlock_all", "no lock_all epoch is open"));
+        }
+        self.transport.flush_all()?;
+        let mut ep = self.epochs.borrow_mut();
+        for (t, held) in ep.locks.iter_mut().enumerate() {
+            if let Some(h) = held.take() {
+                if !h.nocheck {
+                    self.mem.release_lock(t, false);
+                }
+            }
+        }
+        ep.lock_all = false;
+        Ok(())
+    }
+
+    fn check_passive(&self, call: &'static str, target: Option<usize>) -> Result<()> {
+        let ep = self.epochs.borrow();
+        let ok = match target {
+            Some(t) => ep.locks[t].is_some(),
+            None => ep.passive(),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::sync(
+                call,
+                format!("needs a passive-target epoch ({})", ep.describe()),
+            ))
+        }
+    }
+
+    /// Completes every call to `rank` at origin and target (MPI_Win_flush). Errors:
+    /// RMA_SYNC outside a passive-target epoch to `rank`.
+    pub fn flush(&self, rank: Rank) -> Result<()> {
+        self.check_alive()?;
+        let Some(t) = self.check_rank(rank)? else {
+            return self.check_passive("flush", None);
+        };
+        self.check_passive("flush", Some(t))?;
+        self.transport.flush(rank)
+    }
+
+    /// Completes every call to every target (MPI_Win_flush_all).
+    pub fn flush_all(&self) -> Result<()> {
+        self.check_alive()?;
+        self.check_passive("flush_all", None)?;
+        self.transport.flush_all()
+    }
+
+    /// Completes every call to `rank` at the origin: its buffers may be reused
+    /// (MPI_Win_flush_local). Both transports finish with origin buffers before a call
+    /// returns, so this only checks the epoch.
+    pub fn flush_local(&self, rank: Rank) -> Result<()> {
+        self.check_alive()?;
+        let t = self.check_rank(rank)?;
+        self.check_passive("flush_local", t)
+    }
+
+    /// [`Window::flush_local`] for every target (MPI_Win_flush_local_all).
+    pub fn flush_local_all(&self) -> Result<()> {
+        self.check_alive()?;
+        self.check_passive("flush_local_all", None)
+    }
+
+    /// Synchronizes this rank's view of its own window memory with the public copy
+    /// (MPI_Win_sync): a full memory fence (rma's windows are unified).
+    pub fn sync(&self) -> Result<()> {
+        self.check_alive()?;
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    // ---- active target with groups ---------------------------------------------------
+
+    /// Exposes this rank's window to the origins in `group` (MPI_Win_post); returns
+    /// without waiting for them. Valid assertions: NOCHECK, NOSTORE, NOPUT.
+    ///
+    /// Errors: ASSERT; RANK; RMA_SYNC inside another post epoch or with fence-epoch
+    /// calls pending.
+    pub fn post(&self, group: &Group, assert: Assert) -> Result<()> {
+        let _span = tracing::debug_span!("post", ranks = group.ranks.len()).entered();
+        self.check_alive()?;
+        assert.check_post()?;
+        let ranks = ranks_of(group, self.size())?;
+        if self.epochs.borrow().post.is_some() {
+            return Err(Error::sync(
+                "post",
+                "a post epoch is already open; call wait or test first",
+            ));
+        }
+        self.leave_fence("post")?;
+        for &o in &ranks {
+            self.mem.post_to(o);
+        }
+        let mut ep = self.epochs.borrow_mut();
+        for &o in &ranks {
+            ep.completes_due[o] = ep.completes_due[o].wrapping_add(1);
+        }
+        ep.post = Some(ranks);
+        Ok(())
+    }
+
+    /// Starts an access epoch to the targets in `group` (MPI_Win_start). It does not
+    /// wait for their posts: the first call to a target (or complete) does, so start
+    /// before post on disjoint groups cannot deadlock. Valid assertion: NOCHECK.
+    ///
+    /// Errors: ASSERT; RANK; RMA_SYNC for a nested start, inside a passive-target
+    /// epoch, or with fence-epoch calls pending.
+    pub fn start(&self, group: &Group, assert: Assert) -> Result<()> {
+        let _span = tracing::debug_span!("start", ranks = group.ranks.len()).entered();
+        self.check_alive()?;
+        assert.check_start()?;
+        let ranks = ranks_of(group, self.size())?;
+        {
+            let ep = self.epochs.borrow();
+            if ep.start.is_some() {
+                return Err(Error::sync(
+                    "start",
+                    "a start epoch is already open (nested start)",
+                ));
+            }
+            if ep.passive() {
+                return Err(Error::sync(
+                    "start",
+                    format!("start inside a passive-target epoch ({})", ep.describe()),
+                ));
+            }
+        }
+        self.leave_fence("start")?;
+        self.epochs.borrow_mut().start = Some(Started {
+            posted: vec![false; ranks.len()],
+            group: ranks,
+        });
+        Ok(())
+    }
+
+    /// Ends the start epoch: completes every call at origin and targets, then tells each
+    /// target (MPI_Win_complete). Errors: RMA_SYNC without start.
+    pub fn complete(&self) -> Result<()> {
+        let _span = tracing::debug_span!("complete").entered();
+        self.check_alive()?;
+        let st = self
+            .epochs
+            .borrow()
+            .start
+            .clone()
+            .ok_or_else(|| Error::sync("complete", "no start epoch is open"))?;
+        for (i, &t) in st.group.iter().enumerate() {
+            if !st.posted[i] {
+                // a target this epoch never accessed must still have posted
+                let want = self.epochs.borrow().posts_used[t].wrapping_add(1);
+                self.mem.wait_posted(t, want, &self.world.liveness())?;
+                self.epochs.borrow_mut().posts_used[t] = want;
+            }
+            self.transport.flush(Rank::new(t as u32))?;
+        }
+        for &t in &st.group {
+            self.mem.complete_to(t);
+        }
+        let mut ep = self.epochs.borrow_mut();
+        ep.start = None;
+        ep.pending = false;
+        Ok(())
+    }
+
+    /// Ends the post epoch: waits until every origin in the group has completed
+    /// (MPI_Win_wait). Errors: RMA_SYNC without post.
+    pub fn wait(&self) -> Result<()> {
+        let _span = tracing::debug_span!("wait").entered();
+        self.check_alive()?;
+        let (group, due) = {
+            let ep = self.epochs.borrow();
+            let g = ep
+                .post
+                .clone()
+                .ok_or_else(|| Error::sync("wait", "no post epoch is open"))?;
+            (g, ep.completes_due.clone())
+        };
+        for &o in &group {
+            self.mem.wait_completed(o, due[o], &self.world.liveness())?;
+        }
+        self.epochs.borrow_mut().post = None;
+        Ok(())
+    }
+
+    /// Like [`Window::wait`] without blocking: `Ok(true)` (and the epoch ends) if every
+    /// origin has completed (MPI_Win_test). Errors: RMA_SYNC without post.
+    pub fn test(&self) -> Result<bool> {
+        self.check_alive()?;
+        let mut ep = self.epochs.borrow_mut();
+        let group = ep
+            .post
+            .clone()
+            .ok_or_else(|| Error::sync("test", "no post epoch is open"))?;
+        let done = group
+            .iter()
+            .all(|&o| self.mem.has_completed(o, ep.completes_due[o]));
+        if done {
+            ep.post = None;
+        }
+        Ok(done)
+    }
+}
