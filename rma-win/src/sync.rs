@@ -377,7 +377,12 @@ impl Window<'_> {
         if !held.nocheck {
             self.mem.release_lock(t, held.kind == LockType::Exclusive);
         }
-        self.epochs.borrow_mut().locks[t] = None;
+        let mut ep = self.epochs.borrow_mut();
+        ep.locks[t] = None;
+        if !ep.passive() {
+            // every call of the passive epochs is complete now
+            ep.pending = false;
+        }
         Ok(())
     }
 
@@ -448,6 +453,7 @@ impl Window<'_> {
             }
         }
         ep.lock_all = false;
+        ep.pending = false;
         Ok(())
     }
 

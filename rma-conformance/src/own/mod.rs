@@ -6,6 +6,7 @@ mod errors;
 mod large;
 mod layouts;
 mod ops;
+mod passive;
 mod windows;
 
 use crate::Case;
@@ -43,6 +44,18 @@ pub fn cases() -> Vec<Case> {
             layouts::large_strided,
         ),
         c("own_large_both_ways_at_once", 2, large::both_ways_at_once),
+        c(
+            "own_exclusive_lock_excludes",
+            4,
+            passive::exclusive_lock_excludes,
+        ),
+        c(
+            "own_lock_all_flush_and_requests",
+            3,
+            passive::lock_all_flush_and_requests,
+        ),
+        c("own_pscw_ring", 4, passive::pscw_ring),
+        c("own_passive_and_pscw_sync_misuse", 2, passive::sync_misuse),
         c(
             "own_progress_without_target_calls",
             2,
