@@ -300,17 +300,46 @@ impl<'w> Window<'w> {
         Ok((base, layout))
     }
 
+    /// Checks shared by every call with a local buffer, in order: alive, rank, epoch,
+    /// committed datatypes. `Ok(None)` when the call moves nothing (zero count or
+    /// zero-size types on both sides, SEMANTICS.md rule 18); otherwise `Ok(Some(t))`
+    /// with `t` the target index, `None` for the null rank.
+    fn prologue(
+        &self,
+        call: &'static str,
+        local: Option<(&Dt<'_>, usize)>,
+        target: &Target<'_>,
+    ) -> Result<Option<Option<usize>>> {
+        let t = self.begin(call, target.rank)?;
+        if let Some((dt, _)) = local {
+            dt.get().check_committed()?;
+        }
+        target.dt.get().check_committed()?;
+        let local_empty = local.is_none_or(|(dt, count)| is_empty(dt, count));
+        if local_empty && is_empty(&target.dt, target.count) {
+            return Ok(None);
+        }
+        Ok(Some(t))
+    }
+
+    /// The transport's view of a call to target `t`.
+    fn access<'l>(&self, t: usize, rank: Rank, base: usize, layout: &'l dyn Layout) -> Access<'l> {
+        Access {
+            target: rank,
+            base,
+            layout,
+            exclusive: self.exclusive_on(t),
+        }
+    }
+
     // ---- RMA calls: MPI-faithful forms ---------------------------------------------
 
     /// Writes `origin` into the target layout (MPI_Put). Not atomic, not ordered.
     pub fn put_with(&self, origin: Buffer<'_>, target: Target<'_>) -> Result<()> {
         let _span = tracing::trace_span!("put", target = target.rank.raw()).entered();
-        let t = self.begin("put", target.rank)?;
-        origin.dt.get().check_committed()?;
-        target.dt.get().check_committed()?;
-        if is_empty(&origin.dt, origin.count) && is_empty(&target.dt, target.count) {
+        let Some(t) = self.prologue("put", Some((&origin.dt, origin.count)), &target)? else {
             return Ok(());
-        }
+        };
         let Some(t) = t else { return Ok(()) };
         check_signatures(
             "put",
@@ -320,15 +349,8 @@ impl<'w> Window<'w> {
         let (base, layout) = self.target_layout(t, &target, true, None)?;
         let olayout = Resolved::of(origin.dt.get(), origin.count)?;
         let data = olayout.packed("origin", origin.data)?;
-        self.transport.put(
-            Access {
-                target: target.rank,
-                base,
-                layout: &layout,
-                exclusive: self.exclusive_on(t),
-            },
-            &data,
-        )?;
+        self.transport
+            .put(self.access(t, target.rank, base, &layout), &data)?;
         self.issued();
         Ok(())
     }
@@ -338,12 +360,9 @@ impl<'w> Window<'w> {
     /// synchronization).
     pub fn get_with(&self, result: BufferMut<'_>, target: Target<'_>) -> Result<()> {
         let _span = tracing::trace_span!("get", target = target.rank.raw()).entered();
-        let t = self.begin("get", target.rank)?;
-        result.dt.get().check_committed()?;
-        target.dt.get().check_committed()?;
-        if is_empty(&result.dt, result.count) && is_empty(&target.dt, target.count) {
+        let Some(t) = self.prologue("get", Some((&result.dt, result.count)), &target)? else {
             return Ok(());
-        }
+        };
         let Some(t) = t else { return Ok(()) };
         check_signatures(
             "get",
@@ -354,15 +373,8 @@ impl<'w> Window<'w> {
         let rlayout = Resolved::of(result.dt.get(), result.count)?;
         rlayout.check_result("result", result.data.len())?;
         self.fetch_into(&rlayout, result.data, layout.size(), |out| {
-            self.transport.get(
-                Access {
-                    target: target.rank,
-                    base,
-                    layout: &layout,
-                    exclusive: self.exclusive_on(t),
-                },
-                out,
-            )
+            self.transport
+                .get(self.access(t, target.rank, base, &layout), out)
         })?;
         self.issued();
         Ok(())
@@ -374,18 +386,16 @@ impl<'w> Window<'w> {
         let _span =
             tracing::trace_span!("accumulate", target = target.rank.raw(), op = op.mpi_name())
                 .entered();
-        let t = self.begin("accumulate", target.rank)?;
         if op == Op::NoOp {
             return Err(Error::OpNotForCall {
                 op,
                 call: RmaCall::Accumulate,
             });
         }
-        origin.dt.get().check_committed()?;
-        target.dt.get().check_committed()?;
-        if is_empty(&origin.dt, origin.count) && is_empty(&target.dt, target.count) {
+        let Some(t) = self.prologue("accumulate", Some((&origin.dt, origin.count)), &target)?
+        else {
             return Ok(());
-        }
+        };
         let basic = accumulate_types(
             "accumulate",
             Some((&origin.dt, origin.count)),
@@ -397,17 +407,8 @@ impl<'w> Window<'w> {
         let (base, layout) = self.target_layout(t, &target, true, Some(("accumulate", basic)))?;
         let olayout = Resolved::of(origin.dt.get(), origin.count)?;
         let data = olayout.packed("origin", origin.data)?;
-        self.transport.accumulate(
-            Access {
-                target: target.rank,
-                base,
-                layout: &layout,
-                exclusive: self.exclusive_on(t),
-            },
-            basic,
-            op,
-            &data,
-        )?;
+        self.transport
+            .accumulate(self.access(t, target.rank, base, &layout), basic, op, &data)?;
         self.issued();
         Ok(())
     }
@@ -428,7 +429,6 @@ impl<'w> Window<'w> {
             op = op.mpi_name()
         )
         .entered();
-        let t = self.begin("get_accumulate", target.rank)?;
         if origin.is_none() && op != Op::NoOp {
             return Err(Error::arg(format!(
                 "get_accumulate with {op} needs an origin buffer"
@@ -438,11 +438,10 @@ impl<'w> Window<'w> {
         if let Some(o) = &origin {
             o.dt.get().check_committed()?;
         }
-        result.dt.get().check_committed()?;
-        target.dt.get().check_committed()?;
-        if is_empty(&result.dt, result.count) && is_empty(&target.dt, target.count) {
+        let Some(t) = self.prologue("get_accumulate", Some((&result.dt, result.count)), &target)?
+        else {
             return Ok(());
-        }
+        };
         let basic = accumulate_types(
             "get_accumulate",
             origin.as_ref().map(|o| (&o.dt, o.count)),
@@ -461,12 +460,7 @@ impl<'w> Window<'w> {
         rlayout.check_result("result", result.data.len())?;
         self.fetch_into(&rlayout, result.data, layout.size(), |out| {
             self.transport.get_accumulate(
-                Access {
-                    target: target.rank,
-                    base,
-                    layout: &layout,
-                    exclusive: self.exclusive_on(t),
-                },
+                self.access(t, target.rank, base, &layout),
                 basic,
                 op,
                 &data,
