@@ -50,6 +50,11 @@ pub fn cases() -> Vec<Case> {
             passive::exclusive_lock_excludes,
         ),
         c(
+            "own_lock_contention_is_fair",
+            4,
+            passive::lock_contention_is_fair,
+        ),
+        c(
             "own_lock_all_flush_and_requests",
             3,
             passive::lock_all_flush_and_requests,

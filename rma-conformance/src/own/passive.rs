@@ -155,3 +155,45 @@ pub(crate) fn sync_misuse(world: &World, info: &Info) -> Result<()> {
     world.barrier()?;
     win.free()
 }
+
+/// Every rank contends for an exclusive lock on rank 0 for the same stretch of time;
+/// the lock serves requests in arrival order, so every rank gets a share of the
+/// acquisitions (no starvation). Each acquisition also bumps a counter under the lock,
+/// which must come out exact.
+pub(crate) fn lock_contention_is_fair(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let zero = Rank::new(0);
+    let mut win = Window::allocate::<u64>(world, 1 + p, info)?;
+    world.barrier()?;
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(400);
+    let mut mine = 0u64;
+    while std::time::Instant::now() < until {
+        win.lock(LockType::Exclusive, zero, Assert::NONE)?;
+        let mut v = [0u64];
+        win.get(&mut v, zero, 0)?;
+        win.flush(zero)?;
+        win.put(&[v[0] + 1], zero, 0)?;
+        win.unlock(zero)?;
+        mine += 1;
+    }
+    // publish my count in slot 1 + me
+    win.lock(LockType::Shared, zero, Assert::NONE)?;
+    win.put(&[mine], zero, 1 + me as i64)?;
+    win.unlock(zero)?;
+    world.barrier()?;
+    if me == 0 {
+        let v: Vec<u64> = win.local_vec()?;
+        let counts = &v[1..];
+        let total: u64 = counts.iter().sum();
+        assert_eq!(v[0], total, "the counter under the exclusive lock is exact");
+        let mean = total / p as u64;
+        for (r, c) in counts.iter().enumerate() {
+            assert!(
+                *c > 0 && *c * 10 >= mean,
+                "rank {r} starved: {c} of {total} acquisitions ({counts:?})"
+            );
+        }
+    }
+    world.barrier()?;
+    win.free()
+}
