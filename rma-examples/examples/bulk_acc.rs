@@ -31,8 +31,15 @@ fn main() {
         let mut total_adds = 0f64;
         for &n in &SIZES {
             let reps = (4 << 20) / (8 * n).max(1); // about 4 MiB per repetition
-            let mut line = format!("bulk_acc: transport {}, {:?}, N = {n:>6} f64:", win.transport_name(), world.mode());
-            for (label, kind) in [("shared (lock_all)", None), ("exclusive", Some(LockType::Exclusive))] {
+            let mut line = format!(
+                "bulk_acc: transport {}, {:?}, N = {n:>6} f64:",
+                win.transport_name(),
+                world.mode()
+            );
+            for (label, kind) in [
+                ("shared (lock_all)", None),
+                ("exclusive", Some(LockType::Exclusive)),
+            ] {
                 world.barrier()?;
                 let mut samples = vec![];
                 if me == 0 {
@@ -53,7 +60,11 @@ fn main() {
                         }
                     }
                     let s = median(samples);
-                    line.push_str(&format!("  {label}: {:>8.2} us, {:>6.2} GB/s", s * 1e6, 8.0 * n as f64 / s / 1e9));
+                    line.push_str(&format!(
+                        "  {label}: {:>8.2} us, {:>6.2} GB/s",
+                        s * 1e6,
+                        8.0 * n as f64 / s / 1e9
+                    ));
                 }
                 if n == max {
                     total_adds += (7 * reps) as f64;
@@ -67,12 +78,18 @@ fn main() {
         world.barrier()?;
         if me == 1 {
             // the last element saw exactly the adds of every size
-            let adds: f64 = SIZES.iter().map(|&n| (2 * 7 * ((4 << 20) / (8 * n))) as f64).sum();
+            let adds: f64 = SIZES
+                .iter()
+                .map(|&n| (2 * 7 * ((4 << 20) / (8 * n))) as f64)
+                .sum();
             let mut v = [0f64];
             win.read_local(max - 1, &mut v)?;
             ok = v[0] == total_adds && total_adds > 0.0 && adds >= total_adds;
             if !ok {
-                eprintln!("bulk_acc: last element {} but {total_adds} adds were made", v[0]);
+                eprintln!(
+                    "bulk_acc: last element {} but {total_adds} adds were made",
+                    v[0]
+                );
             }
         }
         world.barrier()?;

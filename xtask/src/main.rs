@@ -12,7 +12,8 @@ Tasks:
   ci                   format check, clippy (warnings denied), then test-all
   bench [ARGS]         the criterion benches (rma-benches)
   demo [ARGS]          the main job: every example (Examples 11.1-11.3 of the MPI
-                       standard, a shared counter, an arg-max) on 4 ranks as threads and
+                       standard, a shared counter, an arg-max, a linked list appended
+                       with compare_and_swap, a ticket lock) on 4 ranks as threads and
                        as processes under rmarun, for every transport; ARGS go to each
   help                 this text
 ";
@@ -28,7 +29,15 @@ const TRANSPORTS: &[&str] = &["atomic", "queued"];
 /// The launch modes.
 const MODES: &[&str] = &["threads", "processes"];
 /// The examples, each run plainly (threads) and under rmarun.
-const EXAMPLES: &[&str] = &["sum", "mapvals", "mapvals_get", "counter", "argmax"];
+const EXAMPLES: &[&str] = &[
+    "sum",
+    "mapvals",
+    "mapvals_get",
+    "counter",
+    "argmax",
+    "linked_list",
+    "ticket_lock",
+];
 
 fn groups() -> Vec<Group> {
     let crate_group = |name: &'static str, pkg: &'static str| Group {
