@@ -16,14 +16,19 @@
 //!   window; round `i` fetches `i * rank`;
 //! - **NO_OP**, neighbour and self: fetches return the element and leave it unchanged.
 //!
-//! Adapted: the MPICH test wraps every call in an exclusive lock only to get an epoch;
-//! here each phase is one fence epoch (the per-rank resets happen between fences). Its
-//! lock-all and lock-all+flush all-to-all phases, being the fence phase with a
-//! different epoch, are not repeated. Integer sums wrap (the 8-bit counts here
-//! overflow), so expected values are computed with wrapping arithmetic; every
-//! float value involved is a small integer, hence exact.
+//! Then the same again the way MPICH does it, with passive-target epochs: self,
+//! neighbour and contention with every call in its own exclusive lock on the target;
+//! all-to-all rounds each in one lock_all epoch (closed by unlock_all, then a barrier),
+//! and again with a flush after every call; NO_OP to the neighbour and to oneself, each
+//! call in an exclusive lock. Final values are read under an exclusive lock on oneself.
+//!
+//! Adapted: the fence versions of self, neighbour, contention and NO_OP are ours (MPICH
+//! has only locked ones; it has a fence all-to-all like ours); integer
+//! sums wrap (the 8-bit counts here overflow), so expected values are computed with
+//! wrapping arithmetic; every float value involved is a small integer, hence exact.
+//! The passive-target phases run fewer calls (`LOCK_ITER`) than the fence ones.
 
-use rma_win::{Assert, Equivalence, Info, Op, Rank, Result, Window, World};
+use rma_win::{Assert, Equivalence, Info, LockType, Op, Rank, Result, Window, World};
 use std::fmt::Debug;
 
 /// The element types the test runs for: a value made from a small integer (wrapping
@@ -69,6 +74,8 @@ impl Elem for f64 {
 const ITER: i64 = 5000;
 /// Rounds of the all-to-all phase (two fences each).
 const ROUNDS: i64 = 100;
+/// Calls per rank in the passive-target phases (one lock epoch each, or per round).
+const LOCK_ITER: i64 = 300;
 
 /// Between fences: sets this rank's whole window to `v`.
 fn reset<T: Elem>(win: &Window<'_>, n: usize, v: T) -> Result<()> {
@@ -177,7 +184,139 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
         got.iter().all(|v| *v == T::of(me as i64)),
         "NO_OP changed the window: {got:?}"
     );
+    win.fence(Assert::NOSUCCEED)?;
+    lock_phases::<T>(world, info, &win)?;
     win.free()
+}
+
+/// This rank's window, read under an exclusive lock on itself.
+fn read_own<T: Elem>(win: &Window<'_>, me: usize) -> Result<Vec<T>> {
+    let own = Rank::new(me as u32);
+    win.lock(LockType::Exclusive, own, Assert::NONE)?;
+    let v = win.local_vec::<T>()?;
+    win.unlock(own)?;
+    Ok(v)
+}
+
+/// Between barriers: sets this rank's whole window to `v` under a lock on itself.
+fn reset_locked<T: Elem>(world: &World, win: &Window<'_>, n: usize, v: T) -> Result<()> {
+    world.barrier()?;
+    let own = Rank::new(world.rank() as u32);
+    win.lock(LockType::Exclusive, own, Assert::NONE)?;
+    reset(win, n, v)?;
+    win.unlock(own)?;
+    world.barrier()
+}
+
+/// One fetch_and_op in its own exclusive lock epoch on `target`.
+fn locked_fop<T: Elem>(win: &Window<'_>, v: T, target: usize, disp: i64, op: Op) -> Result<T> {
+    let t = Rank::new(target as u32);
+    win.lock(LockType::Exclusive, t, Assert::NONE)?;
+    let old = win.fetch_and_op(v, t, disp, op)?;
+    win.unlock(t)?;
+    Ok(old)
+}
+
+/// The phases MPICH runs with passive-target synchronization.
+fn lock_phases<T: Elem>(world: &World, info: &Info, win: &Window<'_>) -> Result<()> {
+    let me = world.rank();
+    let n = world.size();
+    let one = T::of(1);
+    let right = (me + 1) % n;
+    reset_locked(world, win, n, T::of(0))?;
+
+    // self and neighbour, a lock per call
+    for (phase, target) in [("locked self", me), ("locked neighbour", right)] {
+        for i in 0..LOCK_ITER {
+            let old = locked_fop(win, one, target, 0, Op::Sum)?;
+            assert_eq!(old, T::of(i), "{phase}: call {i} fetched");
+        }
+        world.barrier()?;
+        let got = read_own::<T>(win, me)?;
+        assert_eq!(got[0], T::of(LOCK_ITER), "{phase}: final value");
+        reset_locked(world, win, n, T::of(0))?;
+    }
+
+    // contention, a lock per call
+    let mut fetched = Vec::new();
+    if me != 0 {
+        for _ in 0..LOCK_ITER {
+            fetched.push(locked_fop(win, one, 0, 0, Op::Sum)?);
+        }
+    }
+    world.barrier()?;
+    let total = LOCK_ITER * (n as i64 - 1);
+    if me == 0 {
+        let got = read_own::<T>(win, me)?;
+        assert_eq!(got[0], T::of(total), "locked contention: final value");
+    }
+    let mut all: Vec<u64> = super::gather_all(world, info, &fetched, LOCK_ITER as usize)?
+        .into_iter()
+        .flatten()
+        .map(T::key)
+        .collect();
+    all.sort_unstable();
+    let mut want: Vec<u64> = (0..total).map(|k| T::of(k).key()).collect();
+    want.sort_unstable();
+    assert!(
+        all == want,
+        "locked contention: the fetched values are not 0..{total} each once"
+    );
+    reset_locked(world, win, n, T::of(0))?;
+
+    // all-to-all, one lock_all epoch per round, without and with a flush per call
+    let mine = T::of(me as i64);
+    for flush in [false, true] {
+        for i in 0..ROUNDS {
+            let mut results = vec![T::of(-1); n];
+            win.lock_all(Assert::NONE)?;
+            for (j, r) in results.iter_mut().enumerate() {
+                let t = Rank::new(j as u32);
+                *r = win.fetch_and_op(mine, t, me as i64, Op::Sum)?;
+                if flush {
+                    win.flush(t)?;
+                }
+            }
+            win.unlock_all()?;
+            world.barrier()?;
+            for (j, r) in results.iter().enumerate() {
+                assert_eq!(
+                    *r,
+                    T::of(i * me as i64),
+                    "lock_all (flush: {flush}) round {i}: from rank {j}"
+                );
+            }
+        }
+        let got = read_own::<T>(win, me)?;
+        for (i, v) in got.iter().enumerate() {
+            assert_eq!(
+                *v,
+                T::of(ROUNDS * i as i64),
+                "lock_all (flush: {flush}): element {i}"
+            );
+        }
+        reset_locked(world, win, n, T::of(0))?;
+    }
+
+    // NO_OP, neighbour then self, a lock per call
+    reset_locked(world, win, n, T::of(me as i64))?;
+    for target in [right, me] {
+        for i in 0..LOCK_ITER {
+            let got = locked_fop(win, T::of(-7), target, 0, Op::NoOp)?;
+            assert_eq!(
+                got,
+                T::of(target as i64),
+                "locked NO_OP to {target}: call {i}"
+            );
+        }
+    }
+    world.barrier()?;
+    let got = read_own::<T>(win, me)?;
+    assert!(
+        got.iter().all(|v| *v == T::of(me as i64)),
+        "locked NO_OP changed the window: {got:?}"
+    );
+    world.barrier()
 }
 
 pub(crate) fn run_i8(w: &World, i: &Info) -> Result<()> {

@@ -2,14 +2,10 @@
 //! `test/mpi/errors/rma/` error tests. Each file names the MPICH test it comes from and
 //! says what it checks and how it was adapted; the code is our own.
 //!
-//! rma has only fence synchronization so far. Where an MPICH test takes locks only to
-//! get an epoch, the port uses fences instead; where a test is about passive target or
-//! PSCW, only what fence can express is ported. Not ported for that reason:
-//! `win_sync_complete` (complete without start), `win_sync_nested` (nested start,
-//! complete twice), `win_sync_unlock` (unlock without lock), `win_sync_lock_pt`
-//! (locking a target twice), `win_sync_lock_at` (lock inside a PSCW epoch) and
-//! `win_sync_free_pt` (free while locked; its fence counterpart is
-//! `win_sync_free_at`).
+//! MPICH's tests coordinate ranks with point-to-point messages, which rma does not
+//! have; the ports use barriers, or flags in a window, in their place. Some earlier
+//! ports were written when rma had only fence synchronization and use fences where
+//! MPICH takes locks only to get an epoch; their headers say so.
 
 mod acc_ordering;
 mod accfence2;
@@ -18,18 +14,38 @@ mod atomic_rmw_fop;
 mod badrma;
 mod cas_type_check;
 mod compare_and_swap;
+mod derived_acc_flush_local;
 mod fetch_and_op;
+mod fetchandadd;
+mod get_acc_local;
 mod get_accumulate;
 mod large_small_acc;
+mod linked_list_fop;
+mod lockcontention3;
+mod lockopts;
+mod mcs_mutex;
+mod pscw_ordering;
+mod racc_local_comp;
+mod req_example;
+mod reqops;
+mod rget_testall;
+mod rget_unlock;
 mod rmanull;
 mod rmazero;
 mod strided_acc_indexed;
 mod strided_acc_subarray;
 mod test1;
 mod transpose5;
+mod win_sync_complete;
 mod win_sync_free_at;
+mod win_sync_free_pt;
+mod win_sync_lock_at;
 mod win_sync_lock_fence;
+mod win_sync_lock_pt;
+mod win_sync_nested;
 mod win_sync_op;
+mod win_sync_unlock;
+mod wrma_flush_get;
 
 use crate::Case;
 
@@ -69,6 +85,30 @@ pub fn cases() -> Vec<Case> {
         c("win_sync_op", 4, win_sync_op::run),
         c("win_sync_free_at", 4, win_sync_free_at::run),
         c("win_sync_lock_fence", 4, win_sync_lock_fence::run),
+        c("reqops", 4, reqops::run),
+        c("racc_local_comp", 2, racc_local_comp::run),
+        c("rget_unlock", 2, rget_unlock::run),
+        c("rget_testall", 2, rget_testall::run),
+        c("req_example", 4, req_example::run),
+        c("get_acc_local", 2, get_acc_local::run),
+        c("lockcontention3", 4, lockcontention3::run),
+        c("lockopts", 2, lockopts::run),
+        c("fetchandadd", 4, fetchandadd::run),
+        c("linked_list_fop", 4, linked_list_fop::run),
+        c("mcs_mutex", 4, mcs_mutex::run),
+        c("wrma_flush_get_put", 3, wrma_flush_get::run_put),
+        c("wrma_flush_get_acc", 3, wrma_flush_get::run_acc),
+        c("wrma_flush_get_gacc", 3, wrma_flush_get::run_gacc),
+        c("wrma_flush_get_fop", 3, wrma_flush_get::run_fop),
+        c("wrma_flush_get_cas", 3, wrma_flush_get::run_cas),
+        c("derived_acc_flush_local", 3, derived_acc_flush_local::run),
+        c("pscw_ordering", 4, pscw_ordering::run),
+        c("win_sync_complete", 4, win_sync_complete::run),
+        c("win_sync_nested", 4, win_sync_nested::run),
+        c("win_sync_unlock", 4, win_sync_unlock::run),
+        c("win_sync_lock_pt", 4, win_sync_lock_pt::run),
+        c("win_sync_lock_at", 4, win_sync_lock_at::run),
+        c("win_sync_free_pt", 4, win_sync_free_pt::run),
     ]
 }
 
