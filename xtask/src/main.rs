@@ -49,6 +49,7 @@ fn groups() -> Vec<Group> {
         crate_group("rma-datatype", "rma-datatype"),
         crate_group("rma-ops", "rma-ops"),
         crate_group("rma-shm", "rma-shm"),
+        crate_group("rma-win", "rma-win"),
     ];
     for t in TRANSPORTS {
         for m in MODES {
