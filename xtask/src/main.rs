@@ -51,6 +51,15 @@ fn groups() -> Vec<Group> {
         crate_group("rma-shm", "rma-shm"),
         crate_group("rma-win", "rma-win"),
     ];
+    v.push(Group {
+        name: "dead peers (processes, SIGKILL)".into(),
+        args: vec![
+            "-p".into(),
+            "rma-conformance".into(),
+            "--test".into(),
+            "faults".into(),
+        ],
+    });
     for t in TRANSPORTS {
         for m in MODES {
             v.push(Group {
@@ -58,6 +67,8 @@ fn groups() -> Vec<Group> {
                 args: vec![
                     "-p".into(),
                     "rma-conformance".into(),
+                    "--test".into(),
+                    "conformance".into(),
                     "-E".into(),
                     format!("test(/^{t}::{m}::/)"),
                 ],
