@@ -571,3 +571,70 @@ impl WindowMemory {
 fn unreachable_layout() -> ! {
     panic!("rma-shm: the stripe table size is a power of two by construction")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rma_core::ErrorClass;
+
+    /// A hostile peer takes part in window creation with a segment whose header lies
+    /// (wrong magic, sizes that disagree with what it announced, a data area outside
+    /// the segment): the honest rank gets an error, never a mapping it would read out
+    /// of bounds.
+    #[test]
+    fn a_lying_segment_header_is_refused() {
+        type Lie = fn(&Header);
+        let lies: [(&str, Lie); 5] = [
+            ("the truth (control: must be accepted)", |_| {}),
+            ("bad magic", |h| {
+                h.magic.store(0xdead_beef, Ordering::Release)
+            }),
+            ("data_len disagrees", |h| {
+                h.data_len.store(1 << 40, Ordering::Relaxed)
+            }),
+            ("data area outside the segment", |h| {
+                h.data_offset.store(1 << 40, Ordering::Relaxed)
+            }),
+            ("rank count disagrees", |h| {
+                h.ranks.store(77, Ordering::Relaxed)
+            }),
+        ];
+        for (what, lie) in lies {
+            let out = crate::run_threads(2, |world| -> Result<()> {
+                if world.rank() == 0 {
+                    return WindowMemory::allocate(
+                        &world,
+                        4096,
+                        8,
+                        MemoryOptions { queues: false },
+                    )
+                    .map(|_| ());
+                }
+                // the hostile rank: an honest-looking segment and record, then the lie
+                let id = world.next_object_id();
+                let name = format!("{}-w{id}-r1", world.name());
+                let seg = Segment::create(&name, SYNC_OFFSET + 2 * PAGE + 4096)?;
+                let h = header(&seg);
+                h.data_offset
+                    .store((SYNC_OFFSET + 2 * PAGE) as u64, Ordering::Relaxed);
+                h.data_len.store(4096, Ordering::Relaxed);
+                h.disp_unit.store(8, Ordering::Relaxed);
+                h.stripes.store(STRIPES as u64, Ordering::Relaxed);
+                h.ranks.store(2, Ordering::Relaxed);
+                h.magic.store(MAGIC, Ordering::Release);
+                lie(h);
+                world.allgather(&encode(true, 4096, 8, 0))?;
+                world.allgather(&[1])?;
+                seg.unlink();
+                Ok(())
+            })
+            .unwrap();
+            if what.starts_with("the truth") {
+                assert!(out[0].is_ok(), "{what}: {:?}", out[0]);
+                continue;
+            }
+            let e = out[0].as_ref().expect_err(what);
+            assert_eq!(e.class(), ErrorClass::Intern, "{what}: {e}");
+        }
+    }
+}
