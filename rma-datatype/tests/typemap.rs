@@ -374,7 +374,8 @@ fn pattern(len: usize) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+    // 1000 cases in CI; RMA_FUZZ_CASES=N runs N (the long fuzzing run by hand)
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(1000), ..ProptestConfig::default() })]
 
     #[test]
     fn matches_reference_model(r in ref_strategy(), count in 0usize..3) {
@@ -512,6 +513,11 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------
+/// Cases for the property-test fuzzers: `RMA_FUZZ_CASES` or the CI default.
+fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("RMA_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 // Hand-written cases.
 
 #[test]

@@ -124,18 +124,100 @@ fn kill_group(child: &mut Child) {
 /// killed. No shared segment of the world is left behind: the control segment's name is
 /// removed once every rank has joined, each window segment's once every rank has mapped
 /// it, and at the end every name with the world's prefix is removed, after a crash too.
-/// Ranks die with the launcher (PR_SET_PDEATHSIG).
+/// Ranks die with the launcher (PR_SET_PDEATHSIG); if the launcher itself is killed, a
+/// small reaper process (`/bin/sh`, started first) removes what is left.
 pub fn spawn(opts: &LaunchOptions) -> Result<LaunchReport> {
     let name = fresh_name();
-    let ctl = Control::create(&name, opts.ranks)?;
-    let result = run(&name, &ctl, opts);
-    ctl.unlink();
+    // started before the first segment exists, so that nothing can outlive a killed
+    // launcher
+    let mut reaper = Reaper::start(&name);
+    let result = Control::create(&name, opts.ranks).map(|ctl| {
+        let result = run(&name, &ctl, opts, &mut reaper);
+        ctl.unlink();
+        result
+    });
     Segment::unlink_prefix(&name);
-    result
+    reaper.dismiss();
+    result.and_then(|r| r)
 }
 
-fn run(name: &str, ctl: &Control, opts: &LaunchOptions) -> Result<LaunchReport> {
+/// What the reaper runs: it collects the ranks' pids from its stdin until the launcher
+/// says `done`; if instead its stdin reaches end of file, the launcher died without
+/// cleaning up (SIGKILL, say): it kills the ranks' process groups (they die with the
+/// launcher anyway, by PR_SET_PDEATHSIG; this also catches what they started), gives
+/// a segment creation in flight a moment to finish, and removes every segment of the
+/// world. It ignores the signals a terminal sends and leads its own process group.
+const REAPER_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT
+pids=
+while read -r p; do
+  [ "$p" = done ] && exit 0
+  pids="$pids $p"
+done
+for p in $pids; do kill -9 "-$p" 2>/dev/null; done
+sleep 0.1
+rm -f -- "/dev/shm/$1" "/dev/shm/$1"-*
+"#;
+
+/// A process that removes the world's segments if the launcher dies without doing it
+/// (a killed launcher runs no clean-up code of its own).
+struct Reaper {
+    child: Option<Child>,
+}
+
+impl Reaper {
+    fn start(name: &str) -> Reaper {
+        let child = Command::new("/bin/sh")
+            .args(["-c", REAPER_SCRIPT, "rma-reaper", name])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn();
+        match child {
+            Ok(c) => Reaper { child: Some(c) },
+            Err(e) => {
+                tracing::warn!("no reaper for world {name} ({e}): a killed launcher may leave segments in /dev/shm");
+                Reaper { child: None }
+            }
+        }
+    }
+
+    /// Tells the reaper about a rank's process (its group).
+    fn rank_started(&mut self, pid: u32) {
+        if let Some(stdin) = self.child.as_mut().and_then(|c| c.stdin.as_mut()) {
+            let _ = writeln!(stdin, "{pid}");
+        }
+    }
+
+    /// The launcher cleaned up itself: the reaper leaves without doing anything.
+    fn dismiss(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if let Some(mut stdin) = c.stdin.take() {
+                let _ = writeln!(stdin, "done");
+            }
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        // reached only if `spawn` unwinds: the reaper cleans up as after a kill
+        if let Some(mut c) = self.child.take() {
+            drop(c.stdin.take());
+            let _ = c.wait();
+        }
+    }
+}
+
+fn run(
+    name: &str,
+    ctl: &Control,
+    opts: &LaunchOptions,
+    reaper: &mut Reaper,
+) -> Result<LaunchReport> {
     let n = opts.ranks;
+    let launcher = std::process::id();
     let mut children: Vec<Option<Child>> = Vec::with_capacity(n);
     let mut forwarders = vec![];
     for rank in 0..n {
@@ -153,9 +235,11 @@ fn run(name: &str, ctl: &Control, opts: &LaunchOptions) -> Result<LaunchReport> 
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid).
+        // async-signal-safe functions (prctl, getppid, _exit). If the launcher died
+        // before prctl took effect, the death signal will never come: the child then
+        // leaves at once rather than run as an orphan rank.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 libc::prctl(
                     libc::PR_SET_PDEATHSIG,
                     libc::SIGKILL as libc::c_ulong,
@@ -163,11 +247,15 @@ fn run(name: &str, ctl: &Control, opts: &LaunchOptions) -> Result<LaunchReport> 
                     0,
                     0,
                 );
+                if libc::getppid() as u32 != launcher {
+                    libc::_exit(127);
+                }
                 Ok(())
             });
         }
         match cmd.spawn() {
             Ok(mut child) => {
+                reaper.rank_started(child.id());
                 if let Some(out) = child.stdout.take() {
                     forwarders.push(forward(rank, true, out, false));
                 }

@@ -1215,7 +1215,12 @@ mod tests {
         ];
         let tags = [TAG_PUT, TAG_GET, TAG_ACC, TAG_GACC, TAG_FOP, TAG_CAS, 0, 77];
         let window = 128usize;
-        for i in 0..200_000 {
+        // 200 000 mutations in CI; RMA_FUZZ_CASES=N runs N (the long run by hand)
+        let cases: usize = std::env::var("RMA_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(200_000);
+        for i in 0..cases {
             let mut m = seeds[i % seeds.len()].clone();
             let flips = 1 + (next() % 4) as usize;
             for _ in 0..flips {

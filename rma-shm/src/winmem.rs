@@ -158,23 +158,38 @@ fn stripes(seg: &Segment) -> &[AtomicU32] {
     }
 }
 
-fn encode(ok: bool, len: usize, disp_unit: usize, addr: usize) -> Vec<u8> {
+/// The first byte of a creation record: how this rank's part went.
+const CREATED: u8 = 1;
+/// This rank could not create its part for want of memory (class NO_MEM).
+const FAILED_NO_MEM: u8 = 2;
+/// This rank could not create its part for another reason.
+const FAILED_OTHER: u8 = 0;
+
+fn status_of(r: &Result<Segment>) -> u8 {
+    match r {
+        Ok(_) => CREATED,
+        Err(e) if e.class() == rma_core::ErrorClass::NoMem => FAILED_NO_MEM,
+        Err(_) => FAILED_OTHER,
+    }
+}
+
+fn encode(status: u8, len: usize, disp_unit: usize, addr: usize) -> Vec<u8> {
     let mut v = Vec::with_capacity(25);
-    v.push(ok as u8);
+    v.push(status);
     v.extend_from_slice(&(len as u64).to_ne_bytes());
     v.extend_from_slice(&(disp_unit as u64).to_ne_bytes());
     v.extend_from_slice(&(addr as u64).to_ne_bytes());
     v
 }
 
-fn decode(b: &[u8]) -> Option<(bool, usize, usize, usize)> {
+fn decode(b: &[u8]) -> Option<(u8, usize, usize, usize)> {
     if b.len() != 25 {
         return None;
     }
     let word = |i: usize| {
         u64::from_ne_bytes(b[1 + 8 * i..9 + 8 * i].try_into().unwrap_or_default()) as usize
     };
-    Some((b[0] == 1, word(0), word(1), word(2)))
+    Some((b[0], word(0), word(1), word(2)))
 }
 
 /// What a window needs besides its data.
@@ -271,7 +286,7 @@ impl WindowMemory {
             h.magic.store(MAGIC, Ordering::Release);
         }
         let addr = user.map(|p| p as usize).unwrap_or(0);
-        let all = world.allgather(&encode(mine.is_ok(), len, disp_unit, addr));
+        let all = world.allgather(&encode(status_of(&mine), len, disp_unit, addr));
         let cleanup = |seg: &Result<Segment>| {
             if let Ok(s) = seg {
                 s.unlink();
@@ -297,11 +312,22 @@ impl WindowMemory {
             }
         }
         let mine = mine?;
-        if let Some(bad) = infos.iter().position(|i| !i.0) {
+        if let Some(bad) = infos.iter().position(|i| i.0 != CREATED) {
             mine.unlink();
-            return Err(Error::ProcFailed {
-                rank: Rank::new(bad as u32),
-                reason: "it could not create its part of the window".into(),
+            // a peer out of memory makes the window fail for want of memory on every
+            // rank (the same class everywhere), naming the rank that ran out
+            return Err(if infos[bad].0 == FAILED_NO_MEM {
+                Error::NoMem {
+                    reason: format!(
+                        "rank {bad} could not reserve its {} bytes of the window",
+                        infos[bad].1
+                    ),
+                }
+            } else {
+                Error::ProcFailed {
+                    rank: Rank::new(bad as u32),
+                    reason: "it could not create its part of the window".into(),
+                }
             });
         }
         let direct = flavor == Flavor::Allocate || world.mode() == LaunchMode::Threads;
@@ -623,7 +649,7 @@ mod tests {
                 h.ranks.store(2, Ordering::Relaxed);
                 h.magic.store(MAGIC, Ordering::Release);
                 lie(h);
-                world.allgather(&encode(true, 4096, 8, 0))?;
+                world.allgather(&encode(CREATED, 4096, 8, 0))?;
                 world.allgather(&[1])?;
                 seg.unlink();
                 Ok(())

@@ -194,6 +194,35 @@ impl Control {
         self.header().attached.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// Attaches `rank` unless some process already claimed it: the claim is one
+    /// compare-and-swap on the slot's pid, so of two processes started with the same
+    /// rank exactly one joins. False if the rank was taken (or has already left).
+    pub(crate) fn try_attach(&self, rank: usize, pid: u32) -> bool {
+        let slot = self.slot(rank);
+        if pid == 0
+            || slot
+                .pid
+                .compare_exchange(0, pid, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return false;
+        }
+        if slot
+            .state
+            .compare_exchange(
+                RankState::NotAttached as u32,
+                RankState::Alive as u32,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        self.header().attached.fetch_add(1, Ordering::AcqRel);
+        true
+    }
+
     pub(crate) fn attached(&self) -> usize {
         self.header().attached.load(Ordering::Acquire) as usize
     }
@@ -349,12 +378,11 @@ impl World {
             )));
         }
         let ctl = Control::open(&name, size)?;
-        if ctl.state(rank) != RankState::NotAttached as u32 {
+        if !ctl.try_attach(rank, std::process::id()) {
             return Err(Error::arg(format!(
                 "rank {rank} of world {name} has already joined"
             )));
         }
-        ctl.attach(rank, std::process::id());
         Ok(Some(World {
             ctl: Arc::new(ctl),
             rank,
@@ -501,7 +529,31 @@ pub(crate) fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// A fresh world name, unique on this machine: pid, time and a per-process counter.
+/// 64 bits from the kernel's random source, if it can be read.
+fn urandom_u64() -> Option<u64> {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .ok()?;
+    Some(u64::from_ne_bytes(bytes))
+}
+
+/// The name of a world of process `pid`: `rma-<pid>-<16 hex digits>`, the digits being
+/// `random` when there is one, else a mix of the clock and `counter`. Every name has
+/// the same shape, so one world's name is never a prefix of another's (the launcher
+/// removes leftovers by prefix).
+fn compose_name(pid: u32, random: Option<u64>, counter: u64, nanos: u64) -> String {
+    let tag = random.unwrap_or_else(|| {
+        (nanos ^ counter.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+    });
+    format!("rma-{pid}-{tag:016x}")
+}
+
+/// A fresh world name: the pid and 64 bits from /dev/urandom, so that other local
+/// users cannot guess it (falling back to a mix of the clock and a per-process
+/// counter if /dev/urandom cannot be read). Uniqueness does not rest on the name
+/// alone: segments are created exclusively, so a clash is an error, never a reuse.
 pub(crate) fn fresh_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -509,9 +561,7 @@ pub(crate) fn fresh_name() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
-    // mix the clock so names are not trivially predictable
-    let mix = (t ^ (n.wrapping_mul(0x9E37_79B9_7F4A_7C15))).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    format!("rma-{}-{:016x}", std::process::id(), mix)
+    compose_name(std::process::id(), urandom_u64(), n, t)
 }
 
 /// Runs `f` on `n` ranks, each a thread of this process with its own [`World`] handle,
@@ -574,4 +624,31 @@ where
         std::panic::resume_unwind(p);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_the_random_part_or_fall_back_to_the_mix() {
+        let r = 0x0123_4567_89ab_cdef;
+        assert_eq!(compose_name(42, Some(r), 7, 99), "rma-42-0123456789abcdef");
+        // fallback: same shape, and the counter changes it
+        let (a, b) = (compose_name(42, None, 0, 99), compose_name(42, None, 1, 99));
+        assert_ne!(a, b);
+        for n in [&a, &b] {
+            assert!(valid_name(n) && n.len() == "rma-42-".len() + 16, "{n}");
+        }
+        // names from this process: pid, then 16 hex digits that come from urandom
+        let (x, y) = (fresh_name(), fresh_name());
+        assert_ne!(x, y);
+        let prefix = format!("rma-{}-", std::process::id());
+        for n in [&x, &y] {
+            let tail = n.strip_prefix(&prefix).unwrap();
+            assert_eq!(tail.len(), 16, "{n}");
+            assert!(u64::from_str_radix(tail, 16).is_ok(), "{n}");
+        }
+        assert!(urandom_u64().is_some(), "/dev/urandom is readable here");
+    }
 }

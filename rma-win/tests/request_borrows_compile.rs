@@ -8,7 +8,8 @@ use rma_win::{Assert, Info, LockType, Op, Rank, Window};
 fn requests_borrow_their_buffers_until_waited() {
     rma_win::run_threads(1, |world| {
         let mut win = Window::allocate::<i64>(&world, 4, &Info::new()).unwrap();
-        win.lock(LockType::Shared, Rank::new(0), Assert::NONE).unwrap();
+        win.lock(LockType::Shared, Rank::new(0), Assert::NONE)
+            .unwrap();
         let mut origin = vec![1i64; 4];
         let req = win.raccumulate(&origin, Rank::new(0), 0, Op::Sum).unwrap();
         req.wait().unwrap();
