@@ -7,6 +7,7 @@ mod large;
 mod layouts;
 mod ops;
 mod passive;
+mod soak;
 mod windows;
 
 use crate::Case;
@@ -81,5 +82,6 @@ pub fn cases() -> Vec<Case> {
         c("own_create_over_private_memory", 3, windows::create_private),
         c("own_many_windows_in_order", 3, windows::many_windows),
         c("own_disp_unit_and_sizes_differ", 3, windows::uneven_windows),
+        c("own_soak", 4, soak::soak),
     ]
 }
