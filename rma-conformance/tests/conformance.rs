@@ -26,7 +26,12 @@ fn run_processes(case: Case, transport: &'static str) -> Result<(), Failed> {
         (ENV_TRANSPORT_CHILD.into(), transport.into()),
     ];
     opts.grace = Duration::from_secs(5);
-    opts.timeout = Some(Duration::from_secs(100));
+    // a hung case fails; long soak runs (RMA_SOAK_SECS) get their time plus a margin
+    let soak: u64 = std::env::var("RMA_SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    opts.timeout = Some(Duration::from_secs(100.max(soak + 60)));
     let report = spawn(&opts).map_err(|e| format!("launching: {e}"))?;
     if report.success() {
         Ok(())

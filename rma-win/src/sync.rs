@@ -641,6 +641,9 @@ impl Window<'_> {
             .all(|&o| self.mem.has_completed(o, ep.completes_due[o]));
         if done {
             ep.post = None;
+        } else {
+            // an origin that died will never complete: say so, as wait does
+            self.world.liveness().check()?;
         }
         Ok(done)
     }
