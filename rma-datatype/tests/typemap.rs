@@ -515,7 +515,10 @@ proptest! {
 // ---------------------------------------------------------------------------------
 /// Cases for the property-test fuzzers: `RMA_FUZZ_CASES` or the CI default.
 fn fuzz_cases(default: u32) -> u32 {
-    std::env::var("RMA_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var("RMA_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 // Hand-written cases.
