@@ -209,13 +209,20 @@ fn child(name: &str) -> ! {
     }
 }
 
-fn run(name: &'static str, transport: &'static str) -> std::result::Result<(), Failed> {
+fn run(
+    name: &'static str,
+    transport: &'static str,
+    liveness_ms: Option<&'static str>,
+) -> std::result::Result<(), Failed> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut opts = LaunchOptions::new(4, exe);
     opts.env = vec![
         (ENV_ROLE.into(), name.into()),
         (ENV_TRANSPORT.into(), transport.into()),
     ];
+    if let Some(ms) = liveness_ms {
+        opts.env.push((rma_shm::ENV_LIVENESS_MS.into(), ms.into()));
+    }
     opts.grace = Duration::from_secs(20);
     opts.timeout = Some(Duration::from_secs(60));
     let start = Instant::now();
@@ -252,9 +259,14 @@ fn main() {
         for &(name, _) in CASES {
             trials.push(Trial::test(
                 format!("{transport}::processes::dead_peer_in_{name}"),
-                move || run(name, transport),
+                move || run(name, transport, None),
             ));
         }
     }
+    // the detection interval is configurable: a slower one still reports the lost rank
+    trials.push(Trial::test(
+        "atomic::processes::dead_peer_in_fence_with_500ms_liveness_checks",
+        || run("fence", "atomic", Some("500")),
+    ));
     libtest_mimic::run(&args, trials).exit();
 }

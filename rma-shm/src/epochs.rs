@@ -36,7 +36,7 @@ fn wait_for(
             return Ok(());
         }
         sys::futex_wait(word, seen, Duration::from_millis(5));
-        if last_check.elapsed() > Duration::from_millis(20) {
+        if last_check.elapsed() > crate::world::liveness_interval() {
             last_check = Instant::now();
             liveness.check()?;
         }

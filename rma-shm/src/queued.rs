@@ -425,7 +425,7 @@ impl Engine {
             ctl.producer_waiting.store(1, Ordering::SeqCst);
             sys::futex_wait(&ctl.popped, seen, Duration::from_millis(1));
             ctl.producer_waiting.store(0, Ordering::SeqCst);
-            if last_check.elapsed() > Duration::from_millis(20) {
+            if last_check.elapsed() > crate::world::liveness_interval() {
                 last_check = Instant::now();
                 if self.liveness.check().is_err() {
                     return;
@@ -566,7 +566,7 @@ impl QueuedTransport {
             if done? {
                 return Ok(());
             }
-            if last_check.elapsed() > Duration::from_millis(20) {
+            if last_check.elapsed() > crate::world::liveness_interval() {
                 last_check = Instant::now();
                 self.engine.liveness.check()?;
                 if self.mem().doorbell(target).closed.load(Ordering::Acquire) != 0 {

@@ -21,6 +21,24 @@ pub const ENV_RANK: &str = "RMA_RANK";
 pub const ENV_SIZE: &str = "RMA_SIZE";
 
 const MAGIC: u64 = 0x726d_615f_776f_726c; // "rma_worl"
+/// Environment variable setting how often a waiting rank checks that its peers are
+/// alive, in milliseconds (default 20, at least 1): a dead peer is reported within about
+/// this time (plus the time its launcher takes to notice a crash).
+pub const ENV_LIVENESS_MS: &str = "RMA_LIVENESS_MS";
+
+/// The interval between liveness checks in every wait ([`ENV_LIVENESS_MS`]).
+pub fn liveness_interval() -> Duration {
+    static MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let ms = *MS.get_or_init(|| {
+        std::env::var(ENV_LIVENESS_MS)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|v| v.clamp(1, 60_000))
+            .unwrap_or(20)
+    });
+    Duration::from_millis(ms)
+}
+
 /// Bytes each rank may contribute to one all-gather.
 pub const GATHER_BYTES: usize = 248;
 const GATHER_SLOT: usize = GATHER_BYTES + 8;
@@ -309,8 +327,12 @@ pub(crate) fn wait_until(
             std::thread::yield_now();
             continue;
         }
-        sys::futex_wait(word, seen, Duration::from_millis(10));
-        if last_check.elapsed() >= Duration::from_millis(10) {
+        sys::futex_wait(
+            word,
+            seen,
+            Duration::from_millis(10).min(liveness_interval()),
+        );
+        if last_check.elapsed() >= liveness_interval() {
             last_check = Instant::now();
             if cond().is_none() {
                 return Ok(());

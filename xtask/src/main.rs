@@ -7,8 +7,11 @@ const HELP: &str = "\
 cargo xtask <task> [options]
 
 Tasks:
-  test-all [--quick]   every test of the workspace (nextest) and the doctests, group by
-                       group, with a one-line summary per group and a total
+  test-all [--quick] [--long]
+                       every test of the workspace (nextest) and the doctests, group by
+                       group, with a one-line summary per group and a total; --long
+                       also runs the long soak (RMA_SOAK_SECS=600 per transport x mode)
+                       and the long fuzzing runs (RMA_FUZZ_CASES=5000000)
   ci                   format check, clippy (warnings denied), then test-all
   bench [ARGS]         the criterion benches (rma-benches)
   demo [ARGS]          the main job: every example (Examples 11.1-11.3 of the MPI
@@ -156,7 +159,12 @@ fn have_nextest() -> bool {
         .unwrap_or(false)
 }
 
-fn test_all(quick: bool) -> bool {
+fn test_all(quick: bool, long: bool) -> bool {
+    if long {
+        // seen by every test process this run starts
+        std::env::set_var("RMA_SOAK_SECS", "600");
+        std::env::set_var("RMA_FUZZ_CASES", "5000000");
+    }
     let nextest = have_nextest();
     if !nextest {
         eprintln!("xtask: cargo-nextest not found, falling back to cargo test (install it: cargo install cargo-nextest)");
@@ -370,7 +378,7 @@ fn main() -> ExitCode {
     let task = args.first().map(String::as_str).unwrap_or("help");
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let ok = match task {
-        "test-all" => test_all(rest.contains(&"--quick")),
+        "test-all" => test_all(rest.contains(&"--quick"), rest.contains(&"--long")),
         "ci" => {
             let mut fmt = cargo();
             fmt.args(["fmt", "--all", "--", "--check"]);
@@ -383,7 +391,7 @@ fn main() -> ExitCode {
                 "-D",
                 "warnings",
             ]);
-            status(fmt) && status(clippy) && test_all(false)
+            status(fmt) && status(clippy) && test_all(false, false)
         }
         "bench" => {
             let mut cmd = cargo();
