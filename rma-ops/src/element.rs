@@ -139,78 +139,65 @@ macro_rules! float_element {
 float_element!(f32, F32, u32);
 float_element!(f64, F64, u64);
 
-impl Element for Complex32 {
-    const BASIC: BasicType = BasicType::C32;
-    type Raw = Complex32;
-    #[inline(always)]
-    fn from_raw(raw: Complex32) -> Complex32 {
-        raw
-    }
-    #[inline(always)]
-    fn to_raw(self) -> Complex32 {
-        self
-    }
-    #[inline(always)]
-    fn to_bits(self) -> u64 {
-        (self.re.to_bits() as u64) | ((self.im.to_bits() as u64) << 32)
-    }
-    #[inline(always)]
-    fn from_bits(bits: u64) -> Complex32 {
-        Complex32 {
-            re: f32::from_bits(bits as u32),
-            im: f32::from_bits((bits >> 32) as u32),
+/// Complex SUM and PROD in the textbook form; REPLACE; the rest leaves the target.
+macro_rules! complex_element {
+    ($t:ident, $basic:ident, $bits:tt) => {
+        impl Element for $t {
+            const BASIC: BasicType = BasicType::$basic;
+            type Raw = $t;
+            #[inline(always)]
+            fn from_raw(raw: $t) -> $t {
+                raw
+            }
+            #[inline(always)]
+            fn to_raw(self) -> $t {
+                self
+            }
+            complex_element!(@bits $t, $bits);
+            #[inline(always)]
+            fn combine(op: Op, a: $t, b: $t) -> $t {
+                match op {
+                    Op::Sum => $t {
+                        re: a.re + b.re,
+                        im: a.im + b.im,
+                    },
+                    Op::Prod => $t {
+                        re: a.re * b.re - a.im * b.im,
+                        im: a.re * b.im + a.im * b.re,
+                    },
+                    Op::Replace => b,
+                    _ => a,
+                }
+            }
         }
-    }
-    #[inline(always)]
-    fn combine(op: Op, a: Complex32, b: Complex32) -> Complex32 {
-        match op {
-            Op::Sum => Complex32 {
-                re: a.re + b.re,
-                im: a.im + b.im,
-            },
-            Op::Prod => Complex32 {
-                re: a.re * b.re - a.im * b.im,
-                im: a.re * b.im + a.im * b.re,
-            },
-            Op::Replace => b,
-            _ => a,
+    };
+    // 8-byte complex: one atomic word, real part in the low half
+    (@bits $t:ident, narrow) => {
+        #[inline(always)]
+        fn to_bits(self) -> u64 {
+            (self.re.to_bits() as u64) | ((self.im.to_bits() as u64) << 32)
         }
-    }
+        #[inline(always)]
+        fn from_bits(bits: u64) -> $t {
+            $t {
+                re: f32::from_bits(bits as u32),
+                im: f32::from_bits((bits >> 32) as u32),
+            }
+        }
+    };
+    // 16-byte complex: lock-protected, never handled as bits
+    (@bits $t:ident, wide) => {
+        fn to_bits(self) -> u64 {
+            0
+        }
+        fn from_bits(_: u64) -> $t {
+            $t::default()
+        }
+    };
 }
 
-impl Element for Complex64 {
-    const BASIC: BasicType = BasicType::C64;
-    type Raw = Complex64;
-    #[inline(always)]
-    fn from_raw(raw: Complex64) -> Complex64 {
-        raw
-    }
-    #[inline(always)]
-    fn to_raw(self) -> Complex64 {
-        self
-    }
-    fn to_bits(self) -> u64 {
-        0
-    }
-    fn from_bits(_: u64) -> Complex64 {
-        Complex64::default()
-    }
-    #[inline(always)]
-    fn combine(op: Op, a: Complex64, b: Complex64) -> Complex64 {
-        match op {
-            Op::Sum => Complex64 {
-                re: a.re + b.re,
-                im: a.im + b.im,
-            },
-            Op::Prod => Complex64 {
-                re: a.re * b.re - a.im * b.im,
-                im: a.re * b.im + a.im * b.re,
-            },
-            Op::Replace => b,
-            _ => a,
-        }
-    }
-}
+complex_element!(Complex32, C32, narrow);
+complex_element!(Complex64, C64, wide);
 
 impl Element for bool {
     const BASIC: BasicType = BasicType::Bool;
