@@ -63,6 +63,12 @@ pub const fn atomic_align(basic: BasicType) -> usize {
 pub struct StripeLocks<'a> {
     words: &'a [AtomicU32],
     mask: usize,
+    /// What a holder writes into a lock word (non-zero): its process id where
+    /// processes share the table.
+    owner: u32,
+    /// Whether the holder recorded in a word still exists; `None` where holders cannot
+    /// die while holding (threads of one process).
+    alive: Option<fn(u32) -> bool>,
 }
 
 impl<'a> StripeLocks<'a> {
@@ -77,7 +83,25 @@ impl<'a> StripeLocks<'a> {
         Ok(StripeLocks {
             mask: words.len() - 1,
             words,
+            owner: 1,
+            alive: None,
         })
+    }
+
+    /// A table shared by processes: a holder writes `owner` (its process id, non-zero)
+    /// into the word, and a waiter that has waited long asks `alive(holder)`; a lock
+    /// whose holder died inside its critical section (killed during a 16-byte update)
+    /// is taken over instead of waited for forever. The element it was updating may
+    /// then be torn; the dead peer is reported by the next synchronization.
+    pub fn with_owner(
+        words: &'a [AtomicU32],
+        owner: u32,
+        alive: fn(u32) -> bool,
+    ) -> Result<StripeLocks<'a>> {
+        let mut t = StripeLocks::new(words)?;
+        t.owner = owner.max(1);
+        t.alive = Some(alive);
+        Ok(t)
     }
 
     /// A fresh heap table of `n` unlocked words (`n` rounded up to a power of two).
@@ -91,15 +115,33 @@ impl<'a> StripeLocks<'a> {
         let word = &self.words[(key >> 4) & self.mask];
         let mut spins = 0u32;
         loop {
-            if word.load(Relaxed) == 0 && word.compare_exchange_weak(0, 1, Acquire, Relaxed).is_ok()
+            if word.load(Relaxed) == 0
+                && word
+                    .compare_exchange_weak(0, self.owner, Acquire, Relaxed)
+                    .is_ok()
             {
                 return StripeGuard { word };
             }
-            spins += 1;
+            spins = spins.wrapping_add(1);
             if spins < 64 {
                 spin_loop();
-            } else {
-                std::thread::yield_now();
+                continue;
+            }
+            std::thread::yield_now();
+            // a critical section lasts nanoseconds: after ~a thousand yields, ask
+            // whether the holder still exists
+            if spins % 1024 == 0 {
+                if let Some(alive) = self.alive {
+                    let holder = word.load(Relaxed);
+                    if holder != 0
+                        && !alive(holder)
+                        && word
+                            .compare_exchange(holder, self.owner, Acquire, Relaxed)
+                            .is_ok()
+                    {
+                        return StripeGuard { word };
+                    }
+                }
             }
         }
     }

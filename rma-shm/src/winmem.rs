@@ -472,7 +472,13 @@ impl WindowMemory {
 
     /// The stripe locks of `rank`'s window.
     pub(crate) fn locks(&self, rank: usize) -> StripeLocks<'_> {
-        match StripeLocks::new(stripes(&self.peers[rank].seg)) {
+        // processes share the table: record the holder's pid so a waiter can take over
+        // the lock of a holder that was killed inside its critical section
+        match StripeLocks::with_owner(
+            stripes(&self.peers[rank].seg),
+            std::process::id(),
+            crate::sys::pid_alive,
+        ) {
             Ok(l) => l,
             Err(_) => unreachable_layout(),
         }
@@ -662,5 +668,69 @@ mod tests {
             let e = out[0].as_ref().expect_err(what);
             assert_eq!(e.class(), ErrorClass::Intern, "{what}: {e}");
         }
+    }
+
+    /// A process killed inside a 16-byte element update leaves its stripe lock held;
+    /// the next accumulate on that stripe takes the lock over instead of waiting
+    /// forever.
+    #[test]
+    fn a_stripe_lock_left_by_a_dead_process_is_taken_over() {
+        use rma_core::{Access, BasicType, Op, Rank, Transport};
+        let mut gone = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let dead_pid = gone.id();
+        gone.wait().expect("wait true");
+        let out = crate::run_threads(1, |world| -> Result<[f64; 2]> {
+            let mem = std::sync::Arc::new(WindowMemory::allocate(
+                &world,
+                64,
+                16,
+                MemoryOptions { queues: false },
+            )?);
+            // the dead process "holds" the stripe of element 0
+            stripes(&mem.peers[0].seg)[0].store(dead_pid, Ordering::Release);
+            let t = crate::AtomicTransport::new(mem.clone())?;
+            let layout = rma_datatype_free_layout(16);
+            let one: Vec<u8> = [1.0f64.to_ne_bytes(), 2.0f64.to_ne_bytes()].concat();
+            t.accumulate(
+                Access {
+                    target: Rank::new(0),
+                    base: 0,
+                    layout: &layout,
+                    exclusive: false,
+                },
+                BasicType::C64,
+                Op::Sum,
+                &one,
+            )?;
+            let mut v = [0u8; 16];
+            mem.read_local(0, &mut v)?;
+            let re = f64::from_ne_bytes(v[..8].try_into().unwrap_or_default());
+            let im = f64::from_ne_bytes(v[8..].try_into().unwrap_or_default());
+            Ok([re, im])
+        })
+        .unwrap();
+        assert_eq!(out[0].as_ref().unwrap(), &[1.0, 2.0]);
+    }
+
+    /// One contiguous run of `n` bytes.
+    fn rma_datatype_free_layout(n: usize) -> impl rma_core::Layout {
+        struct Contig(usize);
+        impl rma_core::Layout for Contig {
+            fn size(&self) -> usize {
+                self.0
+            }
+            fn for_each_run(&self, f: &mut dyn FnMut(rma_core::Run)) {
+                f(rma_core::Run {
+                    offset: 0,
+                    len: self.0,
+                })
+            }
+            fn as_contiguous(&self) -> Option<usize> {
+                Some(self.0)
+            }
+        }
+        Contig(n)
     }
 }
