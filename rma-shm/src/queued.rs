@@ -1331,4 +1331,103 @@ mod tests {
         );
         assert!(results[1].is_ok());
     }
+
+    /// The same attacks from another process: the test binary re-runs itself as the
+    /// two ranks of a world. Rank 1 (the hostile process) pushes a record that points
+    /// outside rank 0's window and scribbles impossible positions over the ring that
+    /// carries rank 0's requests to it. Rank 0 must neither crash nor let memory change:
+    /// its engine rejects the record, and its own next call fails on the corrupt ring.
+    #[test]
+    fn attacks_from_another_process_are_errors() {
+        const NAME: &str = "queued::tests::attacks_from_another_process_are_errors";
+        if let Ok(Some(world)) = crate::World::from_env() {
+            let code = match hostile_rank(&world) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("rank {}: {e}", world.rank());
+                    1
+                }
+            };
+            drop(world);
+            std::process::exit(code);
+        }
+        let exe = std::env::current_exe().expect("the test binary");
+        let mut opts = crate::launch::LaunchOptions::new(2, exe);
+        opts.args = vec!["--exact".into(), NAME.into(), "--nocapture".into()];
+        opts.timeout = Some(Duration::from_secs(60));
+        let report = crate::launch::spawn(&opts).expect("launch");
+        assert!(report.success(), "{report:?}");
+    }
+
+    fn hostile_rank(world: &crate::World) -> std::result::Result<(), String> {
+        let e = |e: Error| e.to_string();
+        let mem = Arc::new(
+            WindowMemory::allocate(world, 256, 8, MemoryOptions { queues: true }).map_err(e)?,
+        );
+        mem.write_local(0, &[0xAB; 256]).map_err(e)?;
+        let t = QueuedTransport::new(mem.clone(), world.liveness()).map_err(e)?;
+        world.barrier().map_err(e)?;
+        let one = One(8);
+        let at = Access {
+            target: Rank::new(1),
+            base: 0,
+            layout: &one,
+            exclusive: false,
+        };
+        if world.rank() == 1 {
+            // a record whose run lies far outside rank 0's window
+            let bogus = request(
+                TAG_PUT,
+                BasicType::Byte,
+                Op::Replace,
+                1 << 40,
+                &[(0, 64)],
+                &[0u8; 64],
+            );
+            assert!(ring(&mem, 0, 1)
+                .try_push(TAG_PUT, &[&bogus])
+                .map_err(|e| format!("{e:?}"))?);
+            let bell = mem.doorbell(0);
+            bell.bell.fetch_add(1, Ordering::SeqCst);
+            sys::futex_wake_all(&bell.bell);
+            // scribble over the ring that carries rank 0's requests to this rank
+            mem.ring(1, 0).0.tail.store(u64::MAX - 3, Ordering::Release);
+            world.barrier().map_err(e)?; // 1: attacks done
+            world.barrier().map_err(e)?; // 2: rank 0 has looked
+                                         // rank 0 rejected the record: this rank's flush says so
+            let start = Instant::now();
+            loop {
+                match t.flush(Rank::new(0)) {
+                    Err(err) if err.class() == rma_core::ErrorClass::Intern => break,
+                    Err(err) => return Err(format!("flush: unexpected {err}")),
+                    Ok(()) if start.elapsed() < Duration::from_secs(10) => {
+                        std::thread::sleep(Duration::from_millis(1))
+                    }
+                    Ok(()) => return Err("rank 0 never reported the rejected record".into()),
+                }
+            }
+        } else {
+            world.barrier().map_err(e)?; // 1
+            match t.accumulate(at, BasicType::I64, Op::Sum, &[1u8; 8]) {
+                Err(err) if err.class() == rma_core::ErrorClass::Intern => {}
+                other => return Err(format!("a push onto the corrupt ring gave {other:?}")),
+            }
+            // let the engine see the bogus record, then check nothing changed
+            let start = Instant::now();
+            while mem.pair(0, 1).rejected.load(Ordering::SeqCst) == 0
+                && start.elapsed() < Duration::from_secs(10)
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let mut mine = vec![0u8; 256];
+            mem.read_local(0, &mut mine).map_err(e)?;
+            if mine.iter().any(|b| *b != 0xAB) {
+                return Err("the rejected record changed the window".into());
+            }
+            world.barrier().map_err(e)?; // 2
+        }
+        world.barrier().map_err(e)?;
+        drop(t);
+        Ok(())
+    }
 }
