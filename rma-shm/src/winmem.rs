@@ -131,6 +131,9 @@ pub struct WindowMemory {
     queues: bool,
     direct: bool,
     peers: Vec<Peer>,
+    /// This process's id, written into stripe locks it holds (read once: getpid is a
+    /// system call, and the lock table is reached on every 16-byte accumulate).
+    pid: u32,
 }
 
 // SAFETY: the raw pointers point into mappings owned by `peers[*].seg` (or, for created
@@ -368,6 +371,7 @@ impl WindowMemory {
             queues: opts.queues,
             direct,
             peers,
+            pid: std::process::id(),
         })
     }
 
@@ -476,7 +480,7 @@ impl WindowMemory {
         // the lock of a holder that was killed inside its critical section
         match StripeLocks::with_owner(
             stripes(&self.peers[rank].seg),
-            std::process::id(),
+            self.pid,
             crate::sys::pid_alive,
         ) {
             Ok(l) => l,
