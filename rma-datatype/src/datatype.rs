@@ -307,10 +307,11 @@ fn check_lengths(ctor: &'static str, a: (&str, usize), b: (&str, usize)) -> Resu
 
 /// `disp` extents of `old`, in bytes.
 fn times_extent(what: &'static str, disp: isize, old: &Datatype) -> Result<isize> {
-    disp.checked_mul(old.extent()).ok_or(Error::CountOverflow {
-        count: disp.unsigned_abs(),
-        what,
-    })
+    disp.checked_mul(old.extent())
+        .ok_or_else(|| Error::CountOverflow {
+            count: disp.unsigned_abs(),
+            what,
+        })
 }
 
 fn predefined_table() -> &'static [Datatype] {
@@ -570,7 +571,7 @@ impl Datatype {
     }
 
     fn with_bounds(&self, ctor: &'static str, lb: isize, extent: isize) -> Result<Datatype> {
-        let ub = lb.checked_add(extent).ok_or(Error::CountOverflow {
+        let ub = lb.checked_add(extent).ok_or_else(|| Error::CountOverflow {
             count: extent.unsigned_abs(),
             what: "bytes of resized extent",
         })?;

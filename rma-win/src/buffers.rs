@@ -155,7 +155,7 @@ impl Resolved {
                 .size()
                 .checked_mul(count)
                 .map(Resolved::Contig)
-                .ok_or(Error::CountOverflow {
+                .ok_or_else(|| Error::CountOverflow {
                     count,
                     what: "elements",
                 });
@@ -179,14 +179,15 @@ impl Resolved {
     /// Bytes of the origin buffer in type-map order: borrowed when contiguous.
     pub(crate) fn packed<'b>(&self, which: &'static str, data: &'b [u8]) -> Result<Cow<'b, [u8]>> {
         match self {
-            Resolved::Contig(n) => data
-                .get(..*n)
-                .map(Cow::Borrowed)
-                .ok_or(Error::BufferTooSmall {
-                    which,
-                    needed: *n,
-                    got: data.len(),
-                }),
+            Resolved::Contig(n) => {
+                data.get(..*n)
+                    .map(Cow::Borrowed)
+                    .ok_or_else(|| Error::BufferTooSmall {
+                        which,
+                        needed: *n,
+                        got: data.len(),
+                    })
+            }
             Resolved::Map(m) => {
                 m.check_buffer(which, data.len())?;
                 let mut out = vec![0u8; m.size()];

@@ -56,10 +56,12 @@ impl<'w> Window<'w> {
         info: &Info,
     ) -> Result<Window<'w>> {
         let size = std::mem::size_of::<T>();
-        let bytes = count.checked_mul(size).ok_or(Error::CountOverflow {
-            count,
-            what: "window elements",
-        })?;
+        let bytes = count
+            .checked_mul(size)
+            .ok_or_else(|| Error::CountOverflow {
+                count,
+                what: "window elements",
+            })?;
         Self::allocate_bytes(world, bytes, size.max(1), info)
     }
 
@@ -196,10 +198,12 @@ impl<'w> Window<'w> {
     pub fn read_local<T: Equivalence>(&self, first: usize, out: &mut [T]) -> Result<()> {
         self.check_alive()?;
         let size = std::mem::size_of::<T>();
-        let offset = first.checked_mul(size).ok_or(Error::CountOverflow {
-            count: first,
-            what: "elements",
-        })?;
+        let offset = first
+            .checked_mul(size)
+            .ok_or_else(|| Error::CountOverflow {
+                count: first,
+                what: "elements",
+            })?;
         let mut bytes = vec![0u8; std::mem::size_of_val(out)];
         self.mem.read_local(offset, &mut bytes)?;
         rma_datatype::copy_from_bytes(out, &bytes)
@@ -210,10 +214,12 @@ impl<'w> Window<'w> {
     pub fn write_local<T: Equivalence>(&self, first: usize, data: &[T]) -> Result<()> {
         self.check_alive()?;
         let size = std::mem::size_of::<T>();
-        let offset = first.checked_mul(size).ok_or(Error::CountOverflow {
-            count: first,
-            what: "elements",
-        })?;
+        let offset = first
+            .checked_mul(size)
+            .ok_or_else(|| Error::CountOverflow {
+                count: first,
+                what: "elements",
+            })?;
         self.mem.write_local(offset, rma_datatype::bytes_of(data))
     }
 
@@ -246,7 +252,7 @@ impl<'w> Window<'w> {
         (disp as u64)
             .checked_mul(unit as u64)
             .and_then(|b| usize::try_from(b).ok())
-            .ok_or(Error::DispOverflow {
+            .ok_or_else(|| Error::DispOverflow {
                 disp,
                 disp_unit: unit,
             })
