@@ -286,7 +286,7 @@ pub fn check_accumulate_types(
     }
     let basic_of = |which: &'static str, dt: &Datatype| {
         dt.basic_type()
-            .ok_or_else(|| Error::MixedBasicTypes { call, which })
+            .ok_or(Error::MixedBasicTypes { call, which })
     };
     let expected = basic_of("target", target.0)?;
     for (which, side) in [("origin", origin), ("result", result)] {
