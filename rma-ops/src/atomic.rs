@@ -1,45 +1,54 @@
-//! Element-wise atomic kernels over raw pointers into shared memory.
+//! Element-wise atomic kernels over raw pointers into shared memory, and the atomicity
+//! domain that lets bulk accumulates run as plain vectorised loops.
 //!
-//! # Strategy (DESIGN.md decision 3)
+//! # The atomicity domain of a window (DESIGN.md decision 3)
 //!
-//! The mechanism that makes an element update atomic depends on the element's basic
-//! type only, never on the op, so that SUM, REPLACE and NO_OP on one element are
-//! mutually atomic:
+//! Every accumulate-family update of a window goes through one [`Domain`]: a table of
+//! chunk locks (one word per 16 KiB chunk of the window, hashed into the table) and one
+//! announcement slot per origin. The mechanism for an element depends on its basic type
+//! and on how many elements the call touches, never on the op, and the two mechanisms
+//! exclude each other:
 //!
-//! - **Elements of 1, 2, 4 or 8 bytes** use one hardware atomic word of that width:
-//!   native read-modify-write where the CPU has it (integer add, and, or, xor; swap for
-//!   REPLACE; an atomic load for NO_OP), a compare-and-swap loop for everything else
-//!   (floating point, PROD, MAX/MIN, logical ops, MAXLOC/MINLOC on 8-byte pairs,
-//!   complex f32). The element must be aligned to its size ([`atomic_align`]).
-//! - **Elements of 16 bytes** (complex f64, DOUBLE_INT, LONG_INT) take a lock from a
-//!   striped lock table that the caller provides ([`StripeLocks`]), chosen by the
-//!   element's byte offset in its window, so every process picks the same lock for the
-//!   same element wherever its mapping lies. Reads (NO_OP) take the lock too. A 16-byte
-//!   CAS would be faster on x86-64 but is not available in stable Rust without inline
-//!   assembly, and a lock table works on every platform.
+//! - **Small updates** (one element, or a few) of a type of 1, 2, 4 or 8 bytes use one
+//!   hardware atomic per element: native read-modify-write where the CPU has it
+//!   (integer add, and, or, xor; swap for REPLACE; an atomic load for NO_OP), a
+//!   compare-and-swap loop for everything else. Before, the origin *announces* the chunk
+//!   in its slot (an atomic swap, which is a full fence) and checks that no bulk update
+//!   holds the chunk's lock; after, it clears the slot. Origins contending on one element
+//!   share nothing else, so they run at the rate of the bare atomic.
+//! - **Bulk updates** (and every update of a 16-byte type) take the chunk's lock, wait
+//!   until no other origin announces that chunk, and then apply plain loops the
+//!   compiler vectorises, at memory bandwidth instead of one CAS per element.
 //!
-//! Read-modify-writes are `AcqRel`, atomic reads `Acquire`; stripe locks are acquired
-//! with `Acquire` and released with `Release`.
+//! The announce-then-check of a small update and the lock-then-check of a bulk update
+//! are a Dekker pair under sequentially consistent atomics: at least one side sees the
+//! other, so a plain loop never races a native atomic on the same element. Locks and
+//! slots record the holder's process id where processes share the domain, so a waiter
+//! takes over from a holder that was killed inside its critical section (the element it
+//! was updating may be torn; the dead peer is reported by the next synchronization).
+//!
+//! Read-modify-writes are `AcqRel`, atomic reads `Acquire`; locks and slots use
+//! `SeqCst` where they form the Dekker pair and `Release` when let go.
 
 use crate::element::Element;
 use rma_core::{BasicType, Error, Op, Result, TypeClass};
 use std::hint::spin_loop;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 
-/// How elements of a basic type are updated atomically.
+/// How single elements of a basic type are updated atomically.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
     /// A hardware atomic word of this many bytes (1, 2, 4 or 8).
     Native(usize),
-    /// A lock from a [`StripeLocks`] table around a plain read and write.
-    StripeLock,
+    /// The chunk lock of the [`Domain`] around a plain read and write.
+    ChunkLock,
 }
 
-/// The atomicity mechanism of `basic` (a function of the type alone).
+/// The single-element mechanism of `basic` (a function of the type alone).
 pub const fn strategy(basic: BasicType) -> Strategy {
     match basic.size() {
-        16 => Strategy::StripeLock,
+        16 => Strategy::ChunkLock,
         n => Strategy::Native(n),
     }
 }
@@ -49,78 +58,151 @@ pub const fn strategy(basic: BasicType) -> Strategy {
 pub const fn atomic_align(basic: BasicType) -> usize {
     match strategy(basic) {
         Strategy::Native(n) => n,
-        Strategy::StripeLock => basic.align(),
+        Strategy::ChunkLock => basic.align(),
     }
 }
 
-/// A table of spin locks for elements wider than a native atomic word.
-///
-/// The words live wherever the caller puts them: in a shared segment for processes, on
-/// the heap for threads. Every participant must use the same table for the same window.
-/// A lock is held only around one element's read-modify-write; waiters spin briefly,
-/// then yield the CPU.
+/// log2 of the bytes of window one chunk lock covers.
+pub const CHUNK_SHIFT: u32 = 14;
+/// The most chunk locks a domain may have (slots encode a lock index in 10 bits).
+pub const MAX_CHUNK_LOCKS: usize = 1024;
+/// Updates of at least this many bytes take the bulk path (a chunk lock and plain
+/// loops) rather than one atomic per element.
+pub const BULK_BYTES: usize = 64;
+
+/// One origin's announcement slot, alone on its cache line: 0 when idle, otherwise
+/// `owner << 10 | chunk lock index` while the origin updates that chunk with atomics.
+#[repr(C, align(64))]
+#[derive(Debug, Default)]
+pub struct Slot(AtomicU32);
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 64);
+
+/// The atomicity domain of one window on one target: chunk locks and the origins'
+/// announcement slots, wherever the caller keeps them (a shared segment for processes,
+/// the heap for threads). Every origin of the window uses the same tables, each through
+/// its own slot `me`.
 #[derive(Debug, Clone, Copy)]
-pub struct StripeLocks<'a> {
-    words: &'a [AtomicU32],
+pub struct Domain<'a> {
+    chunks: &'a [AtomicU32],
     mask: usize,
-    /// What a holder writes into a lock word (non-zero): its process id where
-    /// processes share the table.
+    slots: &'a [Slot],
+    me: usize,
+    /// What this origin writes into lock words and its slot (non-zero, below 2^22): its
+    /// process id where processes share the tables.
     owner: u32,
-    /// Whether the holder recorded in a word still exists; `None` where holders cannot
-    /// die while holding (threads of one process).
+    /// Whether a recorded holder still exists; `None` where holders cannot die while
+    /// holding (threads of one process).
     alive: Option<fn(u32) -> bool>,
 }
 
-impl<'a> StripeLocks<'a> {
-    /// A table over `words`, whose length must be a non-zero power of two.
-    pub fn new(words: &'a [AtomicU32]) -> Result<StripeLocks<'a>> {
-        if words.is_empty() || !words.len().is_power_of_two() {
+/// Heap-allocated domain tables, for origins that are threads of one process.
+#[derive(Debug)]
+pub struct HeapDomain {
+    chunks: Box<[AtomicU32]>,
+    slots: Box<[Slot]>,
+}
+
+impl HeapDomain {
+    /// Tables for `origins` origins and `locks` chunk locks (rounded up to a power of
+    /// two, at most [`MAX_CHUNK_LOCKS`]).
+    pub fn new(origins: usize, locks: usize) -> HeapDomain {
+        let locks = locks.clamp(1, MAX_CHUNK_LOCKS).next_power_of_two();
+        HeapDomain {
+            chunks: (0..locks).map(|_| AtomicU32::new(0)).collect(),
+            slots: (0..origins.max(1)).map(|_| Slot::default()).collect(),
+        }
+    }
+
+    /// The domain as seen by origin `me` (< `origins`).
+    pub fn domain(&self, me: usize) -> Result<Domain<'_>> {
+        Domain::new(&self.chunks, &self.slots, me)
+    }
+}
+
+impl<'a> Domain<'a> {
+    /// A domain over `chunks` (a power of two of at most [`MAX_CHUNK_LOCKS`] words) and
+    /// `slots` (one per origin), used by origin `me`.
+    pub fn new(chunks: &'a [AtomicU32], slots: &'a [Slot], me: usize) -> Result<Domain<'a>> {
+        if chunks.is_empty() || !chunks.len().is_power_of_two() || chunks.len() > MAX_CHUNK_LOCKS
+        {
             return Err(Error::arg(format!(
-                "a stripe lock table needs a power-of-two number of words, got {}",
-                words.len()
+                "a chunk lock table needs a power-of-two number of words up to {MAX_CHUNK_LOCKS}, got {}",
+                chunks.len()
             )));
         }
-        Ok(StripeLocks {
-            mask: words.len() - 1,
-            words,
+        if me >= slots.len() {
+            return Err(Error::arg(format!(
+                "origin {me} has no announcement slot (the domain has {})",
+                slots.len()
+            )));
+        }
+        Ok(Domain {
+            mask: chunks.len() - 1,
+            chunks,
+            slots,
+            me,
             owner: 1,
             alive: None,
         })
     }
 
-    /// A table shared by processes: a holder writes `owner` (its process id, non-zero)
-    /// into the word, and a waiter that has waited long asks `alive(holder)`; a lock
-    /// whose holder died inside its critical section (killed during a 16-byte update)
-    /// is taken over instead of waited for forever. The element it was updating may
-    /// then be torn; the dead peer is reported by the next synchronization.
+    /// A domain shared by processes: this origin records `owner` (its process id,
+    /// non-zero, below 2^22), and a waiter that has waited long asks `alive(holder)`.
     pub fn with_owner(
-        words: &'a [AtomicU32],
+        chunks: &'a [AtomicU32],
+        slots: &'a [Slot],
+        me: usize,
         owner: u32,
         alive: fn(u32) -> bool,
-    ) -> Result<StripeLocks<'a>> {
-        let mut t = StripeLocks::new(words)?;
-        t.owner = owner.max(1);
-        t.alive = Some(alive);
-        Ok(t)
+    ) -> Result<Domain<'a>> {
+        let mut d = Domain::new(chunks, slots, me)?;
+        if owner == 0 || owner >= 1 << 22 {
+            return Err(Error::arg(format!(
+                "a domain owner must be a process id in 1..2^22, got {owner}"
+            )));
+        }
+        d.owner = owner;
+        d.alive = Some(alive);
+        Ok(d)
     }
 
-    /// A fresh heap table of `n` unlocked words (`n` rounded up to a power of two).
-    pub fn heap_table(n: usize) -> Box<[AtomicU32]> {
-        (0..n.max(1).next_power_of_two())
-            .map(|_| AtomicU32::new(0))
-            .collect()
+    /// The chunk lock index of the element at byte `key` of the window.
+    #[inline(always)]
+    fn index(&self, key: usize) -> usize {
+        (key >> CHUNK_SHIFT) & self.mask
     }
 
-    fn lock(&self, key: usize) -> StripeGuard<'a> {
-        let word = &self.words[(key >> 4) & self.mask];
+    /// Whether a holder recorded as `owner` has died (never, for threads).
+    #[cold]
+    fn holder_dead(&self, owner: u32) -> bool {
+        self.alive.is_some_and(|alive| owner != 0 && !alive(owner))
+    }
+
+    /// Announces that this origin updates chunk lock `idx` with atomics, once no bulk
+    /// update holds it.
+    #[inline(always)]
+    fn announce(&self, idx: usize) -> Announced<'a> {
+        let slot = &self.slots[self.me].0;
+        let tag = self.owner << 10 | idx as u32;
+        loop {
+            slot.swap(tag, SeqCst);
+            if self.chunks[idx].load(SeqCst) == 0 {
+                return Announced { slot };
+            }
+            slot.store(0, Release);
+            self.wait_unlocked(idx);
+        }
+    }
+
+    #[cold]
+    fn wait_unlocked(&self, idx: usize) {
+        let word = &self.chunks[idx];
         let mut spins = 0u32;
         loop {
-            if word.load(Relaxed) == 0
-                && word
-                    .compare_exchange_weak(0, self.owner, Acquire, Relaxed)
-                    .is_ok()
-            {
-                return StripeGuard { word };
+            let holder = word.load(Relaxed);
+            if holder == 0 {
+                return;
             }
             spins = spins.wrapping_add(1);
             if spins < 64 {
@@ -128,30 +210,108 @@ impl<'a> StripeLocks<'a> {
                 continue;
             }
             std::thread::yield_now();
-            // a critical section lasts nanoseconds: after ~a thousand yields, ask
-            // whether the holder still exists
+            if spins % 1024 == 0
+                && self.holder_dead(holder)
+                && word.compare_exchange(holder, 0, Acquire, Relaxed).is_ok()
+            {
+                return;
+            }
+        }
+    }
+
+    /// Takes chunk lock `idx`; with `drain`, also waits until no other origin announces
+    /// it (needed before plain loops over elements of native-atomic types).
+    fn lock(&self, idx: usize, drain: bool) -> ChunkGuard<'a> {
+        let word = &self.chunks[idx];
+        let mut spins = 0u32;
+        loop {
+            if word.load(Relaxed) == 0 && word.compare_exchange(0, self.owner, SeqCst, Relaxed).is_ok()
+            {
+                break;
+            }
+            spins = spins.wrapping_add(1);
+            if spins < 64 {
+                spin_loop();
+                continue;
+            }
+            std::thread::yield_now();
+            // a critical section lasts nanoseconds to microseconds: after ~a thousand
+            // yields, ask whether the holder still exists
             if spins % 1024 == 0 {
-                if let Some(alive) = self.alive {
-                    let holder = word.load(Relaxed);
-                    if holder != 0
-                        && !alive(holder)
-                        && word
-                            .compare_exchange(holder, self.owner, Acquire, Relaxed)
-                            .is_ok()
-                    {
-                        return StripeGuard { word };
-                    }
+                let holder = word.load(Relaxed);
+                if self.holder_dead(holder)
+                    && word.compare_exchange(holder, self.owner, SeqCst, Relaxed).is_ok()
+                {
+                    break;
                 }
             }
+        }
+        if drain {
+            for (i, slot) in self.slots.iter().enumerate() {
+                if i != self.me {
+                    self.drain(&slot.0, idx);
+                }
+            }
+        }
+        ChunkGuard { word }
+    }
+
+    /// Waits until `slot` does not announce chunk lock `idx`.
+    #[inline]
+    fn drain(&self, slot: &AtomicU32, idx: usize) {
+        let mut spins = 0u32;
+        loop {
+            let v = slot.load(SeqCst);
+            if v == 0 || (v & 1023) as usize != idx {
+                return;
+            }
+            spins = spins.wrapping_add(1);
+            if spins < 64 {
+                spin_loop();
+                continue;
+            }
+            std::thread::yield_now();
+            if spins % 1024 == 0 && self.holder_dead(v >> 10) {
+                let _ = slot.compare_exchange(v, 0, SeqCst, Relaxed);
+            }
+        }
+    }
+
+    /// Calls `f(first, count)` for each group of the `n` elements of `size` bytes at
+    /// window bytes `key..` that share a chunk (an element belongs to the chunk of its
+    /// first byte), holding that chunk's lock with other origins' atomics drained.
+    #[inline]
+    fn bulk(&self, key: usize, size: usize, n: usize, mut f: impl FnMut(usize, usize)) {
+        let mut i = 0;
+        while i < n {
+            let start = key + i * size;
+            let boundary = ((start >> CHUNK_SHIFT) + 1) << CHUNK_SHIFT;
+            let count = (boundary - start).div_ceil(size).min(n - i);
+            let _guard = self.lock(self.index(start), true);
+            f(i, count);
+            i += count;
         }
     }
 }
 
-struct StripeGuard<'a> {
+/// This origin's announcement; cleared on drop.
+struct Announced<'a> {
+    slot: &'a AtomicU32,
+}
+
+impl Drop for Announced<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.slot.store(0, Release);
+    }
+}
+
+/// A held chunk lock; released on drop.
+struct ChunkGuard<'a> {
     word: &'a AtomicU32,
 }
 
-impl Drop for StripeGuard<'_> {
+impl Drop for ChunkGuard<'_> {
     fn drop(&mut self) {
         self.word.store(0, Release);
     }
@@ -227,27 +387,41 @@ native_word!(fop64, cas64, AtomicU64, u64);
 ///
 /// # Safety
 /// `p` points to an element of `T` in memory valid for reads and writes, aligned to
-/// [`atomic_align`]`(T::BASIC)`, and every concurrent access to it goes through these
-/// kernels with the same `locks` table and the same `key` (its byte offset in its
+/// [`atomic_align`]`(T::BASIC)`, and every concurrent access to it goes through this
+/// module with the same [`Domain`] tables and the same `key` (its byte offset in its
 /// window).
 #[inline(always)]
 pub unsafe fn fetch_op_element<T: Element>(
     op: Op,
     p: *mut u8,
     key: usize,
-    locks: &StripeLocks<'_>,
+    dom: &Domain<'_>,
     origin: T,
 ) -> T {
+    let idx = dom.index(key);
     // SAFETY: (every arm) the width matches `T`'s size and the contract above gives
-    // validity, alignment and atomic-only concurrent access.
+    // validity and alignment; the announcement (or the chunk lock) excludes plain
+    // bulk loops over this element, so concurrent accesses are atomic.
     unsafe {
         match std::mem::size_of::<T>() {
-            1 => fop8(op, p, origin),
-            2 => fop16(op, p, origin),
-            4 => fop32(op, p, origin),
-            8 => fop64(op, p, origin),
+            1 => {
+                let _a = dom.announce(idx);
+                fop8(op, p, origin)
+            }
+            2 => {
+                let _a = dom.announce(idx);
+                fop16(op, p, origin)
+            }
+            4 => {
+                let _a = dom.announce(idx);
+                fop32(op, p, origin)
+            }
+            8 => {
+                let _a = dom.announce(idx);
+                fop64(op, p, origin)
+            }
             _ => {
-                let _guard = locks.lock(key);
+                let _guard = dom.lock(idx, false);
                 let slot = p.cast::<T::Raw>();
                 let old = T::from_raw(slot.read_unaligned());
                 if op != Op::NoOp {
@@ -267,19 +441,32 @@ pub unsafe fn fetch_op_element<T: Element>(
 pub unsafe fn cas_element<T: Element>(
     p: *mut u8,
     key: usize,
-    locks: &StripeLocks<'_>,
+    dom: &Domain<'_>,
     origin: T,
     compare: T,
 ) -> T {
+    let idx = dom.index(key);
     // SAFETY: (every arm) as in `fetch_op_element`.
     unsafe {
         match std::mem::size_of::<T>() {
-            1 => cas8(p, origin, compare),
-            2 => cas16(p, origin, compare),
-            4 => cas32(p, origin, compare),
-            8 => cas64(p, origin, compare),
+            1 => {
+                let _a = dom.announce(idx);
+                cas8(p, origin, compare)
+            }
+            2 => {
+                let _a = dom.announce(idx);
+                cas16(p, origin, compare)
+            }
+            4 => {
+                let _a = dom.announce(idx);
+                cas32(p, origin, compare)
+            }
+            8 => {
+                let _a = dom.announce(idx);
+                cas64(p, origin, compare)
+            }
             _ => {
-                let _guard = locks.lock(key);
+                let _guard = dom.lock(idx, false);
                 let slot = p.cast::<T::Raw>();
                 let old = T::from_raw(slot.read_unaligned());
                 if old == compare {
@@ -346,21 +533,21 @@ fn broken(what: &str) -> ! {
 /// # Safety
 /// `target` points to one element of `basic` valid for reads and writes and aligned to
 /// [`atomic_align`]`(basic)`; every concurrent access to it goes through this module
-/// with the same `locks` table and `key` (its byte offset in its window). `origin`
+/// with the same [`Domain`] tables and `key` (its byte offset in its window). `origin`
 /// (unless the op is NO_OP) and `result` are each one element long.
 pub unsafe fn fetch_and_op(
     basic: BasicType,
     op: Op,
     target: *mut u8,
     key: usize,
-    locks: &StripeLocks<'_>,
+    dom: &Domain<'_>,
     origin: &[u8],
     result: &mut [u8],
 ) {
     crate::with_element!(basic, T => {
         let o: T = if op == Op::NoOp { read_elem::<T>(result, 0) } else { read_elem::<T>(origin, 0) };
         // SAFETY: forwarded from this function's contract.
-        let old = unsafe { fetch_op_element::<T>(op, target, key, locks, o) };
+        let old = unsafe { fetch_op_element::<T>(op, target, key, dom, o) };
         write_elem(result, 0, old);
     })
 }
@@ -374,7 +561,7 @@ pub unsafe fn compare_and_swap(
     basic: BasicType,
     target: *mut u8,
     key: usize,
-    locks: &StripeLocks<'_>,
+    dom: &Domain<'_>,
     origin: &[u8],
     compare: &[u8],
     result: &mut [u8],
@@ -382,7 +569,7 @@ pub unsafe fn compare_and_swap(
     crate::with_element!(basic, T => {
         let (o, c) = (read_elem::<T>(origin, 0), read_elem::<T>(compare, 0));
         // SAFETY: forwarded from this function's contract.
-        let old = unsafe { cas_element::<T>(target, key, locks, o, c) };
+        let old = unsafe { cas_element::<T>(target, key, dom, o, c) };
         write_elem(result, 0, old);
     })
 }
@@ -394,22 +581,31 @@ pub unsafe fn compare_and_swap(
 /// # Safety
 /// `target` is valid for reads and writes of `src.len()` bytes, aligned to
 /// [`atomic_align`]`(basic)`; every concurrent access to those elements goes through
-/// this module with the same `locks` and keys. `src.len()` is a multiple of the size.
+/// this module with the same [`Domain`] tables and keys. `src.len()` is a multiple of the size.
 pub unsafe fn accumulate(
     basic: BasicType,
     op: Op,
     target: *mut u8,
     key: usize,
-    locks: &StripeLocks<'_>,
+    dom: &Domain<'_>,
     src: &[u8],
 ) {
     let n = check_len(basic, "accumulate data", src.len());
     let size = basic.size();
     crate::with_element!(basic, T => {
+        if src.len() >= BULK_BYTES {
+            dom.bulk(key, size, n, |i, count| {
+                // SAFETY: elements i..i + count lie inside the region of the contract
+                // and inside `src`; the chunk lock with announcements drained excludes
+                // every other accumulate-family access to them.
+                unsafe { crate::apply_raw::<T>(op, target.add(i * size), src.as_ptr().add(i * size), count) }
+            });
+            return;
+        }
         for i in 0..n {
             // SAFETY: element `i` lies inside the region of the contract.
             unsafe {
-                fetch_op_element::<T>(op, target.add(i * size), key + i * size, locks, read_elem::<T>(src, i));
+                fetch_op_element::<T>(op, target.add(i * size), key + i * size, dom, read_elem::<T>(src, i));
             }
         }
     })
@@ -427,17 +623,37 @@ pub unsafe fn get_accumulate(
     op: Op,
     target: *mut u8,
     key: usize,
-    locks: &StripeLocks<'_>,
+    dom: &Domain<'_>,
     src: &[u8],
     result: &mut [u8],
 ) {
     let n = check_len(basic, "get_accumulate result", result.len());
     let size = basic.size();
+    if op != Op::NoOp && src.len() != result.len() {
+        broken("get_accumulate data");
+    }
     crate::with_element!(basic, T => {
+        if result.len() >= BULK_BYTES {
+            let out = result.as_mut_ptr();
+            dom.bulk(key, size, n, |i, count| {
+                let (t, bytes) = (i * size, count * size);
+                // SAFETY: elements i..i + count lie inside the region of the contract,
+                // `result` and (unless NO_OP) `src`, which are local and distinct from
+                // the target; the chunk lock with announcements drained excludes every
+                // other accumulate-family access to them.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(target.add(t), out.add(t), bytes);
+                    if op != Op::NoOp {
+                        crate::apply_raw::<T>(op, target.add(t), src.as_ptr().add(t), count);
+                    }
+                }
+            });
+            return;
+        }
         for i in 0..n {
             let o = if op == Op::NoOp { read_elem::<T>(result, i) } else { read_elem::<T>(src, i) };
             // SAFETY: element `i` lies inside the region of the contract.
-            let old = unsafe { fetch_op_element::<T>(op, target.add(i * size), key + i * size, locks, o) };
+            let old = unsafe { fetch_op_element::<T>(op, target.add(i * size), key + i * size, dom, o) };
             write_elem(result, i, old);
         }
     })

@@ -7,8 +7,7 @@ mod common;
 
 use common::{random_element, reference, same_value, zero_padding, Rng};
 use rma_core::{BasicType, Op, RmaCall, TypeClass};
-use rma_ops::atomic::{self, StripeLocks};
-use std::sync::atomic::AtomicU32;
+use rma_ops::atomic::{self, Domain, HeapDomain};
 use std::sync::Barrier;
 
 const THREADS: usize = 4;
@@ -17,7 +16,7 @@ const ITERS: usize = 20_000;
 /// Window memory stand-in: 8-aligned, shared by raw address across threads.
 struct Shared {
     buf: Vec<u64>,
-    words: Box<[AtomicU32]>,
+    domain: HeapDomain,
 }
 
 #[derive(Clone, Copy)]
@@ -31,14 +30,15 @@ impl Shared {
         bytes[..init.len()].copy_from_slice(init);
         Shared {
             buf,
-            words: StripeLocks::heap_table(16),
+            domain: HeapDomain::new(THREADS, 16),
         }
     }
     fn addr(&mut self) -> Addr {
         Addr(self.buf.as_mut_ptr() as usize)
     }
-    fn locks(&self) -> StripeLocks<'_> {
-        StripeLocks::new(&self.words).unwrap()
+    /// The atomicity domain as thread `t` uses it (its own announcement slot).
+    fn locks(&self, t: usize) -> Domain<'_> {
+        self.domain.domain(t).unwrap()
     }
     fn read(&self, size: usize) -> Vec<u8> {
         // SAFETY: all threads have joined; reading our own buffer.
@@ -55,11 +55,12 @@ fn hammer(
 ) -> Vec<u8> {
     let mut shared = Shared::new(init);
     let addr = shared.addr();
-    let locks = shared.locks();
+    let shared = &shared;
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let f = &f;
             s.spawn(move || {
+                let locks = shared.locks(t);
                 let fetch = |op: Op, origin: &[u8]| {
                     let mut old = vec![0u8; basic.size()];
                     let o: &[u8] = if op == Op::NoOp { &[] } else { origin };
@@ -388,13 +389,14 @@ fn compare_and_swap_has_one_winner_per_round() {
     ] {
         let mut shared = Shared::new(&int_bytes(t, 0));
         let addr = shared.addr();
-        let locks = shared.locks();
+        let shared = &shared;
         let barrier = Barrier::new(THREADS);
         let results = std::sync::Mutex::new(vec![vec![0i128; THREADS]; ROUNDS]);
         std::thread::scope(|s| {
             for th in 0..THREADS {
-                let (barrier, results, locks) = (&barrier, &results, &locks);
+                let (barrier, results) = (&barrier, &results);
                 s.spawn(move || {
+                    let locks = &shared.locks(th);
                     for round in 0..ROUNDS {
                         // winner value of a round: round * THREADS + th + 1 (fits u8 for
                         // the first rounds only, so compare against the round's start)
@@ -457,6 +459,78 @@ fn compare_and_swap_has_one_winner_per_round() {
                     "{t} round {round}: loser saw the winner's value"
                 );
             }
+        }
+    }
+}
+
+/// Bulk accumulates (plain loops under chunk locks), small accumulates and
+/// fetch_and_op (native atomics after an announcement) from several threads at once,
+/// over a region that spans several chunks and starts mid-chunk: every increment must
+/// land (a plain loop racing an atomic on one element would lose one).
+#[test]
+fn bulk_and_element_updates_never_lose_an_increment() {
+    const N: usize = 2400;
+    // window offset of element 0: the first chunk boundary falls after 100 elements
+    const KEY0: usize = (1 << atomic::CHUNK_SHIFT) - 8 * 100;
+    let iters: usize = std::env::var("RMA_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10000);
+    for basic in [BasicType::I64, BasicType::F64] {
+        let one = if basic == BasicType::F64 {
+            1f64.to_ne_bytes()
+        } else {
+            1i64.to_ne_bytes()
+        };
+        let mut buf = vec![0u64; N];
+        let addr = Addr(buf.as_mut_ptr() as usize);
+        let tables = HeapDomain::new(THREADS, 1024);
+        let counts: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let tables = &tables;
+                    s.spawn(move || {
+                        let dom = tables.domain(t).unwrap();
+                        let mut rng = Rng::new(0x5eed + t as u64);
+                        let mut count = vec![0u64; N];
+                        for it in 0..iters {
+                            let first = rng.below(N as u64) as usize;
+                            // even threads mostly stream bulk updates, odd ones mostly hit single elements
+                            let bulk = if t % 2 == 0 { it % 4 != 3 } else { it % 4 == 0 };
+                            let most = (N - first).min(if bulk { 1200 } else { 7 });
+                            let len = 1 + rng.below(most as u64) as usize;
+                            let p = (addr.0 + 8 * first) as *mut u8;
+                            let key = KEY0 + 8 * first;
+                            if !bulk && it % 2 == 1 {
+                                let mut old = [0u8; 8];
+                                // SAFETY: one aligned element of the shared buffer; all
+                                // access goes through the kernels with this domain.
+                                unsafe {
+                                    atomic::fetch_and_op(basic, Op::Sum, p, key, &dom, &one, &mut old)
+                                };
+                                count[first] += 1;
+                            } else {
+                                let src: Vec<u8> = one.repeat(len);
+                                // SAFETY: `len` aligned elements inside the shared buffer;
+                                // all access goes through the kernels with this domain.
+                                unsafe { atomic::accumulate(basic, Op::Sum, p, key, &dom, &src) };
+                                count[first..first + len].iter_mut().for_each(|c| *c += 1);
+                            }
+                        }
+                        count
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (i, &got) in buf.iter().enumerate() {
+            let want: u64 = counts.iter().map(|c| c[i]).sum();
+            let got = if basic == BasicType::F64 {
+                f64::from_bits(got) as u64
+            } else {
+                got
+            };
+            assert_eq!(got, want, "{basic:?} element {i}: lost or extra increments");
         }
     }
 }

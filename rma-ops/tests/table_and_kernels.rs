@@ -6,7 +6,7 @@ mod common;
 use common::{random_element, reference, same_value, Rng};
 use proptest::prelude::*;
 use rma_core::{BasicType, ErrorClass, Op, RmaCall};
-use rma_ops::atomic::{self, StripeLocks};
+use rma_ops::atomic::{self, HeapDomain};
 
 /// SEMANTICS.md rule 2, written out by type name, independently of `op_defined_on`.
 fn allowed_by_table(op: Op, t: BasicType) -> bool {
@@ -143,8 +143,8 @@ fn check_all_kernels(basic: BasicType, op: Op, n: usize, seed: u64) {
     rma_ops::apply_bytes(basic, op, &mut dst, &origin);
     agree("apply_bytes", &dst);
 
-    let words = StripeLocks::heap_table(64);
-    let locks = StripeLocks::new(&words).unwrap();
+    let tables = HeapDomain::new(1, 64);
+    let locks = tables.domain(0).unwrap();
     if op != Op::NoOp {
         // element-wise atomic accumulate
         let mut mem = Mem::from(&target);
@@ -215,8 +215,8 @@ proptest! {
     #[test]
     fn compare_and_swap_matches_the_reference(seed in any::<u64>()) {
         let mut rng = Rng::new(seed);
-        let words = StripeLocks::heap_table(8);
-        let locks = StripeLocks::new(&words).unwrap();
+        let tables = HeapDomain::new(1, 8);
+        let locks = tables.domain(0).unwrap();
         for t in BasicType::ALL.into_iter().filter(|t| rma_ops::check_cas_type(*t).is_ok()) {
             let target = random_element(t, &mut rng);
             let origin = random_element(t, &mut rng);

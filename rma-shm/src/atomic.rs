@@ -108,7 +108,7 @@ impl Transport for AtomicTransport {
     }
 
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
-        let locks = self.mem.locks(self.target_index(at.target));
+        let dom = self.mem.domain(self.target_index(at.target), self.mem.rank());
         let exclusive = at.exclusive;
         self.for_each_run(at, |p, key, r| {
             if exclusive {
@@ -124,9 +124,9 @@ impl Transport for AtomicTransport {
             }
             // SAFETY: the run is inside the target window and aligned for `basic`
             // (rma-win checks alignment); every accumulate-family access to this window
-            // goes through these kernels with this window's lock table and
+            // goes through these kernels with this window's atomicity domain and
             // window-offset keys (DESIGN.md decision 3).
-            unsafe { atomic::accumulate(basic, op, p, key, &locks, &data[r]) }
+            unsafe { atomic::accumulate(basic, op, p, key, &dom, &data[r]) }
         });
         Ok(())
     }
@@ -139,7 +139,7 @@ impl Transport for AtomicTransport {
         data: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let locks = self.mem.locks(self.target_index(at.target));
+        let dom = self.mem.domain(self.target_index(at.target), self.mem.rank());
         self.for_each_run(at, |p, key, r| {
             let src = if op == Op::NoOp {
                 &[][..]
@@ -147,7 +147,7 @@ impl Transport for AtomicTransport {
                 &data[r.clone()]
             };
             // SAFETY: as in `accumulate`.
-            unsafe { atomic::get_accumulate(basic, op, p, key, &locks, src, &mut out[r]) }
+            unsafe { atomic::get_accumulate(basic, op, p, key, &dom, src, &mut out[r]) }
         });
         Ok(())
     }
@@ -162,10 +162,10 @@ impl Transport for AtomicTransport {
         out: &mut [u8],
     ) -> Result<()> {
         let p = self.element(target, offset, basic.size());
-        let locks = self.mem.locks(self.target_index(target));
+        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
         // SAFETY: one element inside the target window, aligned (checked by rma-win);
-        // same kernels, lock table and key scheme as every other accumulate.
-        unsafe { atomic::fetch_and_op(basic, op, p, offset, &locks, origin, out) };
+        // same kernels, domain and key scheme as every other accumulate.
+        unsafe { atomic::fetch_and_op(basic, op, p, offset, &dom, origin, out) };
         Ok(())
     }
 
@@ -179,9 +179,9 @@ impl Transport for AtomicTransport {
         out: &mut [u8],
     ) -> Result<()> {
         let p = self.element(target, offset, basic.size());
-        let locks = self.mem.locks(self.target_index(target));
+        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
         // SAFETY: as in `fetch_and_op`.
-        unsafe { atomic::compare_and_swap(basic, p, offset, &locks, origin, compare, out) };
+        unsafe { atomic::compare_and_swap(basic, p, offset, &dom, origin, compare, out) };
         Ok(())
     }
 

@@ -340,3 +340,34 @@ fn run(
         timed_out,
     })
 }
+
+/// Binds the calling thread to CPU `cpu` modulo the CPUs this process may use (what
+/// `mpiexec --bind-to core` does for a rank). Threads the caller starts afterwards
+/// inherit the binding; threads started before keep theirs.
+pub fn bind_current_thread(cpu: usize) -> Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array for which all-zero is a valid (empty) set;
+    // sched_getaffinity writes at most size_of::<cpu_set_t>() bytes into it.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `allowed` is a valid, writable cpu_set_t of `size` bytes.
+    if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
+        return Err(Error::last_os("sched_getaffinity"));
+    }
+    let max = 8 * size;
+    // SAFETY: every index is below CPU_SETSIZE (8 * size_of::<cpu_set_t>()).
+    let cpus: Vec<usize> = (0..max)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
+        .collect();
+    let Some(&chosen) = cpus.get(cpu % cpus.len().max(1)) else {
+        return Ok(());
+    };
+    // SAFETY: as above, all-zero is the empty set.
+    let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `chosen` came from the allowed set, so it is below CPU_SETSIZE.
+    unsafe { libc::CPU_SET(chosen, &mut one) };
+    // SAFETY: `one` is a valid cpu_set_t of `size` bytes; pid 0 is the calling thread.
+    if unsafe { libc::sched_setaffinity(0, size, &one) } != 0 {
+        return Err(Error::last_os("sched_setaffinity"));
+    }
+    Ok(())
+}

@@ -331,7 +331,7 @@ impl Engine {
         };
         let mut reply = vec![0u8; 8 + req.reply_len];
         reply[..8].copy_from_slice(&req.hdr.seq.to_ne_bytes());
-        self.apply(&req, &mut reply[8..]);
+        self.apply(origin, &req, &mut reply[8..]);
         if req.reply_len > 0 || matches!(tag, TAG_GET | TAG_GACC) {
             self.reply(origin, TAG_REPLY, &[&reply]);
         }
@@ -345,9 +345,12 @@ impl Engine {
         }
     }
 
-    fn apply(&self, req: &Request<'_>, out: &mut [u8]) {
+    /// Applies `req` from `origin`. Drainers of different origins' rings may run at
+    /// once (each holds its ring's drain lock), so each announces in the atomicity
+    /// domain through the slot of the origin it drains: no slot has two users.
+    fn apply(&self, origin: usize, req: &Request<'_>, out: &mut [u8]) {
         let base = self.mem.data_ptr(self.me);
-        let locks = self.mem.locks(self.me);
+        let locks = self.mem.domain(self.me, origin);
         let carries = !req.data.is_empty() && req.tag != TAG_CAS;
         let mut pos = 0usize;
         for &(start, len) in &req.runs {
@@ -366,7 +369,7 @@ impl Engine {
             // accesses are MPI-erroneous and give unspecified bytes); the accumulate
             // family's runs are aligned to whole elements (checked in `decode_request`)
             // and every accumulate on this window goes through these kernels with this
-            // lock table and window-offset keys, as in the atomic transport.
+            // atomicity domain and window-offset keys, as in the atomic transport.
             unsafe {
                 match req.tag {
                     TAG_PUT => std::ptr::copy_nonoverlapping(src.as_ptr(), p, len),

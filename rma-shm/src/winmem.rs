@@ -8,12 +8,12 @@ use crate::ring::{RingCtl, CAP, CTL_LEN};
 use crate::segment::Segment;
 use crate::world::{LaunchMode, World};
 use rma_core::{Error, Rank, Result};
-use rma_ops::atomic::StripeLocks;
+use rma_ops::atomic::{Domain, Slot, MAX_CHUNK_LOCKS};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAGIC: u64 = 0x726d_615f_7769_6e64; // "rma_wind"
-/// Stripe locks per window segment (for 16-byte elements).
-const STRIPES: usize = 1024;
+/// Chunk locks per window segment (the atomicity domain's lock table).
+const STRIPES: usize = MAX_CHUNK_LOCKS;
 const HEADER_LEN: usize = 128;
 const STRIPES_OFFSET: usize = 4096;
 /// Where the synchronization area starts (page-aligned): the passive-target lock and
@@ -67,10 +67,17 @@ pub(crate) struct PairCtl {
 const _: () = assert!(std::mem::size_of::<Doorbell>() == BELL_LEN);
 const _: () = assert!(std::mem::size_of::<PairCtl>() == PAIR_LEN);
 
-/// Bytes of the synchronization area for `ranks` ranks: the lock block, then
-/// `posted[ranks]` and `completed[ranks]` counters (u32 each).
-fn sync_len(ranks: usize) -> Option<usize> {
+/// Where the origins' announcement slots start, from the sync area's start: after the
+/// lock block and the `posted[ranks]` and `completed[ranks]` counters (u32 each).
+fn slots_offset(ranks: usize) -> Option<usize> {
     let raw = LOCK_LEN.checked_add(ranks.checked_mul(8)?)?;
+    raw.checked_add(63).map(|v| v & !63)
+}
+
+/// Bytes of the synchronization area for `ranks` ranks: the lock block, the epoch
+/// counters, then one announcement slot (64 bytes) per origin.
+fn sync_len(ranks: usize) -> Option<usize> {
+    let raw = slots_offset(ranks)?.checked_add(ranks.checked_mul(64)?)?;
     raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
 }
 
@@ -131,8 +138,8 @@ pub struct WindowMemory {
     queues: bool,
     direct: bool,
     peers: Vec<Peer>,
-    /// This process's id, written into stripe locks it holds (read once: getpid is a
-    /// system call, and the lock table is reached on every 16-byte accumulate).
+    /// This process's id, written into chunk locks and announcement slots (read once:
+    /// getpid is a system call, and the domain is reached on every accumulate).
     pid: u32,
 }
 
@@ -412,10 +419,12 @@ impl WindowMemory {
                 return Err(corrupt("queue area outside the segment"));
             }
         }
+        let sync_end = queue_offset(ranks).ok_or_else(|| corrupt("sync area size overflows"))?;
+        if sync_end > seg.len() {
+            return Err(corrupt("sync area outside the segment"));
+        }
         let data = match flavor {
             Flavor::Allocate => {
-                let sync_end =
-                    queue_offset(ranks).ok_or_else(|| corrupt("sync area size overflows"))?;
                 if off < sync_end + qlen || off.checked_add(len).is_none_or(|end| end > seg.len()) {
                     return Err(corrupt("data area outside the segment"));
                 }
@@ -474,15 +483,20 @@ impl WindowMemory {
         self.peers[rank].data
     }
 
-    /// The stripe locks of `rank`'s window.
-    pub(crate) fn locks(&self, rank: usize) -> StripeLocks<'_> {
-        // processes share the table: record the holder's pid so a waiter can take over
-        // the lock of a holder that was killed inside its critical section
-        match StripeLocks::with_owner(
-            stripes(&self.peers[rank].seg),
-            self.pid,
-            crate::sys::pid_alive,
-        ) {
+    /// The atomicity domain of `rank`'s window, used through announcement slot `slot`
+    /// (< ranks; each slot has one user at a time: the origin of that rank in the
+    /// atomic transport, the drainer of that origin's ring in the queued transport).
+    pub(crate) fn domain(&self, rank: usize, slot: usize) -> Domain<'_> {
+        // processes share the tables: record the holder's pid so a waiter can take over
+        // from a holder that was killed inside its critical section
+        let seg = &self.peers[rank].seg;
+        let n = self.ranks();
+        let off = SYNC_OFFSET + slots_offset(n).unwrap_or_else(|| unreachable_layout());
+        // SAFETY: the slots lie inside the sync area, which was sized for `n` ranks at
+        // creation and validated when the segment was opened (sync_len); the offset is
+        // 64-aligned within a page-aligned mapping, and Slot holds only an atomic.
+        let slots = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(off).cast::<Slot>(), n) };
+        match Domain::with_owner(stripes(seg), slots, slot, self.pid, crate::sys::pid_alive) {
             Ok(l) => l,
             Err(_) => unreachable_layout(),
         }

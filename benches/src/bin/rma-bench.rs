@@ -1,0 +1,544 @@
+//! `rma-bench`: the OSU-style scenarios of `benches/SCENARIOS.md` over one rma
+//! transport, for `cargo xtask bench` to set beside the same scenarios run against MPI
+//! (`benches/c/mpi_rma_bench.c`) and the hardware limits (`benches/c/hw_limits.c`).
+//!
+//! ```text
+//! rmarun -n 2 target/release/rma-bench --transport atomic [-r reps] [-t secs] [-q] [-c] [-x] [-o file.csv]
+//! ```
+#![forbid(unsafe_code)]
+
+use rma_win::{Assert, Buffer, Datatype, Info, LockType, Op, Rank, Result, Target, Window, World};
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// Displacement (units of 8 bytes) of the i64 used by fetch_and_op / compare_and_swap.
+const LONG_OFF: i64 = 0;
+/// Displacement of the contended i64 (and the contended f64 right after it).
+const CONT_OFF: i64 = 8;
+/// Displacement of the f64 array.
+const DBL_OFF: i64 = 64;
+/// The largest accumulate, in f64.
+const MAX_N: usize = 262_144;
+/// Window elements: room for a stride-2 layout of MAX_N elements.
+const WIN_ELEMS: usize = DBL_OFF as usize + 2 * MAX_N + 64;
+/// Calls per message-rate iteration.
+const RATE_BATCH: usize = 10_000;
+/// Calls in a busy-target run, and how long the target computes meanwhile.
+const BUSY_CALLS: usize = 100;
+const BUSY_MS: u64 = 50;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Test {
+    Fop,
+    Cas,
+    Acc,
+    Gacc,
+    Put,
+    Get,
+    AccFence,
+    MsgRate,
+    ContFop,
+    ContAcc,
+    BwLockAll,
+    BwExcl,
+    BwFence,
+    Contig,
+    Strided,
+    BusyAcc,
+    BusyFop,
+    BusyPut,
+    BusyGet,
+}
+
+impl Test {
+    fn key(self) -> &'static str {
+        match self {
+            Test::Fop => "fop",
+            Test::Cas => "cas",
+            Test::Acc => "acc",
+            Test::Gacc => "gacc",
+            Test::Put => "put",
+            Test::Get => "get",
+            Test::AccFence => "acc_fence",
+            Test::MsgRate => "msgrate",
+            Test::ContFop => "cont_fop",
+            Test::ContAcc => "cont_acc",
+            Test::BwLockAll => "bw_lockall",
+            Test::BwExcl => "bw_excl",
+            Test::BwFence => "bw_fence",
+            Test::Contig => "contig",
+            Test::Strided => "strided",
+            Test::BusyAcc => "busy_acc",
+            Test::BusyFop => "busy_fop",
+            Test::BusyPut => "busy_put",
+            Test::BusyGet => "busy_get",
+        }
+    }
+
+    /// Calls per timed iteration.
+    fn calls_per_iter(self) -> usize {
+        if self == Test::MsgRate {
+            RATE_BATCH
+        } else {
+            1
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Flags {
+    transport: Option<String>,
+    reps: usize,
+    secs: f64,
+    quick: bool,
+    create: bool,
+    skip_cas: bool,
+    csv: Option<String>,
+}
+
+fn parse_flags() -> Flags {
+    let mut f = Flags {
+        transport: None,
+        reps: 7,
+        secs: 0.04,
+        quick: false,
+        create: false,
+        skip_cas: false,
+        csv: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| {
+            args.next().unwrap_or_else(|| {
+                eprintln!("rma-bench: {name} needs a value");
+                std::process::exit(2)
+            })
+        };
+        match a.as_str() {
+            "--transport" => f.transport = Some(value("--transport")),
+            "-r" => f.reps = value("-r").parse().unwrap_or(7).max(1),
+            "-t" => f.secs = value("-t").parse().unwrap_or(0.04),
+            "-o" => f.csv = Some(value("-o")),
+            "-q" => f.quick = true,
+            "-c" => f.create = true,
+            "-x" => f.skip_cas = true,
+            other => {
+                eprintln!(
+                    "rma-bench: unknown flag {other}\nusage: rmarun -n 2 rma-bench [--transport NAME] [-r reps] [-t secs] [-q] [-c] [-x] [-o file.csv]"
+                );
+                std::process::exit(2)
+            }
+        }
+    }
+    f
+}
+
+/// Median, minimum and maximum of seconds per call, and the iterations per repetition.
+#[derive(Clone, Copy, Debug)]
+struct Stat {
+    med: f64,
+    min: f64,
+    max: f64,
+    iters: usize,
+}
+
+fn stat(mut v: Vec<f64>, iters: usize) -> Stat {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    };
+    Stat {
+        med,
+        min: v[0],
+        max: v[n - 1],
+        iters,
+    }
+}
+
+struct Bench<'w> {
+    world: &'w World,
+    win: Window<'w>,
+    flags: &'w Flags,
+    src: Vec<f64>,
+    res: Vec<f64>,
+    strided: Datatype,
+    contended_errors: u64,
+    csv: String,
+}
+
+impl Bench<'_> {
+    fn me(&self) -> usize {
+        self.world.rank()
+    }
+
+    /// The largest of every rank's `x` (MPI_Allreduce with MAX), on every rank.
+    fn max_over_ranks(&self, x: f64) -> Result<f64> {
+        let all = self.world.allgather(&x.to_le_bytes())?;
+        Ok(all
+            .iter()
+            .map(|b| f64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])))
+            .fold(f64::MIN, f64::max))
+    }
+
+    /// One call of `test` (with `n` elements) from this rank to rank 1, and a flush.
+    fn call(&mut self, test: Test, n: usize, j: usize) -> Result<()> {
+        let one = Rank::new(1);
+        let w = &self.win;
+        match test {
+            Test::Fop | Test::BusyFop => w.fetch_and_op(1i64, one, LONG_OFF, Op::Sum).map(drop),
+            Test::Cas => w.compare_and_swap(1i64, 0, one, LONG_OFF + 1).map(drop),
+            Test::Acc | Test::BusyAcc | Test::AccFence => {
+                w.accumulate(&self.src[..1], one, DBL_OFF, Op::Sum)
+            }
+            Test::Gacc => {
+                w.get_accumulate(&self.src[..1], &mut self.res[..1], one, DBL_OFF, Op::Sum)
+            }
+            Test::Put | Test::BusyPut => w.put(&self.src[..1], one, DBL_OFF + 1),
+            Test::Get | Test::BusyGet => w.get(&mut self.res[..1], one, DBL_OFF + 2),
+            Test::MsgRate => {
+                w.accumulate(&self.src[..1], one, DBL_OFF + (j & 1023) as i64, Op::Sum)
+            }
+            Test::ContFop => w.fetch_and_op(1i64, one, CONT_OFF, Op::Sum).map(drop),
+            Test::ContAcc => w.accumulate(&[1.0f64], one, CONT_OFF + 1, Op::Sum),
+            Test::BwLockAll | Test::BwExcl | Test::BwFence | Test::Contig => {
+                w.accumulate(&self.src[..n], one, DBL_OFF, Op::Sum)
+            }
+            Test::Strided => w.accumulate_with(
+                Buffer::of(&self.src[..n]),
+                Target::new(one, DBL_OFF, 1, &self.strided),
+                Op::Sum,
+            ),
+        }
+    }
+
+    /// Collective: `iters` timed iterations of `test`; every rank returns the elapsed
+    /// seconds (rank 0's, or the slowest rank's in the contended tests).
+    fn run_once(&mut self, test: Test, n: usize, iters: usize) -> Result<f64> {
+        let one = Rank::new(1);
+        match test {
+            Test::ContFop | Test::ContAcc => return self.run_contended(test, iters),
+            Test::AccFence | Test::BwFence => {
+                self.win.fence(Assert::NOPRECEDE)?;
+                self.world.barrier()?;
+                let t = Instant::now();
+                for _ in 0..iters {
+                    if self.me() == 0 {
+                        self.call(test, n, 0)?;
+                    }
+                    self.win.fence(Assert::NONE)?;
+                }
+                let el = t.elapsed().as_secs_f64();
+                self.win.fence(Assert::NOSUCCEED)?;
+                return self.from_rank0(el);
+            }
+            Test::BusyAcc | Test::BusyFop | Test::BusyPut | Test::BusyGet => {
+                return self.run_busy(test, iters)
+            }
+            _ => {}
+        }
+        let mut el = 0.0;
+        if self.me() == 0 {
+            if test == Test::BwExcl {
+                self.win.lock(LockType::Exclusive, one, Assert::NONE)?;
+            } else {
+                self.win.lock_all(Assert::NONE)?;
+            }
+            let t = Instant::now();
+            let batch = test.calls_per_iter();
+            for _ in 0..iters {
+                for j in 0..batch {
+                    self.call(test, n, j)?;
+                    if batch == 1 {
+                        self.win.flush(one)?;
+                    }
+                }
+                if batch > 1 {
+                    self.win.flush(one)?;
+                }
+            }
+            el = t.elapsed().as_secs_f64();
+            if test == Test::BwExcl {
+                self.win.unlock(one)?;
+            } else {
+                self.win.unlock_all()?;
+            }
+        }
+        self.world.barrier()?;
+        self.from_rank0(el)
+    }
+
+    /// Rank 0's `el`, on every rank.
+    fn from_rank0(&self, el: f64) -> Result<f64> {
+        self.max_over_ranks(if self.me() == 0 { el } else { 0.0 })
+    }
+
+    fn run_contended(&mut self, test: Test, iters: usize) -> Result<f64> {
+        let one = Rank::new(1);
+        self.set_contended(0)?;
+        self.win.lock_all(Assert::NONE)?;
+        self.world.barrier()?;
+        let t = Instant::now();
+        for _ in 0..iters {
+            self.call(test, 1, 0)?;
+            self.win.flush(one)?;
+        }
+        let el = t.elapsed().as_secs_f64();
+        self.win.unlock_all()?;
+        let slowest = self.max_over_ranks(el)?;
+        let expect = 2 * iters as i64;
+        let got = self.set_contended(-1)?;
+        let wrong = match test {
+            Test::ContFop => got.0 != expect,
+            _ => got.1 != expect as f64,
+        };
+        if wrong && self.me() == 1 {
+            eprintln!(
+                "CONTENDED {} WRONG: got {:?} expected {expect}",
+                test.key(),
+                got
+            );
+            self.contended_errors += 1;
+        }
+        Ok(slowest)
+    }
+
+    /// Rank 1 reads the contended pair and, unless `value` is negative, sets both to
+    /// `value`, under an exclusive lock of itself; collective.
+    fn set_contended(&mut self, value: i64) -> Result<(i64, f64)> {
+        self.world.barrier()?;
+        let mut got = (0, 0.0);
+        if self.me() == 1 {
+            let me = Rank::new(1);
+            self.win.lock(LockType::Exclusive, me, Assert::NONE)?;
+            let mut i = [0i64];
+            let mut d = [0f64];
+            self.win.get(&mut i, me, CONT_OFF)?;
+            self.win.get(&mut d, me, CONT_OFF + 1)?;
+            if value >= 0 {
+                self.win.put(&[value], me, CONT_OFF)?;
+                self.win.put(&[value as f64], me, CONT_OFF + 1)?;
+            }
+            self.win.unlock(me)?;
+            got = (i[0], d[0]);
+        }
+        self.world.barrier()?;
+        Ok(got)
+    }
+
+    /// Rank 1 computes for BUSY_MS without calling the library while rank 0 times
+    /// `iters` calls + flush.
+    fn run_busy(&mut self, test: Test, iters: usize) -> Result<f64> {
+        let one = Rank::new(1);
+        let mut el = 0.0;
+        if self.me() == 0 {
+            // Open the epoch and complete one call before the target goes busy.
+            self.win.lock_all(Assert::NONE)?;
+            self.call(test, 1, 0)?;
+            self.win.flush(one)?;
+        }
+        self.world.barrier()?;
+        if self.me() == 0 {
+            let t = Instant::now();
+            for _ in 0..iters {
+                self.call(test, 1, 0)?;
+                self.win.flush(one)?;
+            }
+            el = t.elapsed().as_secs_f64();
+            self.win.unlock_all()?;
+        } else {
+            let end = Instant::now() + Duration::from_millis(BUSY_MS);
+            let mut x = 0u64;
+            while Instant::now() < end {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        }
+        self.world.barrier()?;
+        self.from_rank0(el)
+    }
+
+    /// Calibrates, then times `reps` repetitions; seconds per call.
+    fn bench(&mut self, test: Test, n: usize) -> Result<Stat> {
+        self.run_once(test, n, 4)?;
+        let mut iters = 1usize;
+        loop {
+            let t = self.run_once(test, n, iters)?;
+            if t >= 0.005 || iters >= 1 << 30 {
+                iters = ((iters as f64 * self.flags.secs / t.max(1e-9)) as usize).max(1);
+                break;
+            }
+            iters *= 4;
+        }
+        let per = (iters * test.calls_per_iter()) as f64;
+        let mut v = vec![];
+        for _ in 0..self.flags.reps {
+            v.push(self.run_once(test, n, iters)? / per);
+        }
+        Ok(stat(v, iters))
+    }
+
+    fn record(&mut self, section: &str, test: &str, n: usize, s: Stat) {
+        if self.me() != 0 {
+            return;
+        }
+        let (med, min, max) = (s.med * 1e6, s.min * 1e6, s.max * 1e6);
+        let _ = writeln!(
+            self.csv,
+            "{section},{test},{n},{},{med:.4},{min:.4},{max:.4}",
+            s.iters
+        );
+        if section == "bw" || section == "layout" {
+            let mbs = 8.0 * n as f64 / med;
+            println!(
+                "{test:<12} {n:>8} {:>9} {med:>11.3} {min:>11.3} {max:>11.3} {mbs:>10.1} MB/s",
+                s.iters
+            );
+        } else {
+            println!(
+                "{test:<12} {n:>8} {:>9} {med:>11.3} {min:>11.3} {max:>11.3} {:>10.2} Mops/s",
+                s.iters,
+                1.0 / med
+            );
+        }
+    }
+
+    fn lat(&mut self, test: Test) -> Result<()> {
+        let s = self.bench(test, 1)?;
+        self.record("lat", test.key(), 1, s);
+        Ok(())
+    }
+
+    fn busy(&mut self, test: Test) -> Result<()> {
+        let mut v = vec![];
+        for _ in 0..3 {
+            v.push(self.run_once(test, 1, BUSY_CALLS)?);
+        }
+        let s = stat(v, BUSY_CALLS);
+        self.record("busy", test.key(), BUSY_CALLS, s);
+        Ok(())
+    }
+
+    fn all(&mut self) -> Result<()> {
+        if self.me() == 0 {
+            println!(
+                "# rma-bench: transport {}, window {}, reps {}, {:.3} s per rep\n{:<12} {:>8} {:>9} {:>11} {:>11} {:>11}",
+                self.win.transport_name(),
+                if self.flags.create { "create" } else { "allocate" },
+                self.flags.reps,
+                self.flags.secs,
+                "test",
+                "N",
+                "iters",
+                "med_us",
+                "min_us",
+                "max_us"
+            );
+        }
+        for test in [Test::Fop, Test::Cas, Test::Acc, Test::Gacc, Test::Put, Test::Get] {
+            if !(test == Test::Cas && self.flags.skip_cas) {
+                self.lat(test)?;
+            }
+        }
+        self.lat(Test::AccFence)?;
+        if !self.flags.quick {
+            for test in [Test::MsgRate, Test::ContFop, Test::ContAcc] {
+                self.lat(test)?;
+            }
+            for test in [Test::BusyAcc, Test::BusyFop, Test::BusyPut, Test::BusyGet] {
+                self.busy(test)?;
+            }
+            for test in [Test::BwLockAll, Test::BwExcl, Test::BwFence] {
+                let mut n = 1;
+                while n <= MAX_N {
+                    let s = self.bench(test, n)?;
+                    self.record("bw", test.key(), n, s);
+                    n *= 8;
+                }
+            }
+            for n in [4096, 32768] {
+                for test in [Test::Contig, Test::Strided] {
+                    self.strided = strided_type(n)?;
+                    let s = self.bench(test, n)?;
+                    self.record("layout", test.key(), n, s);
+                }
+            }
+        }
+        let errors = self.max_over_ranks(self.contended_errors as f64)? as u64;
+        if self.me() == 0 {
+            let _ = writeln!(self.csv, "check,contended_errors,{errors},0,0,0,0");
+            println!(
+                "# contended final-value check: {}",
+                if errors == 0 { "all exact" } else { "FAILED" }
+            );
+        }
+        Ok(())
+    }
+}
+
+/// vector(n, 1, 2, f64): every other element.
+fn strided_type(n: usize) -> Result<Datatype> {
+    let mut t = Datatype::vector(n, 1, 2, &Datatype::of::<f64>())?;
+    t.commit();
+    Ok(t)
+}
+
+fn run(world: &World, flags: &Flags) -> Result<()> {
+    if world.size() != 2 {
+        return Err(rma_win::Error::arg(
+            "rma-bench needs exactly 2 ranks: rmarun -n 2 rma-bench",
+        ));
+    }
+    let mut info = Info::new();
+    if let Some(t) = &flags.transport {
+        info.set(rma_core::WinInfo::TRANSPORT_KEY, t);
+    }
+    let mut private = vec![0f64; if flags.create { WIN_ELEMS } else { 0 }];
+    let win = if flags.create {
+        Window::create(world, &mut private, &info)?
+    } else {
+        Window::allocate::<f64>(world, WIN_ELEMS, &info)?
+    };
+    // Bind after the window exists, so that a progress thread it started stays free to
+    // run wherever the scheduler finds room (as MPI ranks are bound by mpiexec).
+    rma_shm::launch::bind_current_thread(world.rank())?;
+    let mut b = Bench {
+        world,
+        win,
+        flags,
+        src: vec![1.0; MAX_N],
+        res: vec![0.0; MAX_N],
+        strided: strided_type(1)?,
+        contended_errors: 0,
+        csv: String::new(),
+    };
+    let t = Instant::now();
+    b.all()?;
+    if world.rank() == 0 {
+        println!("# total {:.1} s", t.elapsed().as_secs_f64());
+        if let Some(path) = &flags.csv {
+            std::fs::write(path, &b.csv)
+                .map_err(|e| rma_win::Error::arg(format!("writing {path}: {e}")))?;
+        }
+    }
+    let failed = b.contended_errors;
+    b.win.free()?;
+    if failed > 0 {
+        return Err(rma_win::Error::arg("a contended run ended with a wrong value"));
+    }
+    Ok(())
+}
+
+fn main() {
+    let flags = parse_flags();
+    let outcome = rma_win::launch(2, |world| run(&world, &flags));
+    let failed = match outcome {
+        Ok(results) => results.into_iter().find_map(|r| r.err()),
+        Err(e) => Some(e),
+    };
+    if let Some(e) = failed {
+        eprintln!("rma-bench: {e}");
+        std::process::exit(1);
+    }
+}
