@@ -47,4 +47,4 @@ pub use error::{Error, ErrorClass, Result};
 pub use info::{AccOps, AccOrdering, Info, WinInfo};
 pub use op::{Op, RmaCall};
 pub use rank::{Count, Disp, Rank};
-pub use transport::{Access, Layout, Run, Transport};
+pub use transport::{Access, Layout, Run, Strided, Transport};

@@ -13,6 +13,20 @@ pub struct Run {
     pub len: usize,
 }
 
+/// A layout of `count` runs of `len` bytes, the first `offset` bytes from the base and
+/// each `stride` bytes after the previous (what a vector datatype resolves to).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strided {
+    /// Byte offset of the first run from the base.
+    pub offset: isize,
+    /// Number of runs.
+    pub count: usize,
+    /// Bytes per run.
+    pub len: usize,
+    /// Bytes from one run's start to the next one's.
+    pub stride: isize,
+}
+
 /// A memory layout resolved to byte runs, in type-map order.
 ///
 /// `rma-datatype`'s flattened type maps implement this; a transport walks the runs
@@ -27,6 +41,13 @@ pub trait Layout: Sync {
 
     /// `Some(len)` if the layout is one run of `len` bytes at offset 0.
     fn as_contiguous(&self) -> Option<usize>;
+
+    /// `Some` if the layout is regularly strided (the same runs as
+    /// [`Layout::for_each_run`] yields, possibly unmerged), so that a transport can walk
+    /// it without a callback per run. The default says nothing.
+    fn as_strided(&self) -> Option<Strided> {
+        None
+    }
 }
 
 /// Where a call lands: a target rank, a byte offset in its window, and the layout of

@@ -1,7 +1,7 @@
 //! [`TypeMap`]: the flattened byte layout of `count` instances of a datatype.
 
 use crate::node::{self, Node};
-use rma_core::{Error, Layout, Rank, Result, Run};
+use rma_core::{Error, Layout, Rank, Result, Run, Strided};
 use std::fmt;
 
 /// The byte runs of `count` instances of a datatype, in type-map order, adjacent runs
@@ -171,6 +171,27 @@ impl Layout for TypeMap {
     fn as_contiguous(&self) -> Option<usize> {
         TypeMap::as_contiguous(self)
     }
+
+    fn as_strided(&self) -> Option<Strided> {
+        match &self.root {
+            Node::Run { off, len } => Some(Strided {
+                offset: *off,
+                count: 1,
+                len: *len,
+                stride: *len as isize,
+            }),
+            Node::Rep { off, rep } => match rep.body {
+                Node::Run { off: first, len } => Some(Strided {
+                    offset: off + first,
+                    count: rep.count,
+                    len,
+                    stride: rep.stride,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Debug for TypeMap {
@@ -181,5 +202,35 @@ impl fmt::Debug for TypeMap {
             .field("span", &self.span())
             .field("nodes", &self.node_count())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod strided_tests {
+    use crate::Datatype;
+    use rma_core::{Layout, Run, Strided};
+
+    /// What `as_strided` promises: the same runs as `for_each_run` (unmerged).
+    #[test]
+    fn as_strided_describes_the_same_runs() {
+        let f64t = Datatype::of::<f64>();
+        for (count, blocklen, stride) in [(5, 1, 2), (3, 2, 5), (7, 1, 1), (4, 3, -4)] {
+            let mut t = Datatype::vector(count, blocklen, stride, &f64t).unwrap();
+            t.commit();
+            let map = t.type_map(1).unwrap();
+            let mut runs = vec![];
+            map.for_each_run(&mut |r| runs.push(r));
+            let Some(Strided { offset, count: n, len, stride: s }) = map.as_strided() else {
+                panic!("vector({count}, {blocklen}, {stride}) is strided");
+            };
+            let listed: Vec<Run> = (0..n as isize)
+                .map(|i| Run { offset: offset + i * s, len })
+                .collect();
+            let merged_bytes: usize = runs.iter().map(|r| r.len).sum();
+            assert_eq!(n * len, merged_bytes, "vector({count}, {blocklen}, {stride})");
+            if stride as usize != blocklen {
+                assert_eq!(listed, runs, "vector({count}, {blocklen}, {stride})");
+            }
+        }
     }
 }

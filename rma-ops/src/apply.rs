@@ -94,6 +94,95 @@ pub unsafe fn apply_raw<T: Element>(op: Op, dst: *mut u8, src: *const u8, n: usi
     }
 }
 
+#[inline(always)]
+unsafe fn strided_loop<T: Element>(
+    dst: *mut u8,
+    stride: usize,
+    src: *const u8,
+    blocks: usize,
+    per_block: usize,
+    f: impl Fn(T, T) -> T + Copy,
+) {
+    let size = std::mem::size_of::<T>();
+    if per_block == 1 {
+        let s = src.cast::<T::Raw>();
+        // SAFETY: the caller guarantees block `b` (one element at dst + b * stride) is
+        // readable and writable and that `blocks` elements are readable at `src` (see
+        // `apply_strided_raw`); unaligned access is allowed.
+        let one = |b: usize| unsafe {
+            let d = dst.add(b * stride).cast::<T::Raw>();
+            let a = T::from_raw(d.read_unaligned());
+            d.write_unaligned(f(a, T::from_raw(s.add(b).read_unaligned())).to_raw());
+        };
+        // four independent elements per step keep the loads and stores in flight
+        let mut b = 0;
+        while b + 4 <= blocks {
+            one(b);
+            one(b + 1);
+            one(b + 2);
+            one(b + 3);
+            b += 4;
+        }
+        while b < blocks {
+            one(b);
+            b += 1;
+        }
+        return;
+    }
+    for b in 0..blocks {
+        // SAFETY: as above, for the `per_block` elements of block `b`.
+        unsafe {
+            raw_loop::<T>(
+                dst.add(b * stride),
+                src.add(b * per_block * size),
+                per_block,
+                f,
+            )
+        }
+    }
+}
+
+/// [`apply_raw`] over a strided target: `blocks` blocks of `per_block` elements, block
+/// `b` at `dst + b * stride`, combined with the packed elements at `src` in order.
+///
+/// # Safety
+/// Every block is valid for reads and writes and `blocks * per_block` elements are
+/// valid for reads at `src`; blocks do not overlap each other or `src`; and no other
+/// thread or process accesses the blocks during the call (as for [`apply_raw`]).
+pub unsafe fn apply_strided_raw<T: Element>(
+    op: Op,
+    dst: *mut u8,
+    stride: usize,
+    src: *const u8,
+    blocks: usize,
+    per_block: usize,
+) {
+    let (d, s, b, p) = (dst, stride, src, blocks);
+    // SAFETY: (every arm) forwarded from this function's contract.
+    unsafe {
+        match op {
+            Op::Sum => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Sum, a, b)),
+            Op::Prod => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Prod, a, b)),
+            Op::Max => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Max, a, b)),
+            Op::Min => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Min, a, b)),
+            Op::Land => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Land, a, b)),
+            Op::Lor => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Lor, a, b)),
+            Op::Lxor => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Lxor, a, b)),
+            Op::Band => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Band, a, b)),
+            Op::Bor => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Bor, a, b)),
+            Op::Bxor => strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::Bxor, a, b)),
+            Op::MaxLoc => {
+                strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::MaxLoc, a, b))
+            }
+            Op::MinLoc => {
+                strided_loop::<T>(d, s, b, p, per_block, |a, b| T::combine(Op::MinLoc, a, b))
+            }
+            Op::Replace => strided_loop::<T>(d, s, b, p, per_block, |_, b| b),
+            Op::NoOp => {}
+        }
+    }
+}
+
 /// [`apply`] on packed bytes of `basic`: `dst` and `src` hold the same whole number of
 /// elements (extra trailing bytes of the longer one are ignored).
 ///

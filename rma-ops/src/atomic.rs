@@ -123,19 +123,14 @@ impl HeapDomain {
 impl<'a> Domain<'a> {
     /// A domain over `chunks` (a power of two of at most [`MAX_CHUNK_LOCKS`] words) and
     /// `slots` (one per origin), used by origin `me`.
+    #[inline]
     pub fn new(chunks: &'a [AtomicU32], slots: &'a [Slot], me: usize) -> Result<Domain<'a>> {
         if chunks.is_empty() || !chunks.len().is_power_of_two() || chunks.len() > MAX_CHUNK_LOCKS
         {
-            return Err(Error::arg(format!(
-                "a chunk lock table needs a power-of-two number of words up to {MAX_CHUNK_LOCKS}, got {}",
-                chunks.len()
-            )));
+            return Err(bad_table(chunks.len()));
         }
         if me >= slots.len() {
-            return Err(Error::arg(format!(
-                "origin {me} has no announcement slot (the domain has {})",
-                slots.len()
-            )));
+            return Err(no_slot(me, slots.len()));
         }
         Ok(Domain {
             mask: chunks.len() - 1,
@@ -149,6 +144,7 @@ impl<'a> Domain<'a> {
 
     /// A domain shared by processes: this origin records `owner` (its process id,
     /// non-zero, below 2^22), and a waiter that has waited long asks `alive(holder)`.
+    #[inline]
     pub fn with_owner(
         chunks: &'a [AtomicU32],
         slots: &'a [Slot],
@@ -158,13 +154,36 @@ impl<'a> Domain<'a> {
     ) -> Result<Domain<'a>> {
         let mut d = Domain::new(chunks, slots, me)?;
         if owner == 0 || owner >= 1 << 22 {
-            return Err(Error::arg(format!(
-                "a domain owner must be a process id in 1..2^22, got {owner}"
-            )));
+            return Err(bad_owner(owner));
         }
         d.owner = owner;
         d.alive = Some(alive);
         Ok(d)
+    }
+
+    /// [`Domain::with_owner`] without the checks, for a caller that validated the tables
+    /// once (at window creation) and builds a domain on every call: `chunks` is a power
+    /// of two of at most [`MAX_CHUNK_LOCKS`] words, `me < slots.len()`, `owner` in
+    /// 1..2^22. Breaking that is a logic error (a panic on indexing, or origins that
+    /// do not see each other), never undefined behaviour; debug builds assert it.
+    #[inline(always)]
+    pub fn trusted(
+        chunks: &'a [AtomicU32],
+        slots: &'a [Slot],
+        me: usize,
+        owner: u32,
+        alive: fn(u32) -> bool,
+    ) -> Domain<'a> {
+        debug_assert!(chunks.len().is_power_of_two() && chunks.len() <= MAX_CHUNK_LOCKS);
+        debug_assert!(me < slots.len() && owner != 0 && owner < 1 << 22);
+        Domain {
+            mask: chunks.len().wrapping_sub(1),
+            chunks,
+            slots,
+            me,
+            owner,
+            alive: Some(alive),
+        }
     }
 
     /// The chunk lock index of the element at byte `key` of the window.
@@ -292,6 +311,27 @@ impl<'a> Domain<'a> {
             i += count;
         }
     }
+}
+
+#[cold]
+fn bad_table(len: usize) -> Error {
+    Error::arg(format!(
+        "a chunk lock table needs a power-of-two number of words up to {MAX_CHUNK_LOCKS}, got {len}"
+    ))
+}
+
+#[cold]
+fn no_slot(me: usize, slots: usize) -> Error {
+    Error::arg(format!(
+        "origin {me} has no announcement slot (the domain has {slots})"
+    ))
+}
+
+#[cold]
+fn bad_owner(owner: u32) -> Error {
+    Error::arg(format!(
+        "a domain owner must be a process id in 1..2^22, got {owner}"
+    ))
 }
 
 /// This origin's announcement; cleared on drop.
@@ -655,6 +695,58 @@ pub unsafe fn get_accumulate(
             // SAFETY: element `i` lies inside the region of the contract.
             let old = unsafe { fetch_op_element::<T>(op, target.add(i * size), key + i * size, dom, o) };
             write_elem(result, i, old);
+        }
+    })
+}
+
+/// Element-wise atomic accumulate of the packed elements `src` into a strided target:
+/// `count` blocks of `len` bytes, block `b` at `target + b * stride` (window key
+/// `key + b * stride`), `0 < len <= stride`. Blocks are applied with plain loops, a
+/// chunk's worth at a time under its lock with announcements drained (as for a bulk
+/// [`accumulate`]).
+///
+/// # Safety
+/// Every block is valid for reads and writes and aligned to
+/// [`atomic_align`]`(basic)`; every concurrent access to them goes through this module
+/// with the same [`Domain`] tables and keys; `src.len() == count * len`, a multiple of
+/// the size.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn accumulate_strided(
+    basic: BasicType,
+    op: Op,
+    target: *mut u8,
+    key: usize,
+    stride: usize,
+    len: usize,
+    count: usize,
+    dom: &Domain<'_>,
+    src: &[u8],
+) {
+    let size = basic.size();
+    if len == 0 || len > stride || len % size != 0 || src.len() != count * len {
+        broken("strided accumulate data");
+    }
+    crate::with_element!(basic, T => {
+        let mut b = 0;
+        while b < count {
+            let k = key + b * stride;
+            let boundary = ((k >> CHUNK_SHIFT) + 1) << CHUNK_SHIFT;
+            // SAFETY: (both branches) blocks b.. lie inside the region of the contract
+            // and `src`; the chunk lock with announcements drained excludes every
+            // other accumulate-family access to their elements.
+            unsafe {
+                if k + len > boundary {
+                    // this block crosses a chunk boundary: split it by element
+                    accumulate(basic, op, target.add(b * stride), k, dom, &src[b * len..(b + 1) * len]);
+                    b += 1;
+                    continue;
+                }
+                // blocks b..b + m lie wholly inside this chunk
+                let m = ((boundary - k - len) / stride + 1).min(count - b);
+                let _guard = dom.lock(dom.index(k), true);
+                crate::apply_strided_raw::<T>(op, target.add(b * stride), stride, src.as_ptr().add(b * len), m, len / size);
+                b += m;
+            }
         }
     })
 }

@@ -33,7 +33,7 @@ pub mod atomic;
 mod check;
 mod element;
 
-pub use apply::{apply, apply_bytes, apply_raw};
+pub use apply::{apply, apply_bytes, apply_raw, apply_strided_raw};
 pub use check::{check, check_cas_type, op_allowed_in, op_defined_on};
 pub use element::Element;
 pub use rma_core::{BasicType, Op, RmaCall};

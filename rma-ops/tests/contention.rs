@@ -464,7 +464,8 @@ fn compare_and_swap_has_one_winner_per_round() {
 }
 
 /// Bulk accumulates (plain loops under chunk locks), small accumulates and
-/// fetch_and_op (native atomics after an announcement) from several threads at once,
+/// fetch_and_op (native atomics after an announcement) and strided bulk updates from
+/// several threads at once,
 /// over a region that spans several chunks and starts mid-chunk: every increment must
 /// land (a plain loop racing an atomic on one element would lose one).
 #[test]
@@ -492,7 +493,8 @@ fn bulk_and_element_updates_never_lose_an_increment() {
                     s.spawn(move || {
                         let dom = tables.domain(t).unwrap();
                         let mut rng = Rng::new(0x5eed + t as u64);
-                        let mut count = vec![0u64; N];
+                        let mut count_v = vec![0u64; N];
+                        let count_at = |v: &mut Vec<u64>, i: usize| v[i] += 1;
                         for it in 0..iters {
                             let first = rng.below(N as u64) as usize;
                             // even threads mostly stream bulk updates, odd ones mostly hit single elements
@@ -501,23 +503,37 @@ fn bulk_and_element_updates_never_lose_an_increment() {
                             let len = 1 + rng.below(most as u64) as usize;
                             let p = (addr.0 + 8 * first) as *mut u8;
                             let key = KEY0 + 8 * first;
-                            if !bulk && it % 2 == 1 {
+                            if bulk && it % 2 == 1 {
+                                // a strided bulk update: every `stride`-th element
+                                let stride = 2 + rng.below(3) as usize;
+                                let count = 1 + (len - 1) / stride;
+                                let src: Vec<u8> = one.repeat(count);
+                                // SAFETY: `count` aligned elements `stride` apart inside
+                                // the shared buffer; all access goes through the kernels
+                                // with this domain.
+                                unsafe {
+                                    atomic::accumulate_strided(
+                                        basic, Op::Sum, p, key, 8 * stride, 8, count, &dom, &src,
+                                    )
+                                };
+                                (0..count).for_each(|c| count_at(&mut count_v, first + c * stride));
+                            } else if !bulk && it % 2 == 1 {
                                 let mut old = [0u8; 8];
                                 // SAFETY: one aligned element of the shared buffer; all
                                 // access goes through the kernels with this domain.
                                 unsafe {
                                     atomic::fetch_and_op(basic, Op::Sum, p, key, &dom, &one, &mut old)
                                 };
-                                count[first] += 1;
+                                count_at(&mut count_v, first);
                             } else {
                                 let src: Vec<u8> = one.repeat(len);
                                 // SAFETY: `len` aligned elements inside the shared buffer;
                                 // all access goes through the kernels with this domain.
                                 unsafe { atomic::accumulate(basic, Op::Sum, p, key, &dom, &src) };
-                                count[first..first + len].iter_mut().for_each(|c| *c += 1);
+                                count_v[first..first + len].iter_mut().for_each(|c| *c += 1);
                             }
                         }
-                        count
+                        count_v
                     })
                 })
                 .collect();

@@ -1,13 +1,12 @@
 //! The atomic transport: the origin applies every call directly in the target's memory
 //! (mapped into the origin), with the element-wise atomic kernels of `rma-ops`.
 //!
-//! Every call completes at the target before it returns, so flush is a memory fence,
+//! Every call completes at the target before it returns, so flush has nothing to do,
 //! and ordering from one origin is program order whatever `accumulate_ordering` says.
 
 use crate::winmem::WindowMemory;
-use rma_core::{Access, BasicType, Op, Rank, Result, Run, Transport};
+use rma_core::{Access, BasicType, Op, Rank, Result, Run, Strided, Transport};
 use rma_ops::atomic;
-use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
 /// The atomic transport over one window.
@@ -52,7 +51,7 @@ impl AtomicTransport {
         let t = self.target_index(at.target);
         let (base, len) = (self.mem.data_ptr(t), self.mem.len_of(t));
         let mut pos = 0usize;
-        at.layout.for_each_run(&mut |Run { offset, len: n }| {
+        let mut each = |Run { offset, len: n }| {
             let start = at.base as isize + offset;
             if start < 0 || (start as usize).checked_add(n).is_none_or(|end| end > len) {
                 broken_contract("run outside the target window");
@@ -61,7 +60,32 @@ impl AtomicTransport {
             let p = unsafe { base.add(start as usize) };
             f(p, start as usize, pos..pos + n);
             pos += n;
-        });
+        };
+        match at.layout.as_contiguous() {
+            Some(n) => each(Run { offset: 0, len: n }),
+            None => at.layout.for_each_run(&mut each),
+        }
+    }
+
+    /// A strided layout with positive stride and non-overlapping blocks (and more than
+    /// one of them), checked to lie inside the target window: the first block's pointer
+    /// and window offset, and the layout.
+    fn strided(&self, at: &Access<'_>) -> Option<(*mut u8, usize, Strided)> {
+        let st = at.layout.as_strided().filter(|s| {
+            s.count > 1 && s.len > 0 && s.stride > 0 && s.len <= s.stride as usize
+        })?;
+        let t = self.target_index(at.target);
+        let first = at.base as isize + st.offset;
+        let end = (st.count - 1)
+            .checked_mul(st.stride as usize)
+            .and_then(|e| e.checked_add(st.len))
+            .and_then(|e| e.checked_add(first as usize));
+        if first < 0 || end.is_none_or(|e| e > self.mem.len_of(t)) {
+            broken_contract("strided layout outside the target window");
+        }
+        // SAFETY: first + (count - 1) * stride + len <= window length, checked above.
+        let p = unsafe { self.mem.data_ptr(t).add(first as usize) };
+        Some((p, first as usize, st))
     }
 
     fn element(&self, target: Rank, offset: usize, size: usize) -> *mut u8 {
@@ -110,6 +134,26 @@ impl Transport for AtomicTransport {
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
         let dom = self.mem.domain(self.target_index(at.target), self.mem.rank());
         let exclusive = at.exclusive;
+        if let Some((p, key, st)) = self.strided(&at) {
+            let (stride, n) = (st.stride as usize, st.len / basic.size());
+            if data.len() != st.count * st.len {
+                broken_contract("accumulate data length");
+            }
+            rma_ops::with_element!(basic, T => {
+                // SAFETY: `strided` checked every block lies inside the target window;
+                // alignment and the element count are rma-win's contract. Exclusive:
+                // as below; otherwise the domain's chunk locks exclude every other
+                // accumulate-family access (DESIGN.md decision 3).
+                unsafe {
+                    if exclusive {
+                        rma_ops::apply_strided_raw::<T>(op, p, stride, data.as_ptr(), st.count, n);
+                    } else {
+                        atomic::accumulate_strided(basic, op, p, key, stride, st.len, st.count, &dom, data);
+                    }
+                }
+            });
+            return Ok(());
+        }
         self.for_each_run(at, |p, key, r| {
             if exclusive {
                 let n = r.len() / basic.size();
@@ -185,13 +229,14 @@ impl Transport for AtomicTransport {
         Ok(())
     }
 
+    // Every call completed in target memory before it returned, and whoever later
+    // synchronizes with this origin (barrier, unlock, release/acquire) observes it:
+    // flush has nothing left to do, and needs no fence.
     fn flush(&self, _target: Rank) -> Result<()> {
-        fence(Ordering::SeqCst);
         Ok(())
     }
 
     fn flush_all(&self) -> Result<()> {
-        fence(Ordering::SeqCst);
         Ok(())
     }
 }

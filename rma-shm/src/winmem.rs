@@ -138,6 +138,9 @@ pub struct WindowMemory {
     queues: bool,
     direct: bool,
     peers: Vec<Peer>,
+    /// Where the announcement slots start in every segment (SYNC_OFFSET +
+    /// slots_offset(ranks), computed once).
+    slots_at: usize,
     /// This process's id, written into chunk locks and announcement slots (read once:
     /// getpid is a system call, and the domain is reached on every accumulate).
     pid: u32,
@@ -378,7 +381,17 @@ impl WindowMemory {
             queues: opts.queues,
             direct,
             peers,
-            pid: std::process::id(),
+            slots_at: SYNC_OFFSET + slots_offset(ranks).ok_or_else(|| Error::NoMem {
+                reason: format!("a window over {ranks} ranks"),
+            })?,
+            pid: match std::process::id() {
+                pid @ 1..0x40_0000 => pid,
+                pid => {
+                    return Err(Error::Internal {
+                        reason: format!("process id {pid} does not fit a lock word's 22 bits"),
+                    })
+                }
+            },
         })
     }
 
@@ -486,20 +499,20 @@ impl WindowMemory {
     /// The atomicity domain of `rank`'s window, used through announcement slot `slot`
     /// (< ranks; each slot has one user at a time: the origin of that rank in the
     /// atomic transport, the drainer of that origin's ring in the queued transport).
+    #[inline]
     pub(crate) fn domain(&self, rank: usize, slot: usize) -> Domain<'_> {
         // processes share the tables: record the holder's pid so a waiter can take over
         // from a holder that was killed inside its critical section
         let seg = &self.peers[rank].seg;
-        let n = self.ranks();
-        let off = SYNC_OFFSET + slots_offset(n).unwrap_or_else(|| unreachable_layout());
+        let n = self.peers.len();
+        let off = self.slots_at;
         // SAFETY: the slots lie inside the sync area, which was sized for `n` ranks at
         // creation and validated when the segment was opened (sync_len); the offset is
         // 64-aligned within a page-aligned mapping, and Slot holds only an atomic.
         let slots = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(off).cast::<Slot>(), n) };
-        match Domain::with_owner(stripes(seg), slots, slot, self.pid, crate::sys::pid_alive) {
-            Ok(l) => l,
-            Err(_) => unreachable_layout(),
-        }
+        // the table has STRIPES words (a power of two), `slot` < ranks is the callers'
+        // contract, and the pid (below 2^22 on Linux) was checked at creation
+        Domain::trusted(stripes(seg), slots, slot, self.pid, crate::sys::pid_alive)
     }
 
     fn queue_base(&self, rank: usize) -> *mut u8 {

@@ -248,4 +248,11 @@ impl Layout for Resolved {
             Resolved::Map(m) => m.as_contiguous(),
         }
     }
+
+    fn as_strided(&self) -> Option<rma_core::Strided> {
+        match self {
+            Resolved::Contig(_) => None,
+            Resolved::Map(m) => m.as_strided(),
+        }
+    }
 }

@@ -56,6 +56,12 @@ pub(crate) struct Started {
 }
 
 /// This rank's view of the window's epochs.
+/// Per-target bits of `Window::fast`: a passive-target epoch of this origin covers the
+/// target.
+pub(crate) const HELD: u8 = 1;
+/// ... under an exclusive lock taken for real (not NOCHECK).
+pub(crate) const EXCLUSIVE: u8 = 2;
+
 #[derive(Debug)]
 pub(crate) struct Epochs {
     freed: bool,
@@ -148,14 +154,36 @@ impl Window<'_> {
     }
 
     /// Whether this origin holds an exclusive lock (taken for real) on `target`.
+    #[inline]
     pub(crate) fn exclusive_on(&self, target: usize) -> bool {
-        matches!(
-            self.epochs.borrow().locks[target],
-            Some(Held {
-                kind: LockType::Exclusive,
-                nocheck: false
-            })
-        )
+        self.fast[target].get() & EXCLUSIVE != 0
+    }
+
+    /// Re-derives the per-target fast-path bits from the epoch state; called after
+    /// every change to the locks held or to `freed`.
+    fn refresh_fast(&self) {
+        let ep = self.epochs.borrow();
+        for (bits, held) in self.fast.iter().zip(&ep.locks) {
+            bits.set(match held {
+                _ if ep.freed => 0,
+                None => 0,
+                Some(Held {
+                    kind: LockType::Exclusive,
+                    nocheck: false,
+                }) => HELD | EXCLUSIVE,
+                Some(_) => HELD,
+            });
+        }
+    }
+
+    /// The target index of `rank` when a passive-target epoch of this origin covers it:
+    /// the calls' fast path, which then needs no other epoch check. `None` (the null
+    /// rank, a rank out of range, no such epoch) sends a call down the general path,
+    /// which reports what is wrong.
+    #[inline]
+    pub(crate) fn fast_target(&self, rank: Rank) -> Option<usize> {
+        let t = rank.index()?;
+        (self.fast.get(t)?.get() & HELD != 0).then_some(t)
     }
 
     /// Common checks of every RMA call: alive, rank, and an access epoch that covers
@@ -171,6 +199,9 @@ impl Window<'_> {
         rank: Rank,
         request: bool,
     ) -> Result<Option<usize>> {
+        if let Some(t) = self.fast_target(rank) {
+            return Ok(Some(t));
+        }
         self.check_alive()?;
         let t = self.check_rank(rank)?;
         let mut ep = self.epochs.borrow_mut();
@@ -287,6 +318,7 @@ impl Window<'_> {
         }
         self.world.barrier()?;
         self.epochs.borrow_mut().freed = true;
+        self.refresh_fast();
         Ok(())
     }
 
@@ -347,6 +379,7 @@ impl Window<'_> {
                 .acquire_lock(t, kind == LockType::Exclusive, &self.world.liveness())?;
         }
         self.epochs.borrow_mut().locks[t] = Some(Held { kind, nocheck });
+        self.refresh_fast();
         Ok(())
     }
 
@@ -383,6 +416,8 @@ impl Window<'_> {
             // every call of the passive epochs is complete now
             ep.pending = false;
         }
+        drop(ep);
+        self.refresh_fast();
         Ok(())
     }
 
@@ -432,6 +467,8 @@ impl Window<'_> {
                 nocheck,
             });
         }
+        drop(ep);
+        self.refresh_fast();
         Ok(())
     }
 
@@ -454,6 +491,8 @@ impl Window<'_> {
         }
         ep.lock_all = false;
         ep.pending = false;
+        drop(ep);
+        self.refresh_fast();
         Ok(())
     }
 
@@ -476,6 +515,9 @@ impl Window<'_> {
     /// Completes every call to `rank` at origin and target (MPI_Win_flush). Errors:
     /// RMA_SYNC outside a passive-target epoch to `rank`.
     pub fn flush(&self, rank: Rank) -> Result<()> {
+        if self.fast_target(rank).is_some() {
+            return self.transport.flush(rank);
+        }
         self.check_alive()?;
         let Some(t) = self.check_rank(rank)? else {
             return self.check_passive("flush", None);

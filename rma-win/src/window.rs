@@ -10,12 +10,13 @@ use crate::request::Request;
 use crate::sync::Epochs;
 use crate::transport::{chosen_transport, AnyTransport};
 use rma_core::{
-    Access, BasicType, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport, WinInfo,
+    Access, BasicType, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Run, Transport,
+    WinInfo,
 };
 use rma_datatype::{Datatype, Equivalence};
 use rma_ops::atomic::atomic_align;
 use rma_shm::{Flavor, LaunchMode, MemoryOptions, WindowMemory, World};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -32,6 +33,9 @@ pub struct Window<'w> {
     pub(crate) transport: AnyTransport,
     pub(crate) info: WinInfo,
     pub(crate) epochs: RefCell<Epochs>,
+    /// Per target, what the calls' fast path needs from `epochs` (sync.rs `HELD`,
+    /// `EXCLUSIVE`), kept in step by every lock and unlock.
+    pub(crate) fast: Box<[Cell<u8>]>,
     pub(crate) _borrow: PhantomData<&'w mut [u8]>,
 }
 
@@ -144,6 +148,7 @@ impl<'w> Window<'w> {
             transport,
             info,
             epochs: RefCell::new(Epochs::new(world.size())),
+            fast: (0..world.size()).map(|_| Cell::new(0)).collect(),
             _borrow: PhantomData,
         })
     }
@@ -292,12 +297,21 @@ impl<'w> Window<'w> {
         if let Some((call, basic)) = atomic {
             let align = atomic_align(basic);
             let mut bad = None;
-            layout.for_each_run(&mut |r| {
-                let at = (base as isize + r.offset) as usize;
-                if bad.is_none() && at % align != 0 {
-                    bad = Some(at);
+            match layout.as_strided() {
+                // every run starts at first + i * stride: aligned if both terms are
+                Some(st) if st.stride.unsigned_abs() % align == 0 => {
+                    let first = (base as isize + st.offset) as usize;
+                    if first % align != 0 {
+                        bad = Some(first);
+                    }
                 }
-            });
+                _ => layout.for_each_run(&mut |r| {
+                    let at = (base as isize + r.offset) as usize;
+                    if bad.is_none() && at % align != 0 {
+                        bad = Some(at);
+                    }
+                }),
+            }
             if let Some(offset) = bad {
                 return Err(Error::Misaligned {
                     call,
@@ -330,6 +344,20 @@ impl<'w> Window<'w> {
             return Ok(None);
         }
         Ok(Some(t))
+    }
+
+    /// The typed calls' fast path: `bytes` contiguous bytes at `disp` of a target that
+    /// a passive-target epoch of this origin covers, inside its window and aligned to
+    /// `align`. `None` if any of that does not hold or nothing would move: the general
+    /// path then checks everything and reports what is wrong.
+    #[inline]
+    fn fast_run(&self, rank: Rank, disp: Disp, bytes: usize, align: usize) -> Option<(usize, usize)> {
+        let t = self.fast_target(rank)?;
+        let base = usize::try_from(disp)
+            .ok()?
+            .checked_mul(self.mem.disp_unit_of(t))?;
+        let end = base.checked_add(bytes)?;
+        (bytes > 0 && end <= self.mem.len_of(t) && base % align == 0).then_some((t, base))
     }
 
     /// The transport's view of a call to target `t`.
@@ -655,6 +683,13 @@ impl<'w> Window<'w> {
     /// Writes `origin` to `rank`'s window starting at displacement `disp` (MPI_Put of
     /// `origin.len()` elements of `T`).
     pub fn put<T: Equivalence>(&self, origin: &[T], rank: Rank, disp: Disp) -> Result<()> {
+        let data = rma_datatype::bytes_of(origin);
+        if let Some((t, base)) = self.fast_run(rank, disp, data.len(), 1) {
+            let _span = tracing::trace_span!("put", target = rank.raw()).entered();
+            return self
+                .transport
+                .put(self.access(t, rank, base, &Contiguous(data.len())), data);
+        }
         self.put_with(
             Buffer::of(origin),
             Target::of::<T>(rank, disp, origin.len()),
@@ -664,6 +699,15 @@ impl<'w> Window<'w> {
     /// Reads `result.len()` elements of `T` from `rank`'s window at `disp` (MPI_Get).
     pub fn get<T: Equivalence>(&self, result: &mut [T], rank: Rank, disp: Disp) -> Result<()> {
         let n = result.len();
+        let bytes = std::mem::size_of_val(result);
+        if let Some((t, base)) = self.fast_run(rank, disp, bytes, 1) {
+            if let Some(out) = rma_datatype::bytes_of_mut(result) {
+                let _span = tracing::trace_span!("get", target = rank.raw()).entered();
+                return self
+                    .transport
+                    .get(self.access(t, rank, base, &Contiguous(bytes)), out);
+            }
+        }
         self.typed_result(result, |buf| {
             self.get_with(buf, Target::of::<T>(rank, disp, n))
         })
@@ -677,6 +721,22 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<()> {
+        let data = rma_datatype::bytes_of(origin);
+        if let Some(basic) = T::BASIC.filter(|&b| rma_ops::check(op, b, RmaCall::Accumulate).is_ok())
+        {
+            if let Some((t, base)) = self.fast_run(rank, disp, data.len(), atomic_align(basic)) {
+                let _span = tracing::trace_span!(
+                    "accumulate",
+                    target = rank.raw(),
+                    op = op.mpi_name()
+                )
+                .entered();
+                let layout = Contiguous(data.len());
+                return self
+                    .transport
+                    .accumulate(self.access(t, rank, base, &layout), basic, op, data);
+            }
+        }
         self.accumulate_with(
             Buffer::of(origin),
             Target::of::<T>(rank, disp, origin.len()),
@@ -695,6 +755,35 @@ impl<'w> Window<'w> {
         op: Op,
     ) -> Result<()> {
         let n = result.len();
+        let bytes = std::mem::size_of_val(result);
+        let data = if op == Op::NoOp {
+            &[][..]
+        } else {
+            rma_datatype::bytes_of(origin)
+        };
+        if let Some(basic) = T::BASIC
+            .filter(|&b| rma_ops::check(op, b, RmaCall::GetAccumulate).is_ok())
+            .filter(|_| op == Op::NoOp || data.len() == bytes)
+        {
+            if let Some((t, base)) = self.fast_run(rank, disp, bytes, atomic_align(basic)) {
+                if let Some(out) = rma_datatype::bytes_of_mut(result) {
+                    let _span = tracing::trace_span!(
+                        "get_accumulate",
+                        target = rank.raw(),
+                        op = op.mpi_name()
+                    )
+                    .entered();
+                    let layout = Contiguous(bytes);
+                    return self.transport.get_accumulate(
+                        self.access(t, rank, base, &layout),
+                        basic,
+                        op,
+                        data,
+                        out,
+                    );
+                }
+            }
+        }
         let o = (op != Op::NoOp).then(|| Buffer::of(origin));
         self.typed_result(result, |buf| {
             self.get_accumulate_with(o, buf, Target::of::<T>(rank, disp, n), op)
@@ -876,6 +965,26 @@ impl<'w> Window<'w> {
             dt,
         })?;
         rma_datatype::copy_from_bytes(result, &bytes)
+    }
+}
+
+/// A target layout of one run of `.0` bytes at offset 0 (the typed calls' layout).
+struct Contiguous(usize);
+
+impl Layout for Contiguous {
+    fn size(&self) -> usize {
+        self.0
+    }
+
+    fn for_each_run(&self, f: &mut dyn FnMut(Run)) {
+        f(Run {
+            offset: 0,
+            len: self.0,
+        })
+    }
+
+    fn as_contiguous(&self) -> Option<usize> {
+        Some(self.0)
     }
 }
 
