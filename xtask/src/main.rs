@@ -1,5 +1,7 @@
 //! `cargo xtask`: the one entry point for humans and CI (std only).
 
+mod bench;
+
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
@@ -13,7 +15,18 @@ Tasks:
                        also runs the long soak (RMA_SOAK_SECS=600 per transport x mode)
                        and the long fuzzing runs (RMA_FUZZ_CASES=5000000)
   ci                   format check, clippy (warnings denied), then test-all
-  bench [ARGS]         the criterion benches (rma-benches)
+  bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
+                       rma against MPICH, Open MPI and the hardware limits: builds
+                       rmarun + rma-bench and benches/c (installs MPICH and Open MPI
+                       with apt-get when missing and root), runs every configuration
+                       (hw, rma_atomic, rma_queued, rma_create, mpich_alloc,
+                       mpich_create, ompi_sm, ompi_rdma, ompi_rdma_create) once per
+                       round, interleaved (default 3 rounds, --quick 1 shorter round;
+                       each run killed after --timeout, default 120 s), and writes
+                       target/bench/{summary.md,results.json,latency.svg,bandwidth.svg};
+                       fails if a contended final-value check failed
+  bench criterion [ARGS]
+                       the criterion benches (cargo bench -p rma-benches ARGS)
   demo [ARGS]          the main job: every example (Examples 11.1-11.3 of the MPI
                        standard, a shared counter, an arg-max, a linked list appended
                        with compare_and_swap, a ticket lock) on 4 ranks as threads and
@@ -393,11 +406,12 @@ fn main() -> ExitCode {
             ]);
             status(fmt) && status(clippy) && test_all(false, false)
         }
-        "bench" => {
+        "bench" if rest.first() == Some(&"criterion") => {
             let mut cmd = cargo();
-            cmd.args(["bench", "-p", "rma-benches"]).args(&rest);
+            cmd.args(["bench", "-p", "rma-benches"]).args(&rest[1..]);
             status(cmd)
         }
+        "bench" => bench::main(&rest),
         "demo" => demo(&rest),
         "help" | "--help" | "-h" => {
             print!("{HELP}");

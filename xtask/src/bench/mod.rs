@@ -1,0 +1,863 @@
+//! `cargo xtask bench`: rma's benchmark (`rma-bench`, both transports), the same
+//! scenarios against MPICH and Open MPI (`benches/c/mpi_rma_bench.c`) and the
+//! hardware limits (`benches/c/hw_limits.c`), interleaved over rounds so that slow
+//! phases of a noisy machine hit every configuration alike, then summarized against
+//! the issue's bar into `target/bench/` (summary.md, results.json, two SVG plots).
+
+mod json;
+mod model;
+mod plot;
+mod report;
+
+use json::Json;
+use model::{Line, Outcome, Run, Summary};
+use report::Report;
+use std::fs;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Which program a configuration runs, and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Program {
+    Hw,
+    Rma {
+        transport: Option<&'static str>,
+        create: bool,
+    },
+    Mpich {
+        create: bool,
+    },
+    Ompi {
+        osc_sm: bool,
+        create: bool,
+    },
+}
+
+/// One column of the comparison.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) key: &'static str,
+    pub(crate) label: &'static str,
+    /// The command line, for humans.
+    pub(crate) command: &'static str,
+    pub(crate) program: Program,
+    pub(crate) note: &'static str,
+}
+
+const OMPI_CAS: &str = "-x: compare_and_swap not run, it segfaults in Open MPI 4.1 osc/rdma over \
+                        btl/vader (open-mpi/ompi#11349)";
+
+/// Every configuration, in run and column order.
+pub(crate) const CONFIGS: &[Config] = &[
+    Config {
+        key: "hw",
+        label: "HW",
+        command: "target/bench/hw_limits",
+        program: Program::Hw,
+        note: "two threads pinned to CPU 0 and 1, plain C11 atomics and AVX loads/stores",
+    },
+    Config {
+        key: "rma_atomic",
+        label: "rma atomic",
+        command: "rmarun -n 2 rma-bench --transport atomic",
+        program: Program::Rma {
+            transport: Some("atomic"),
+            create: false,
+        },
+        note: "",
+    },
+    Config {
+        key: "rma_queued",
+        label: "rma queued",
+        command: "rmarun -n 2 rma-bench --transport queued",
+        program: Program::Rma {
+            transport: Some("queued"),
+            create: false,
+        },
+        note: "",
+    },
+    Config {
+        key: "rma_create",
+        label: "rma create",
+        command: "rmarun -n 2 rma-bench -c",
+        program: Program::Rma {
+            transport: None,
+            create: true,
+        },
+        note: "Window::create over private memory: the queued transport across processes",
+    },
+    Config {
+        key: "mpich_alloc",
+        label: "MPICH",
+        command: "mpiexec.mpich -n 2 -bind-to core mpi_rma_bench.mpich",
+        program: Program::Mpich { create: false },
+        note: "",
+    },
+    Config {
+        key: "mpich_create",
+        label: "MPICH create",
+        command: "mpiexec.mpich -n 2 -bind-to core mpi_rma_bench.mpich -c",
+        program: Program::Mpich { create: true },
+        note: "MPI_Alloc_mem + MPI_Win_create",
+    },
+    Config {
+        key: "ompi_sm",
+        label: "OMPI osc/sm",
+        command: "mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core --mca osc sm mpi_rma_bench.openmpi",
+        program: Program::Ompi {
+            osc_sm: true,
+            create: false,
+        },
+        note: "",
+    },
+    Config {
+        key: "ompi_rdma",
+        label: "OMPI osc/rdma",
+        command: "mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core mpi_rma_bench.openmpi -x",
+        program: Program::Ompi {
+            osc_sm: false,
+            create: false,
+        },
+        note: OMPI_CAS,
+    },
+    Config {
+        key: "ompi_rdma_create",
+        label: "OMPI rdma create",
+        command: "mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core mpi_rma_bench.openmpi -x -c",
+        program: Program::Ompi {
+            osc_sm: false,
+            create: true,
+        },
+        note: OMPI_CAS,
+    },
+];
+
+/// The configuration with this key (keys in the code are always known ones).
+pub(crate) fn config(key: &str) -> &'static Config {
+    CONFIGS
+        .iter()
+        .find(|c| c.key == key)
+        .unwrap_or_else(|| panic!("unknown configuration {key}"))
+}
+
+/// Command-line options of `cargo xtask bench`.
+#[derive(Debug, Clone, PartialEq)]
+struct Options {
+    rounds: u32,
+    quick: bool,
+    timeout: u64,
+    only: Option<Vec<String>>,
+}
+
+impl Options {
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        let mut o = Options {
+            rounds: 3,
+            quick: false,
+            timeout: 120,
+            only: None,
+        };
+        let mut rounds = None;
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |name: &str| it.next().copied().ok_or(format!("{name} needs a value"));
+            match *a {
+                "--quick" => o.quick = true,
+                "--rounds" => rounds = Some(number(value("--rounds")?)?),
+                "--timeout" => o.timeout = number(value("--timeout")?)?.into(),
+                "--only" => {
+                    let keys: Vec<String> =
+                        value("--only")?.split(',').map(str::to_owned).collect();
+                    if let Some(k) = keys.iter().find(|k| !CONFIGS.iter().any(|c| c.key == *k)) {
+                        let known: Vec<&str> = CONFIGS.iter().map(|c| c.key).collect();
+                        return Err(format!(
+                            "unknown configuration {k:?} (known: {})",
+                            known.join(", ")
+                        ));
+                    }
+                    o.only = Some(keys);
+                }
+                other => return Err(format!("unknown option {other:?}")),
+            }
+        }
+        o.rounds = rounds.unwrap_or(if o.quick { 1 } else { 3 }).max(1);
+        Ok(o)
+    }
+
+    /// The programs' `-r` and `-t`: about 5 s per MPI configuration (3 s quick).
+    fn reps_secs(&self) -> (&'static str, &'static str) {
+        if self.quick {
+            ("3", "0.01")
+        } else {
+            ("5", "0.02")
+        }
+    }
+
+    fn selected(&self) -> Vec<&'static Config> {
+        CONFIGS
+            .iter()
+            .filter(|c| {
+                self.only
+                    .as_ref()
+                    .is_none_or(|o| o.iter().any(|k| k == c.key))
+            })
+            .collect()
+    }
+}
+
+fn number(s: &str) -> Result<u32, String> {
+    s.parse().map_err(|_| format!("not a number: {s:?}"))
+}
+
+/// Where things are: the workspace, cargo's target directory, the bench output.
+struct Paths {
+    root: PathBuf,
+    target: PathBuf,
+    out: PathBuf,
+    raw: PathBuf,
+}
+
+impl Paths {
+    fn new() -> Paths {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .map_or_else(|| root.join("target"), |t| root.join(t));
+        let out = target.join("bench");
+        let raw = out.join("raw");
+        Paths {
+            root,
+            target,
+            out,
+            raw,
+        }
+    }
+
+    fn release(&self, bin: &str) -> PathBuf {
+        self.target.join("release").join(bin)
+    }
+}
+
+/// The executable `name` on PATH.
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn is_root() -> bool {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Uid:"))?.to_owned();
+            Some(line.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+const MPI_TOOLS: &[&str] = &[
+    "mpicc.mpich",
+    "mpiexec.mpich",
+    "mpicc.openmpi",
+    "mpirun.openmpi",
+];
+const MPI_PACKAGES: &[&str] = &["mpich", "libmpich-dev", "openmpi-bin", "libopenmpi-dev"];
+
+/// Installs MPICH and Open MPI with apt-get when a tool is missing and we are root;
+/// failure is a note, never an error (their configurations are then skipped).
+fn ensure_mpi(p: &Paths, wanted: bool) {
+    let missing: Vec<&str> = MPI_TOOLS
+        .iter()
+        .copied()
+        .filter(|t| which(t).is_none())
+        .collect();
+    if !wanted || missing.is_empty() {
+        return;
+    }
+    if !is_root() {
+        println!(
+            "bench: {} missing and not root: the MPI configurations are skipped \
+             (install: apt-get install {})",
+            missing.join(", "),
+            MPI_PACKAGES.join(" ")
+        );
+        return;
+    }
+    let log = p.out.join("apt-get.log");
+    println!(
+        "bench: {} missing; installing MPICH and Open MPI: apt-get update && apt-get install -y {} (log: {})",
+        missing.join(", "),
+        MPI_PACKAGES.join(" "),
+        log.display()
+    );
+    let mut update = Command::new("apt-get");
+    update.arg("update");
+    let mut install = Command::new("apt-get");
+    install
+        .args(["install", "-y"])
+        .args(MPI_PACKAGES)
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    let ok = [update, install].into_iter().all(|cmd| {
+        let (ok, text) = crate::run_captured(cmd);
+        let _ = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+        ok
+    });
+    if !ok {
+        println!(
+            "bench: note: apt-get failed (no network?), see {}; configurations whose MPI is missing are skipped",
+            log.display()
+        );
+    }
+}
+
+/// Runs a compiler (or cargo); the first lines of its output if it fails.
+fn build(cmd: Command, what: &str) -> Result<(), String> {
+    println!("bench: building {what}");
+    let (ok, out) = crate::run_captured(cmd);
+    if ok {
+        return Ok(());
+    }
+    let head: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(20)
+        .collect();
+    println!("bench: building {what} failed:\n{}", head.join("\n"));
+    Err(format!("{what} did not build"))
+}
+
+fn compile_c(compiler: &str, source: &Path, exe: &Path, flags: &[&str]) -> Result<(), String> {
+    if which(compiler).is_none() {
+        return Err(format!("{compiler} not installed"));
+    }
+    let mut cmd = Command::new(compiler);
+    cmd.args(flags).arg("-o").arg(exe).arg(source);
+    build(cmd, &exe.file_name().unwrap_or_default().to_string_lossy())
+}
+
+/// Whether each program is ready to run (else why not).
+struct Ready {
+    hw: Result<(), String>,
+    rma: Result<(), String>,
+    mpich: Result<(), String>,
+    ompi: Result<(), String>,
+}
+
+impl Ready {
+    fn prepare(p: &Paths, selected: &[&Config]) -> Ready {
+        let wants = |f: fn(&Program) -> bool| selected.iter().any(|c| f(&c.program));
+        let not_selected = || Err("not selected".to_owned());
+        let c_dir = p.root.join("benches").join("c");
+        let mpi = c_dir.join("mpi_rma_bench.c");
+        let launcher = |tool: &str, r: Result<(), String>| match which(tool) {
+            Some(_) => r,
+            None => Err(format!("{tool} not installed")),
+        };
+        Ready {
+            hw: if wants(|p| *p == Program::Hw) {
+                let flags = ["-O2", "-Wall", "-march=native", "-pthread"];
+                compile_c(
+                    "gcc",
+                    &c_dir.join("hw_limits.c"),
+                    &p.out.join("hw_limits"),
+                    &flags,
+                )
+            } else {
+                not_selected()
+            },
+            rma: if wants(|p| matches!(p, Program::Rma { .. })) {
+                let mut cmd = crate::cargo();
+                cmd.current_dir(&p.root).args([
+                    "build",
+                    "--release",
+                    "--quiet",
+                    "-p",
+                    "rma-shm",
+                    "--bin",
+                    "rmarun",
+                    "-p",
+                    "rma-benches",
+                    "--bin",
+                    "rma-bench",
+                ]);
+                build(cmd, "rmarun and rma-bench (cargo build --release)")
+            } else {
+                not_selected()
+            },
+            mpich: if wants(|p| matches!(p, Program::Mpich { .. })) {
+                let exe = p.out.join("mpi_rma_bench.mpich");
+                launcher(
+                    "mpiexec.mpich",
+                    compile_c("mpicc.mpich", &mpi, &exe, &["-O2", "-Wall"]),
+                )
+            } else {
+                not_selected()
+            },
+            ompi: if wants(|p| matches!(p, Program::Ompi { .. })) {
+                let exe = p.out.join("mpi_rma_bench.openmpi");
+                launcher(
+                    "mpirun.openmpi",
+                    compile_c("mpicc.openmpi", &mpi, &exe, &["-O2", "-Wall"]),
+                )
+            } else {
+                not_selected()
+            },
+        }
+    }
+
+    fn of(&self, program: Program) -> &Result<(), String> {
+        match program {
+            Program::Hw => &self.hw,
+            Program::Rma { .. } => &self.rma,
+            Program::Mpich { .. } => &self.mpich,
+            Program::Ompi { .. } => &self.ompi,
+        }
+    }
+}
+
+/// The command of one configuration's run, writing its CSV to `csv`.
+fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
+    let mut cmd = match c.program {
+        Program::Hw => Command::new(p.out.join("hw_limits")),
+        Program::Rma { transport, create } => {
+            let mut cmd = Command::new(p.release("rmarun"));
+            cmd.args(["-n", "2"]).arg(p.release("rma-bench"));
+            if let Some(t) = transport {
+                cmd.args(["--transport", t]);
+            }
+            if create {
+                cmd.arg("-c");
+            }
+            cmd
+        }
+        Program::Mpich { create } => {
+            let mut cmd = Command::new("mpiexec.mpich");
+            cmd.args(["-n", "2", "-bind-to", "core"])
+                .arg(p.out.join("mpi_rma_bench.mpich"));
+            if create {
+                cmd.arg("-c");
+            }
+            cmd
+        }
+        Program::Ompi { osc_sm, create } => {
+            let mut cmd = Command::new("mpirun.openmpi");
+            cmd.args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-np",
+                "2",
+                "--bind-to",
+                "core",
+            ]);
+            if osc_sm {
+                cmd.args(["--mca", "osc", "sm"]);
+            }
+            cmd.arg(p.out.join("mpi_rma_bench.openmpi"));
+            if !osc_sm {
+                cmd.arg("-x");
+            }
+            if create {
+                cmd.arg("-c");
+            }
+            cmd
+        }
+    };
+    let (reps, secs) = o.reps_secs();
+    cmd.args(["-r", reps, "-t", secs, "-o"])
+        .arg(csv)
+        .current_dir(&p.root);
+    cmd
+}
+
+/// Runs `cmd` in its own process group with output to `log`; past `timeout` the
+/// whole group is killed.
+fn run_with_timeout(mut cmd: Command, log: &Path, timeout: Duration) -> Outcome {
+    let spawned = fs::File::create(log).and_then(|f| {
+        let err = f.try_clone()?;
+        cmd.stdin(Stdio::null())
+            .stdout(f)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+    });
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(format!("could not start: {e}")),
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Outcome::Ok,
+            Ok(Some(status)) => {
+                return Outcome::Failed(match (status.code(), status.signal()) {
+                    (Some(code), _) => format!("exit status {code}"),
+                    (None, Some(sig)) => format!("killed by signal {sig}"),
+                    _ => status.to_string(),
+                })
+            }
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.kill();
+                let _ = child.wait();
+                return Outcome::TimedOut(timeout.as_secs());
+            }
+            Err(e) => return Outcome::Failed(format!("wait failed: {e}")),
+        }
+    }
+}
+
+/// One configuration in one round: its run record and the lines it wrote.
+fn run_config(
+    c: &'static Config,
+    round: u32,
+    p: &Paths,
+    o: &Options,
+    ready: &Ready,
+) -> (Run, Vec<Line>) {
+    let start = Instant::now();
+    let csv = p.raw.join(format!("{}_{round}.csv", c.key));
+    let outcome = match ready.of(c.program) {
+        Err(why) => Outcome::Skipped(why.clone()),
+        Ok(()) => {
+            let log = csv.with_extension("txt");
+            let timeout = Duration::from_secs(o.timeout);
+            run_with_timeout(command(c, p, o, &csv), &log, timeout)
+        }
+    };
+    let lines = fs::read_to_string(&csv)
+        .map(|t| Line::parse_all(c.key, round, &t))
+        .unwrap_or_default();
+    let run = Run {
+        config: c.key,
+        round,
+        outcome,
+        secs: start.elapsed().as_secs_f64(),
+    };
+    (run, lines)
+}
+
+/// The machine, for the record.
+struct Machine {
+    cpu: String,
+    nproc: usize,
+    kernel: String,
+}
+
+impl Machine {
+    fn probe() -> Machine {
+        let cpu = fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                let l = s.lines().find(|l| l.starts_with("model name"))?;
+                Some(l.split_once(':')?.1.trim().to_owned())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        Machine {
+            cpu,
+            nproc: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
+                .map(|s| s.trim().to_owned())
+                .unwrap_or_else(|_| "unknown".into()),
+        }
+    }
+}
+
+/// Now, as an ISO 8601 UTC date and time.
+fn utc_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = ((secs / 86400) as i64, secs % 86400);
+    // civil date from days since 1970-01-01 (H. Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The "# library: ..." line an MPI run printed first.
+fn library(p: &Paths, key: &str) -> Option<String> {
+    let text = fs::read_to_string(p.raw.join(format!("{key}_1.txt"))).ok()?;
+    let line = text.lines().find_map(|l| l.split_once("# library: "))?.1;
+    Some(line.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Everything a run produced, for results.json.
+struct Record<'a> {
+    date: &'a str,
+    command: &'a str,
+    machine: &'a Machine,
+    options: &'a Options,
+    runs: &'a [Run],
+    lines: &'a [Line],
+    summary: &'a Summary,
+    report: &'a Report<'a>,
+    paths: &'a Paths,
+}
+
+impl Record<'_> {
+    fn json(&self) -> Json {
+        let (reps, secs) = self.options.reps_secs();
+        let configs = CONFIGS.iter().map(|c| {
+            Json::obj([
+                ("key", c.key.into()),
+                ("label", c.label.into()),
+                ("command", c.command.into()),
+                ("note", c.note.into()),
+                ("library", library(self.paths, c.key).into()),
+                ("contended_errors", self.summary.errors(c.key).into()),
+            ])
+        });
+        let runs = self.runs.iter().map(|r| {
+            Json::obj([
+                ("config", r.config.into()),
+                ("round", u64::from(r.round).into()),
+                ("outcome", r.outcome.describe().into()),
+                ("secs", r.secs.into()),
+            ])
+        });
+        let raw = self.lines.iter().map(|l| {
+            Json::obj([
+                ("config", l.config.as_str().into()),
+                ("round", u64::from(l.round).into()),
+                ("section", l.section.as_str().into()),
+                ("test", l.test.as_str().into()),
+                ("n", l.n.into()),
+                ("iters", l.iters.into()),
+                ("med_us", l.med.into()),
+                ("min_us", l.min.into()),
+                ("max_us", l.max.into()),
+            ])
+        });
+        let summary = self.summary.iter().map(|((c, sec, t, n), s)| {
+            Json::obj([
+                ("config", c.as_str().into()),
+                ("section", sec.as_str().into()),
+                ("test", t.as_str().into()),
+                ("n", (*n).into()),
+                ("median_us", s.median.into()),
+                ("lo_us", s.lo.into()),
+                ("hi_us", s.hi.into()),
+                ("rounds", (s.rounds as u64).into()),
+            ])
+        });
+        let bar = self.report.bar().into_iter().map(|c| {
+            Json::obj([
+                ("target", c.target.into()),
+                ("measured", c.measured.into()),
+                ("value", c.value.into()),
+                ("unit", c.unit.trim().into()),
+                ("goal", c.goal.into()),
+                ("verdict", c.verdict.word().into()),
+                ("note", c.note.into()),
+            ])
+        });
+        Json::obj([
+            ("date", self.date.into()),
+            ("command", self.command.into()),
+            (
+                "machine",
+                Json::obj([
+                    ("cpu", self.machine.cpu.as_str().into()),
+                    ("nproc", (self.machine.nproc as u64).into()),
+                    ("kernel", self.machine.kernel.as_str().into()),
+                ]),
+            ),
+            (
+                "options",
+                Json::obj([
+                    ("rounds", u64::from(self.options.rounds).into()),
+                    ("quick", Json::Bool(self.options.quick)),
+                    ("reps", reps.into()),
+                    ("secs_per_rep", secs.into()),
+                    ("timeout_s", self.options.timeout.into()),
+                ]),
+            ),
+            ("configs", Json::Arr(configs.collect())),
+            ("runs", Json::Arr(runs.collect())),
+            ("raw", Json::Arr(raw.collect())),
+            ("summary", Json::Arr(summary.collect())),
+            ("bar", Json::Arr(bar.collect())),
+            (
+                "contended_errors_total",
+                self.report.contended_errors().into(),
+            ),
+        ])
+    }
+
+    fn header(&self) -> String {
+        let (reps, secs) = self.options.reps_secs();
+        let libs: Vec<String> = ["mpich_alloc", "ompi_sm"]
+            .iter()
+            .filter_map(|k| library(self.paths, k))
+            .collect();
+        format!(
+            "{} — `{}`\n\nMachine: {}, {} CPUs, kernel {}. {} rounds, each program with -r {reps} -t {secs}.{}\n",
+            self.date,
+            self.command,
+            self.machine.cpu,
+            self.machine.nproc,
+            self.machine.kernel,
+            self.options.rounds,
+            if libs.is_empty() {
+                String::new()
+            } else {
+                format!(" MPI: {}.", libs.join("; "))
+            }
+        )
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    match fs::write(path, text) {
+        Ok(()) => println!("bench: wrote {}", path.display()),
+        Err(e) => println!("bench: could not write {}: {e}", path.display()),
+    }
+}
+
+/// `cargo xtask bench [--rounds N] [--quick] [--timeout SECS] [--only a,b]`.
+pub(crate) fn main(args: &[&str]) -> bool {
+    let o = match Options::parse(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("xtask bench: {e}\n\n{}", crate::HELP);
+            return false;
+        }
+    };
+    let start = Instant::now();
+    let p = Paths::new();
+    let _ = fs::remove_dir_all(&p.raw);
+    if let Err(e) = fs::create_dir_all(&p.raw) {
+        eprintln!("xtask bench: cannot create {}: {e}", p.raw.display());
+        return false;
+    }
+    let selected = o.selected();
+    let wants_mpi = selected
+        .iter()
+        .any(|c| matches!(c.program, Program::Mpich { .. } | Program::Ompi { .. }));
+    ensure_mpi(&p, wants_mpi);
+    let ready = Ready::prepare(&p, &selected);
+
+    let (mut runs, mut lines) = (vec![], vec![]);
+    for round in 1..=o.rounds {
+        for c in &selected {
+            let (run, mut got) = run_config(c, round, &p, &o, &ready);
+            if round == 1 || !matches!(run.outcome, Outcome::Skipped(_)) {
+                println!(
+                    "round {round}/{}  {:<17} {:>6.1} s  {} ({} lines)",
+                    o.rounds,
+                    c.key,
+                    run.secs,
+                    run.outcome.describe(),
+                    got.len()
+                );
+            }
+            runs.push(run);
+            lines.append(&mut got);
+        }
+    }
+
+    let summary = Summary::of(&lines);
+    let report = Report {
+        summary: &summary,
+        runs: &runs,
+    };
+    let machine = Machine::probe();
+    let date = utc_now();
+    let cmdline = format!("cargo xtask bench {}", args.join(" "))
+        .trim_end()
+        .to_owned();
+    let record = Record {
+        date: &date,
+        command: &cmdline,
+        machine: &machine,
+        options: &o,
+        runs: &runs,
+        lines: &lines,
+        summary: &summary,
+        report: &report,
+        paths: &p,
+    };
+    let md = report.markdown(&record.header());
+    println!("\n{md}");
+    write(&p.out.join("summary.md"), &md);
+    write(&p.out.join("results.json"), &record.json().to_text());
+    write(&p.out.join("latency.svg"), &plot::latency(&summary));
+    write(&p.out.join("bandwidth.svg"), &plot::bandwidth(&summary));
+
+    let errors = report.contended_errors();
+    println!(
+        "bench: {} rounds in {:.0} s; raw output in {}",
+        o.rounds,
+        start.elapsed().as_secs_f64(),
+        p.raw.display()
+    );
+    if errors > 0 {
+        println!("bench: FAILED: {errors} contended final-value errors (see the runs table)");
+    }
+    if lines.is_empty() {
+        println!("bench: FAILED: no configuration produced results");
+    }
+    errors == 0 && !lines.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options() {
+        let o = Options::parse(&[]).unwrap();
+        assert_eq!(
+            (o.rounds, o.quick, o.timeout, o.only),
+            (3, false, 120, None)
+        );
+        let q = Options::parse(&["--quick"]).unwrap();
+        assert_eq!((q.rounds, q.reps_secs()), (1, ("3", "0.01")));
+        let r = Options::parse(&["--rounds", "5", "--only", "hw,ompi_sm"]).unwrap();
+        assert_eq!(r.rounds, 5);
+        let keys: Vec<&str> = r.selected().iter().map(|c| c.key).collect();
+        assert_eq!(keys, ["hw", "ompi_sm"]);
+        assert!(Options::parse(&["--only", "nope"]).is_err());
+        assert!(Options::parse(&["--rounds"]).is_err());
+        assert!(Options::parse(&["--bogus"]).is_err());
+    }
+
+    #[test]
+    fn date_format() {
+        let d = utc_now();
+        assert_eq!(d.len(), 20);
+        assert!(d.starts_with("20") && d.ends_with('Z'));
+    }
+
+    #[test]
+    fn every_config_key_is_unique() {
+        for c in CONFIGS {
+            assert_eq!(config(c.key).label, c.label);
+        }
+    }
+}

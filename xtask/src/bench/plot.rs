@@ -1,0 +1,397 @@
+//! Hand-written SVG plots: small-op latency per scenario and configuration (grouped
+//! bars, log scale) and accumulate bandwidth against N (log-log, one curve each).
+
+use super::model::{gbps, Summary};
+use super::report::{hw_for_lat, num, BW_NS, LAT_TESTS};
+use super::{config, CONFIGS};
+use std::fmt::Write as _;
+
+const FONT: &str = "font-family=\"sans-serif\" font-size=\"12\"";
+
+/// A colour per configuration (and the hardware), stable across plots.
+fn colour(key: &str) -> &'static str {
+    match key {
+        "rma_atomic" => "#d62728",
+        "rma_queued" => "#ff7f0e",
+        "rma_create" => "#e377c2",
+        "mpich_alloc" => "#1f77b4",
+        "mpich_create" => "#17becf",
+        "ompi_sm" => "#2ca02c",
+        "ompi_rdma" => "#9467bd",
+        "ompi_rdma_create" => "#8c564b",
+        _ => "#333333",
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A log10 axis from 10^lo to 10^hi onto pixels a..b.
+#[derive(Debug, Clone, Copy)]
+struct LogAxis {
+    lo: f64,
+    hi: f64,
+    a: f64,
+    b: f64,
+}
+
+impl LogAxis {
+    /// The decades that hold every value (one decade when there are none).
+    fn fitting(values: impl Iterator<Item = f64>, a: f64, b: f64) -> LogAxis {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+            lo = lo.min(v.log10().floor());
+            hi = hi.max(v.log10().ceil());
+        }
+        if lo > hi {
+            (lo, hi) = (0.0, 1.0);
+        }
+        if lo == hi {
+            hi += 1.0;
+        }
+        LogAxis { lo, hi, a, b }
+    }
+
+    fn px(&self, v: f64) -> f64 {
+        let t = (v.max(1e-300).log10() - self.lo) / (self.hi - self.lo);
+        self.a + t.clamp(-0.05, 1.05) * (self.b - self.a)
+    }
+
+    /// The decades on the axis: (value, label).
+    fn decades(&self) -> impl Iterator<Item = (f64, String)> {
+        (self.lo as i32..=self.hi as i32).map(|e| {
+            let decimals = (-e).max(0) as usize;
+            (10f64.powi(e), format!("{:.decimals$}", 10f64.powi(e)))
+        })
+    }
+}
+
+/// The frame of a plot: the plotting area, and the SVG text written so far.
+struct Canvas {
+    svg: String,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+}
+
+impl Canvas {
+    fn new(width: f64, height: f64, title: &str, margins: [f64; 4]) -> Canvas {
+        let [left, right, top, bottom] = margins;
+        let mut svg = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+             viewBox=\"0 0 {width} {height}\" {FONT}>\n\
+             <rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>\n"
+        );
+        let _ = writeln!(
+            svg,
+            "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
+            width / 2.0,
+            escape(title)
+        );
+        Canvas {
+            svg,
+            left,
+            right: width - right,
+            top,
+            bottom: height - bottom,
+        }
+    }
+
+    /// The y axis (log) with a grid line and label per decade, and its title.
+    fn y_axis(&mut self, y: &LogAxis, label: &str) {
+        for (v, tick) in y.decades() {
+            let py = y.px(v);
+            let _ = writeln!(
+                self.svg,
+                "<line x1=\"{}\" y1=\"{py:.1}\" x2=\"{}\" y2=\"{py:.1}\" stroke=\"#dddddd\"/>\n\
+                 <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                self.left,
+                self.right,
+                self.left - 6.0,
+                py + 4.0,
+                tick
+            );
+        }
+        let cy = (self.top + self.bottom) / 2.0;
+        let _ = writeln!(
+            self.svg,
+            "<text x=\"16\" y=\"{cy:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {cy:.1})\">{}</text>",
+            escape(label)
+        );
+        self.frame();
+    }
+
+    fn frame(&mut self) {
+        let _ = writeln!(
+            self.svg,
+            "<rect x=\"{}\" y=\"{}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"black\"/>",
+            self.left,
+            self.top,
+            self.right - self.left,
+            self.bottom - self.top
+        );
+    }
+
+    /// A tick and a label under the x axis at pixel `px`.
+    fn x_tick(&mut self, px: f64, label: &str) {
+        let _ = writeln!(
+            self.svg,
+            "<line x1=\"{px:.1}\" y1=\"{}\" x2=\"{px:.1}\" y2=\"{}\" stroke=\"black\"/>\n\
+             <text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            self.bottom,
+            self.bottom + 5.0,
+            self.bottom + 18.0,
+            escape(label)
+        );
+    }
+
+    fn x_label(&mut self, label: &str) {
+        let _ = writeln!(
+            self.svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            (self.left + self.right) / 2.0,
+            self.bottom + 36.0,
+            escape(label)
+        );
+    }
+
+    /// A legend in the right margin: a swatch (dashed when asked) and a name per entry.
+    fn legend(&mut self, entries: &[(&str, &str, bool)]) {
+        for (i, (name, colour, dashed)) in entries.iter().enumerate() {
+            let y = self.top + 10.0 + 18.0 * i as f64;
+            let x = self.right + 12.0;
+            let dash = if *dashed {
+                " stroke-dasharray=\"5,3\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                self.svg,
+                "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{colour}\" stroke-width=\"6\"{dash}/>\n\
+                 <text x=\"{}\" y=\"{}\">{}</text>",
+                x + 22.0,
+                x + 28.0,
+                y + 4.0,
+                escape(name)
+            );
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.svg.push_str("</svg>\n");
+        self.svg
+    }
+}
+
+/// Grouped bars: per latency scenario, one bar per configuration (median, with the
+/// range of the per-round medians as a whisker), and the hardware floor where one
+/// means something.
+pub(crate) fn latency(s: &Summary) -> String {
+    let series: Vec<(&str, &str)> = CONFIGS
+        .iter()
+        .map(|c| {
+            (
+                c.key,
+                if c.key == "hw" {
+                    "HW floor (hw_limits)"
+                } else {
+                    c.label
+                },
+            )
+        })
+        .collect();
+    let value = |key: &str, test: &str| {
+        if key == "hw" {
+            hw_for_lat(test).and_then(|h| s.get("hw", "hw", h, 1))
+        } else {
+            s.lat(key, test)
+        }
+    };
+    let all = LAT_TESTS
+        .iter()
+        .flat_map(|t| series.iter().filter_map(move |(k, _)| value(k, t)))
+        .flat_map(|st| [st.lo, st.hi]);
+    let mut c = Canvas::new(
+        1100.0,
+        460.0,
+        "Small-op latency, 2 ranks (log scale)",
+        [70.0, 190.0, 36.0, 60.0],
+    );
+    let y = LogAxis::fitting(all, c.bottom, c.top);
+    c.y_axis(&y, "µs per call (per call per rank in cont_*)");
+    let group = (c.right - c.left) / LAT_TESTS.len() as f64;
+    let bar = group * 0.85 / series.len() as f64;
+    for (g, test) in LAT_TESTS.iter().enumerate() {
+        let x0 = c.left + group * g as f64 + group * 0.075;
+        for (i, (key, _)) in series.iter().enumerate() {
+            let Some(st) = value(key, test) else { continue };
+            let x = x0 + bar * i as f64;
+            let (top, mid) = (y.px(st.median), x + bar / 2.0);
+            let _ = writeln!(
+                c.svg,
+                "<rect x=\"{x:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{} {test}: {} µs</title></rect>\n\
+                 <line x1=\"{mid:.1}\" y1=\"{:.1}\" x2=\"{mid:.1}\" y2=\"{:.1}\" stroke=\"black\"/>",
+                bar * 0.9,
+                (c.bottom - top).max(0.0),
+                colour(key),
+                escape(config(key).label),
+                num(st.median),
+                y.px(st.hi),
+                y.px(st.lo)
+            );
+        }
+        c.x_tick(c.left + group * (g as f64 + 0.5), test);
+    }
+    c.x_label("scenario (benches/SCENARIOS.md)");
+    let legend: Vec<(&str, &str, bool)> = series
+        .iter()
+        .map(|(k, name)| (*name, colour(k), false))
+        .collect();
+    c.legend(&legend);
+    c.finish()
+}
+
+/// The bandwidth curves: (legend, configuration, test).
+const BW_CURVES: &[(&str, &str, &str)] = &[
+    ("rma atomic lock_all", "rma_atomic", "bw_lockall"),
+    ("rma atomic excl", "rma_atomic", "bw_excl"),
+    ("rma queued lock_all", "rma_queued", "bw_lockall"),
+    ("MPICH lock_all", "mpich_alloc", "bw_lockall"),
+    ("OMPI osc/sm lock_all", "ompi_sm", "bw_lockall"),
+    ("OMPI osc/rdma lock_all", "ompi_rdma", "bw_lockall"),
+];
+
+/// A curve of the bandwidth plot: (N, GB/s) points.
+struct Curve {
+    name: &'static str,
+    colour: &'static str,
+    dashed: bool,
+    points: Vec<(f64, f64)>,
+}
+
+/// Accumulate bandwidth (GB/s) against N (f64 per call), log-log, one curve per
+/// configuration, and the avx_add streaming limit at the sizes hw_limits measures.
+pub(crate) fn bandwidth(s: &Summary) -> String {
+    let mut curves: Vec<Curve> = BW_CURVES
+        .iter()
+        .map(|(name, key, test)| Curve {
+            name,
+            colour: colour(key),
+            dashed: *test == "bw_excl",
+            points: BW_NS
+                .iter()
+                .filter_map(|&n| {
+                    let st = s.get(key, "bw", test, n)?;
+                    Some((n as f64, gbps(8.0 * n as f64, st.median)))
+                })
+                .collect(),
+        })
+        .collect();
+    curves.push(Curve {
+        name: "HW avx_add limit",
+        colour: colour("hw"),
+        dashed: true,
+        points: s
+            .iter()
+            .filter(|((c, sec, t, _), _)| c == "hw" && sec == "hw" && t == "avx_add")
+            .map(|((.., bytes), st)| (*bytes as f64 / 8.0, gbps(*bytes as f64, st.median)))
+            .collect(),
+    });
+    let mut c = Canvas::new(
+        900.0,
+        500.0,
+        "Accumulate bandwidth, 2 ranks (log-log)",
+        [70.0, 200.0, 36.0, 60.0],
+    );
+    let last = *BW_NS.last().unwrap_or(&1) as f64;
+    let x = LogAxis {
+        lo: 0.0,
+        hi: last.log10(),
+        a: c.left,
+        b: c.right,
+    };
+    let all = curves.iter().flat_map(|cv| cv.points.iter().map(|p| p.1));
+    let y = LogAxis::fitting(all, c.bottom, c.top);
+    c.y_axis(&y, "GB/s of payload (8 N bytes per call)");
+    for &n in BW_NS {
+        c.x_tick(x.px(n as f64), &n.to_string());
+    }
+    c.x_label("N (f64 per accumulate)");
+    for cv in &curves {
+        let dash = if cv.dashed {
+            " stroke-dasharray=\"5,3\""
+        } else {
+            ""
+        };
+        let path: Vec<String> = cv
+            .points
+            .iter()
+            .map(|(n, g)| format!("{:.1},{:.1}", x.px(*n), y.px(*g)))
+            .collect();
+        if path.len() > 1 {
+            let _ = writeln!(
+                c.svg,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{dash}/>",
+                path.join(" "),
+                cv.colour
+            );
+        }
+        for (n, g) in &cv.points {
+            let _ = writeln!(
+                c.svg,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{}\"><title>{} N={n}: {} GB/s</title></circle>",
+                x.px(*n),
+                y.px(*g),
+                cv.colour,
+                escape(cv.name),
+                num(*g)
+            );
+        }
+    }
+    let legend: Vec<(&str, &str, bool)> = curves
+        .iter()
+        .map(|cv| (cv.name, cv.colour, cv.dashed))
+        .collect();
+    c.legend(&legend);
+    c.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::model::Line;
+
+    #[test]
+    fn log_axis_maps_decades_to_the_ends() {
+        let a = LogAxis::fitting([0.03, 2.0].into_iter(), 100.0, 0.0);
+        assert_eq!((a.lo, a.hi), (-2.0, 1.0));
+        assert_eq!(a.px(0.01), 100.0);
+        assert_eq!(a.px(10.0), 0.0);
+        let labels: Vec<String> = a.decades().map(|d| d.1).collect();
+        assert_eq!(labels, ["0.01", "0.1", "1", "10"]);
+        let empty = LogAxis::fitting(std::iter::empty(), 0.0, 1.0);
+        assert_eq!((empty.lo, empty.hi), (0.0, 1.0));
+    }
+
+    #[test]
+    fn plots_escape_and_close() {
+        let lines = Line::parse_all(
+            "ompi_sm",
+            1,
+            "lat,fop,1,1,0.03,0.03,0.03\nbw,bw_lockall,8,1,0.05,0,0\nbw,bw_lockall,64,1,0.06,0,0",
+        );
+        let s = Summary::of(&lines);
+        for svg in [latency(&s), bandwidth(&s)] {
+            assert!(svg.ends_with("</svg>\n"));
+            assert!(svg.contains("OMPI osc/sm"));
+            assert!(!svg.contains("NaN"));
+        }
+        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+    }
+}
