@@ -220,14 +220,27 @@ mod strided_tests {
             let map = t.type_map(1).unwrap();
             let mut runs = vec![];
             map.for_each_run(&mut |r| runs.push(r));
-            let Some(Strided { offset, count: n, len, stride: s }) = map.as_strided() else {
+            let Some(Strided {
+                offset,
+                count: n,
+                len,
+                stride: s,
+            }) = map.as_strided()
+            else {
                 panic!("vector({count}, {blocklen}, {stride}) is strided");
             };
             let listed: Vec<Run> = (0..n as isize)
-                .map(|i| Run { offset: offset + i * s, len })
+                .map(|i| Run {
+                    offset: offset + i * s,
+                    len,
+                })
                 .collect();
             let merged_bytes: usize = runs.iter().map(|r| r.len).sum();
-            assert_eq!(n * len, merged_bytes, "vector({count}, {blocklen}, {stride})");
+            assert_eq!(
+                n * len,
+                merged_bytes,
+                "vector({count}, {blocklen}, {stride})"
+            );
             if stride as usize != blocklen {
                 assert_eq!(listed, runs, "vector({count}, {blocklen}, {stride})");
             }

@@ -125,8 +125,7 @@ impl<'a> Domain<'a> {
     /// `slots` (one per origin), used by origin `me`.
     #[inline]
     pub fn new(chunks: &'a [AtomicU32], slots: &'a [Slot], me: usize) -> Result<Domain<'a>> {
-        if chunks.is_empty() || !chunks.len().is_power_of_two() || chunks.len() > MAX_CHUNK_LOCKS
-        {
+        if chunks.is_empty() || !chunks.len().is_power_of_two() || chunks.len() > MAX_CHUNK_LOCKS {
             return Err(bad_table(chunks.len()));
         }
         if me >= slots.len() {
@@ -244,7 +243,10 @@ impl<'a> Domain<'a> {
         let word = &self.chunks[idx];
         let mut spins = 0u32;
         loop {
-            if word.load(Relaxed) == 0 && word.compare_exchange(0, self.owner, SeqCst, Relaxed).is_ok()
+            if word.load(Relaxed) == 0
+                && word
+                    .compare_exchange(0, self.owner, SeqCst, Relaxed)
+                    .is_ok()
             {
                 break;
             }
@@ -259,7 +261,9 @@ impl<'a> Domain<'a> {
             if spins % 1024 == 0 {
                 let holder = word.load(Relaxed);
                 if self.holder_dead(holder)
-                    && word.compare_exchange(holder, self.owner, SeqCst, Relaxed).is_ok()
+                    && word
+                        .compare_exchange(holder, self.owner, SeqCst, Relaxed)
+                        .is_ok()
                 {
                     break;
                 }

@@ -513,7 +513,15 @@ fn bulk_and_element_updates_never_lose_an_increment() {
                                 // with this domain.
                                 unsafe {
                                     atomic::accumulate_strided(
-                                        basic, Op::Sum, p, key, 8 * stride, 8, count, &dom, &src,
+                                        basic,
+                                        Op::Sum,
+                                        p,
+                                        key,
+                                        8 * stride,
+                                        8,
+                                        count,
+                                        &dom,
+                                        &src,
                                     )
                                 };
                                 (0..count).for_each(|c| count_at(&mut count_v, first + c * stride));
@@ -522,7 +530,15 @@ fn bulk_and_element_updates_never_lose_an_increment() {
                                 // SAFETY: one aligned element of the shared buffer; all
                                 // access goes through the kernels with this domain.
                                 unsafe {
-                                    atomic::fetch_and_op(basic, Op::Sum, p, key, &dom, &one, &mut old)
+                                    atomic::fetch_and_op(
+                                        basic,
+                                        Op::Sum,
+                                        p,
+                                        key,
+                                        &dom,
+                                        &one,
+                                        &mut old,
+                                    )
                                 };
                                 count_at(&mut count_v, first);
                             } else {

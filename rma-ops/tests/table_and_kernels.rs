@@ -152,6 +152,31 @@ fn check_all_kernels(basic: BasicType, op: Op, n: usize, seed: u64) {
         unsafe { atomic::accumulate(basic, op, mem.ptr(), 0, &locks, &origin) };
         agree("atomic::accumulate", &mem.bytes_mut()[..n * size]);
     }
+    if op != Op::NoOp && n > 0 {
+        // strided bulk accumulate into every other element; the gaps must not change
+        let filler: Vec<u8> = (0..n)
+            .flat_map(|_| random_element(basic, &mut rng))
+            .collect();
+        let wide: Vec<u8> = (0..n)
+            .flat_map(|i| {
+                let r = i * size..(i + 1) * size;
+                [&target[r.clone()], &filler[r]].concat()
+            })
+            .collect();
+        let mut mem = Mem::from(&wide);
+        // SAFETY: `mem` is an 8-aligned private buffer of 2n elements; the blocks are
+        // element i at 2 i.
+        unsafe {
+            atomic::accumulate_strided(basic, op, mem.ptr(), 0, 2 * size, size, n, &locks, &origin)
+        };
+        let got = mem.bytes_mut()[..2 * n * size].to_vec();
+        let (even, odd): (Vec<_>, Vec<_>) =
+            got.chunks(size).enumerate().partition(|(i, _)| i % 2 == 0);
+        let even: Vec<u8> = even.into_iter().flat_map(|(_, c)| c.to_vec()).collect();
+        let odd: Vec<u8> = odd.into_iter().flat_map(|(_, c)| c.to_vec()).collect();
+        agree("atomic::accumulate_strided", &even);
+        assert_eq!(odd, filler, "accumulate_strided wrote between its blocks");
+    }
     // get_accumulate: new values and fetched old values
     let mut mem = Mem::from(&target);
     let mut result = vec![0u8; n * size];

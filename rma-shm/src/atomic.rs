@@ -71,9 +71,10 @@ impl AtomicTransport {
     /// one of them), checked to lie inside the target window: the first block's pointer
     /// and window offset, and the layout.
     fn strided(&self, at: &Access<'_>) -> Option<(*mut u8, usize, Strided)> {
-        let st = at.layout.as_strided().filter(|s| {
-            s.count > 1 && s.len > 0 && s.stride > 0 && s.len <= s.stride as usize
-        })?;
+        let st = at
+            .layout
+            .as_strided()
+            .filter(|s| s.count > 1 && s.len > 0 && s.stride > 0 && s.len <= s.stride as usize)?;
         let t = self.target_index(at.target);
         let first = at.base as isize + st.offset;
         let end = (st.count - 1)
@@ -132,7 +133,9 @@ impl Transport for AtomicTransport {
     }
 
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
-        let dom = self.mem.domain(self.target_index(at.target), self.mem.rank());
+        let dom = self
+            .mem
+            .domain(self.target_index(at.target), self.mem.rank());
         let exclusive = at.exclusive;
         if let Some((p, key, st)) = self.strided(&at) {
             let (stride, n) = (st.stride as usize, st.len / basic.size());
@@ -183,7 +186,9 @@ impl Transport for AtomicTransport {
         data: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let dom = self.mem.domain(self.target_index(at.target), self.mem.rank());
+        let dom = self
+            .mem
+            .domain(self.target_index(at.target), self.mem.rank());
         self.for_each_run(at, |p, key, r| {
             let src = if op == Op::NoOp {
                 &[][..]

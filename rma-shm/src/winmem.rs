@@ -381,9 +381,10 @@ impl WindowMemory {
             queues: opts.queues,
             direct,
             peers,
-            slots_at: SYNC_OFFSET + slots_offset(ranks).ok_or_else(|| Error::NoMem {
-                reason: format!("a window over {ranks} ranks"),
-            })?,
+            slots_at: SYNC_OFFSET
+                + slots_offset(ranks).ok_or_else(|| Error::NoMem {
+                    reason: format!("a window over {ranks} ranks"),
+                })?,
             pid: match std::process::id() {
                 pid @ 1..0x40_0000 => pid,
                 pid => {

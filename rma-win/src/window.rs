@@ -351,7 +351,13 @@ impl<'w> Window<'w> {
     /// `align`. `None` if any of that does not hold or nothing would move: the general
     /// path then checks everything and reports what is wrong.
     #[inline]
-    fn fast_run(&self, rank: Rank, disp: Disp, bytes: usize, align: usize) -> Option<(usize, usize)> {
+    fn fast_run(
+        &self,
+        rank: Rank,
+        disp: Disp,
+        bytes: usize,
+        align: usize,
+    ) -> Option<(usize, usize)> {
         let t = self.fast_target(rank)?;
         let base = usize::try_from(disp)
             .ok()?
@@ -722,19 +728,20 @@ impl<'w> Window<'w> {
         op: Op,
     ) -> Result<()> {
         let data = rma_datatype::bytes_of(origin);
-        if let Some(basic) = T::BASIC.filter(|&b| rma_ops::check(op, b, RmaCall::Accumulate).is_ok())
+        if let Some(basic) =
+            T::BASIC.filter(|&b| rma_ops::check(op, b, RmaCall::Accumulate).is_ok())
         {
             if let Some((t, base)) = self.fast_run(rank, disp, data.len(), atomic_align(basic)) {
-                let _span = tracing::trace_span!(
-                    "accumulate",
-                    target = rank.raw(),
-                    op = op.mpi_name()
-                )
-                .entered();
+                let _span =
+                    tracing::trace_span!("accumulate", target = rank.raw(), op = op.mpi_name())
+                        .entered();
                 let layout = Contiguous(data.len());
-                return self
-                    .transport
-                    .accumulate(self.access(t, rank, base, &layout), basic, op, data);
+                return self.transport.accumulate(
+                    self.access(t, rank, base, &layout),
+                    basic,
+                    op,
+                    data,
+                );
             }
         }
         self.accumulate_with(
