@@ -7,17 +7,10 @@
 use crate::element::Element;
 use rma_core::{BasicType, Op};
 
-#[inline(always)]
-fn zip_apply<T: Element>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = f(*d, *s);
-    }
-}
-
 /// `dst[i] = op(dst[i], src[i])` for `i < min(dst.len(), src.len())`.
 ///
 /// The op is matched once, outside the loop, so each loop body is a fixed scalar
-/// function the compiler can vectorise.
+/// function the compiler vectorises (with AVX2 where the CPU has it).
 ///
 /// ```
 /// use rma_core::Op;
@@ -26,25 +19,11 @@ fn zip_apply<T: Element>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
 /// assert_eq!(b, [1.5, 2.5, 3.5]);
 /// ```
 pub fn apply<T: Element>(op: Op, dst: &mut [T], src: &[T]) {
-    match op {
-        Op::Sum => zip_apply(dst, src, |a, b| T::combine(Op::Sum, a, b)),
-        Op::Prod => zip_apply(dst, src, |a, b| T::combine(Op::Prod, a, b)),
-        Op::Max => zip_apply(dst, src, |a, b| T::combine(Op::Max, a, b)),
-        Op::Min => zip_apply(dst, src, |a, b| T::combine(Op::Min, a, b)),
-        Op::Land => zip_apply(dst, src, |a, b| T::combine(Op::Land, a, b)),
-        Op::Lor => zip_apply(dst, src, |a, b| T::combine(Op::Lor, a, b)),
-        Op::Lxor => zip_apply(dst, src, |a, b| T::combine(Op::Lxor, a, b)),
-        Op::Band => zip_apply(dst, src, |a, b| T::combine(Op::Band, a, b)),
-        Op::Bor => zip_apply(dst, src, |a, b| T::combine(Op::Bor, a, b)),
-        Op::Bxor => zip_apply(dst, src, |a, b| T::combine(Op::Bxor, a, b)),
-        Op::MaxLoc => zip_apply(dst, src, |a, b| T::combine(Op::MaxLoc, a, b)),
-        Op::MinLoc => zip_apply(dst, src, |a, b| T::combine(Op::MinLoc, a, b)),
-        Op::Replace => {
-            let n = dst.len().min(src.len());
-            dst[..n].copy_from_slice(&src[..n]);
-        }
-        Op::NoOp => {}
-    }
+    let n = dst.len().min(src.len());
+    // SAFETY: `dst` and `src` hold at least `n` elements each and cannot overlap (one
+    // is borrowed mutably); nothing else accesses `dst` meanwhile; the kernel writes
+    // only values of `T` (results of `combine`, through `to_raw`).
+    unsafe { apply_raw::<T>(op, dst.as_mut_ptr().cast(), src.as_ptr().cast(), n) }
 }
 
 #[inline(always)]

@@ -70,13 +70,18 @@ pub const MAX_CHUNK_LOCKS: usize = 1024;
 /// loops) rather than one atomic per element.
 pub const BULK_BYTES: usize = 64;
 
-/// One origin's announcement slot, alone on its cache line: 0 when idle, otherwise
-/// `owner << 10 | chunk lock index` while the origin updates that chunk with atomics.
-#[repr(C, align(64))]
+/// One origin's announcement slot, alone on an aligned pair of cache lines (CPUs fetch
+/// lines in adjacent pairs, so one line would still be shared with the next origin's):
+/// 0 when idle, otherwise `owner << 10 | chunk lock index` while the origin updates
+/// that chunk with atomics.
+#[repr(C, align(128))]
 #[derive(Debug, Default)]
 pub struct Slot(AtomicU32);
 
-const _: () = assert!(std::mem::size_of::<Slot>() == 64);
+/// Bytes of a [`Slot`].
+pub const SLOT_BYTES: usize = 128;
+
+const _: () = assert!(std::mem::size_of::<Slot>() == SLOT_BYTES);
 
 /// The atomicity domain of one window on one target: chunk locks and the origins'
 /// announcement slots, wherever the caller keeps them (a shared segment for processes,

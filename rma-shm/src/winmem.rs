@@ -8,7 +8,7 @@ use crate::ring::{RingCtl, CAP, CTL_LEN};
 use crate::segment::Segment;
 use crate::world::{LaunchMode, World};
 use rma_core::{Error, Rank, Result};
-use rma_ops::atomic::{Domain, Slot, MAX_CHUNK_LOCKS};
+use rma_ops::atomic::{Domain, Slot, MAX_CHUNK_LOCKS, SLOT_BYTES};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAGIC: u64 = 0x726d_615f_7769_6e64; // "rma_wind"
@@ -71,13 +71,13 @@ const _: () = assert!(std::mem::size_of::<PairCtl>() == PAIR_LEN);
 /// lock block and the `posted[ranks]` and `completed[ranks]` counters (u32 each).
 fn slots_offset(ranks: usize) -> Option<usize> {
     let raw = LOCK_LEN.checked_add(ranks.checked_mul(8)?)?;
-    raw.checked_add(63).map(|v| v & !63)
+    raw.checked_add(SLOT_BYTES - 1).map(|v| v & !(SLOT_BYTES - 1))
 }
 
 /// Bytes of the synchronization area for `ranks` ranks: the lock block, the epoch
-/// counters, then one announcement slot (64 bytes) per origin.
+/// counters, then one announcement slot (SLOT_BYTES) per origin.
 fn sync_len(ranks: usize) -> Option<usize> {
-    let raw = slots_offset(ranks)?.checked_add(ranks.checked_mul(64)?)?;
+    let raw = slots_offset(ranks)?.checked_add(ranks.checked_mul(SLOT_BYTES)?)?;
     raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
 }
 
@@ -509,7 +509,7 @@ impl WindowMemory {
         let off = self.slots_at;
         // SAFETY: the slots lie inside the sync area, which was sized for `n` ranks at
         // creation and validated when the segment was opened (sync_len); the offset is
-        // 64-aligned within a page-aligned mapping, and Slot holds only an atomic.
+        // SLOT_BYTES-aligned within a page-aligned mapping, and Slot holds only an atomic.
         let slots = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(off).cast::<Slot>(), n) };
         // the table has STRIPES words (a power of two), `slot` < ranks is the callers'
         // contract, and the pid (below 2^22 on Linux) was checked at creation

@@ -232,7 +232,7 @@ impl Bench<'_> {
                 }
                 let el = t.elapsed().as_secs_f64();
                 self.win.fence(Assert::NOSUCCEED)?;
-                return self.from_rank0(el);
+                return self.rank0_value(el);
             }
             Test::BusyAcc | Test::BusyFop | Test::BusyPut | Test::BusyGet => {
                 return self.run_busy(test, iters)
@@ -267,11 +267,11 @@ impl Bench<'_> {
             }
         }
         self.world.barrier()?;
-        self.from_rank0(el)
+        self.rank0_value(el)
     }
 
     /// Rank 0's `el`, on every rank.
-    fn from_rank0(&self, el: f64) -> Result<f64> {
+    fn rank0_value(&self, el: f64) -> Result<f64> {
         self.max_over_ranks(if self.me() == 0 { el } else { 0.0 })
     }
 
@@ -356,7 +356,7 @@ impl Bench<'_> {
             }
         }
         self.world.barrier()?;
-        self.from_rank0(el)
+        self.rank0_value(el)
     }
 
     /// Calibrates, then times `reps` repetitions; seconds per call.
@@ -436,7 +436,14 @@ impl Bench<'_> {
                 "max_us"
             );
         }
-        for test in [Test::Fop, Test::Cas, Test::Acc, Test::Gacc, Test::Put, Test::Get] {
+        for test in [
+            Test::Fop,
+            Test::Cas,
+            Test::Acc,
+            Test::Gacc,
+            Test::Put,
+            Test::Get,
+        ] {
             if !(test == Test::Cas && self.flags.skip_cas) {
                 self.lat(test)?;
             }
@@ -525,7 +532,9 @@ fn run(world: &World, flags: &Flags) -> Result<()> {
     let failed = b.contended_errors;
     b.win.free()?;
     if failed > 0 {
-        return Err(rma_win::Error::arg("a contended run ended with a wrong value"));
+        return Err(rma_win::Error::arg(
+            "a contended run ended with a wrong value",
+        ));
     }
     Ok(())
 }
