@@ -445,11 +445,9 @@ impl Engine {
     fn run(self: Arc<Self>) {
         let bell = self.mem.doorbell(self.me);
         let mut idle = 0u32;
-        let mut active = Instant::now();
         while !self.stop.load(Ordering::Acquire) {
             if self.poll_once(false) {
                 idle = 0;
-                active = Instant::now();
                 continue;
             }
             idle += 1;
@@ -457,10 +455,7 @@ impl Engine {
                 std::hint::spin_loop();
                 continue;
             }
-            // stay awake (yielding the CPU to anyone who wants it) for a short while
-            // after the last request, so that a stream of calls does not pay a futex
-            // wake-up each; then sleep
-            if idle < 110 || active.elapsed() < STAY_AWAKE {
+            if idle < 110 {
                 std::thread::yield_now();
                 continue;
             }
@@ -474,11 +469,6 @@ impl Engine {
         }
     }
 }
-
-/// How long a progress thread stays awake after its last request, and an origin
-/// yields before it sleeps: long enough to carry a stream of calls without a futex
-/// wake-up per call, short enough that an idle rank costs nothing (DESIGN.md 5).
-const STAY_AWAKE: Duration = Duration::from_micros(50);
 
 /// The queued transport over one window.
 #[derive(Debug)]
@@ -551,7 +541,6 @@ impl QueuedTransport {
     ) -> Result<()> {
         let mut spins = 0u32;
         let mut last_check = Instant::now();
-        let waiting = Instant::now();
         loop {
             if ready()? {
                 return Ok(());
@@ -565,9 +554,7 @@ impl QueuedTransport {
                 std::hint::spin_loop();
                 continue;
             }
-            // yield (to the target's progress thread, if it shares this CPU) for a
-            // short while before sleeping
-            if spins < 72 || waiting.elapsed() < STAY_AWAKE {
+            if spins < 72 {
                 std::thread::yield_now();
                 continue;
             }
