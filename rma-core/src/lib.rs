@@ -47,4 +47,6 @@ pub use error::{Error, ErrorClass, Result};
 pub use info::{AccOps, AccOrdering, Info, WinInfo};
 pub use op::{Op, RmaCall};
 pub use rank::{Count, Disp, Rank};
-pub use transport::{Access, Layout, Run, Strided, Transport};
+pub use transport::{
+    bits_from_bytes, bytes_from_bits, Access, Contiguous, Layout, Run, Strided, Transport,
+};

@@ -50,6 +50,56 @@ pub trait Layout: Sync {
     }
 }
 
+/// A layout of one run of `.0` bytes at offset 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Contiguous(pub usize);
+
+impl Layout for Contiguous {
+    fn size(&self) -> usize {
+        self.0
+    }
+
+    fn for_each_run(&self, f: &mut dyn FnMut(Run)) {
+        if self.0 > 0 {
+            f(Run {
+                offset: 0,
+                len: self.0,
+            })
+        }
+    }
+
+    fn as_contiguous(&self) -> Option<usize> {
+        Some(self.0)
+    }
+}
+
+/// The bits of an element of at most 8 bytes stored as `bytes` (native byte order),
+/// zero-extended: the form the `*_bits` calls of [`Transport`] pass elements in.
+#[inline]
+pub fn bits_from_bytes(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = bytes.len().min(8);
+    if cfg!(target_endian = "little") {
+        w[..n].copy_from_slice(&bytes[..n]);
+        u64::from_le_bytes(w)
+    } else {
+        w[8 - n..].copy_from_slice(&bytes[..n]);
+        u64::from_be_bytes(w)
+    }
+}
+
+/// The inverse of [`bits_from_bytes`]: stores the low `out.len()` (at most 8) bytes'
+/// worth of `bits` into `out` in native byte order.
+#[inline]
+pub fn bytes_from_bits(bits: u64, out: &mut [u8]) {
+    let n = out.len().min(8);
+    if cfg!(target_endian = "little") {
+        out[..n].copy_from_slice(&bits.to_le_bytes()[..n]);
+    } else {
+        out[..n].copy_from_slice(&bits.to_be_bytes()[8 - n..]);
+    }
+}
+
 /// Where a call lands: a target rank, a byte offset in its window, and the layout of
 /// the target elements relative to that offset.
 #[derive(Clone, Copy)]
@@ -163,6 +213,74 @@ pub trait Transport: Send + Sync {
         compare: &[u8],
         out: &mut [u8],
     ) -> Result<()>;
+
+    /// [`Transport::fetch_and_op`] on an element of at most 8 bytes passed and
+    /// returned as its bits ([`bits_from_bytes`]): the typed calls' shortcut, for
+    /// transports that can apply it without byte buffers. The default goes through
+    /// `fetch_and_op`.
+    fn fetch_and_op_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<u64> {
+        let size = basic.size().min(8);
+        let (mut o, mut out) = ([0u8; 8], [0u8; 8]);
+        bytes_from_bits(origin, &mut o[..size]);
+        let src = if op == Op::NoOp { &[][..] } else { &o[..size] };
+        self.fetch_and_op(target, offset, basic, op, src, &mut out[..size])?;
+        Ok(bits_from_bytes(&out[..size]))
+    }
+
+    /// [`Transport::compare_and_swap`] on an element of at most 8 bytes, as bits (see
+    /// [`Transport::fetch_and_op_bits`]).
+    fn compare_and_swap_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        let size = basic.size().min(8);
+        let (mut o, mut c, mut out) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+        bytes_from_bits(origin, &mut o[..size]);
+        bytes_from_bits(compare, &mut c[..size]);
+        self.compare_and_swap(
+            target,
+            offset,
+            basic,
+            &o[..size],
+            &c[..size],
+            &mut out[..size],
+        )?;
+        Ok(bits_from_bytes(&out[..size]))
+    }
+
+    /// [`Transport::accumulate`] of one element of at most 8 bytes at byte `offset`, as
+    /// bits (see [`Transport::fetch_and_op_bits`]); `exclusive` as in [`Access`].
+    fn accumulate_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        exclusive: bool,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<()> {
+        let size = basic.size().min(8);
+        let mut o = [0u8; 8];
+        bytes_from_bits(origin, &mut o[..size]);
+        let at = Access {
+            target,
+            base: offset,
+            layout: &Contiguous(size),
+            exclusive,
+        };
+        self.accumulate(at, basic, op, &o[..size])
+    }
 
     /// Completes every call issued to `target` at origin and target.
     fn flush(&self, target: Rank) -> Result<()>;

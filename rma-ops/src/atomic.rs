@@ -565,15 +565,21 @@ fn write_elem<T: Element>(bytes: &mut [u8], i: usize, v: T) {
 fn check_len(basic: BasicType, what: &'static str, len: usize) -> usize {
     let size = basic.size();
     if len % size != 0 {
-        broken(what);
+        broken_len(what);
     }
     len / size
 }
 
 #[cold]
 #[inline(never)]
+fn broken_len(what: &str) -> ! {
+    broken(&format!("{what} is not a whole number of elements"))
+}
+
+#[cold]
+#[inline(never)]
 fn broken(what: &str) -> ! {
-    panic!("rma-ops: {what} is not a whole number of elements (a bug in the caller's validation)")
+    panic!("rma-ops: {what} (a bug in the caller's validation)")
 }
 
 /// Atomic fetch-and-op on one element of `basic` at `target`: `result` receives the old
@@ -679,7 +685,7 @@ pub unsafe fn get_accumulate(
     let n = check_len(basic, "get_accumulate result", result.len());
     let size = basic.size();
     if op != Op::NoOp && src.len() != result.len() {
-        broken("get_accumulate data");
+        broken("get_accumulate data does not match the result");
     }
     crate::with_element!(basic, T => {
         if result.len() >= BULK_BYTES {
@@ -733,7 +739,7 @@ pub unsafe fn accumulate_strided(
 ) {
     let size = basic.size();
     if len == 0 || len > stride || len % size != 0 || src.len() != count * len {
-        broken("strided accumulate data");
+        broken("strided accumulate data does not match its layout");
     }
     crate::with_element!(basic, T => {
         let mut b = 0;
@@ -757,5 +763,54 @@ pub unsafe fn accumulate_strided(
                 b += m;
             }
         }
+    })
+}
+
+/// [`fetch_and_op`] on one element of at most 8 bytes, given and returned as its bits
+/// (zero-extended, as [`Element::to_bits`]): no byte buffers on the typed calls' path.
+///
+/// # Safety
+/// As for [`fetch_and_op`]; `basic` is at most 8 bytes.
+#[inline]
+pub unsafe fn fetch_and_op_bits(
+    basic: BasicType,
+    op: Op,
+    target: *mut u8,
+    key: usize,
+    dom: &Domain<'_>,
+    origin: u64,
+) -> u64 {
+    if basic.size() > 8 {
+        broken("a 16-byte element passed as bits");
+    }
+    crate::with_element!(basic, T => {
+        // SAFETY: forwarded from this function's contract.
+        let old = unsafe { fetch_op_element::<T>(op, target, key, dom, <T as Element>::from_bits(origin)) };
+        Element::to_bits(old)
+    })
+}
+
+/// [`compare_and_swap`] on one element of at most 8 bytes, as bits (see
+/// [`fetch_and_op_bits`]).
+///
+/// # Safety
+/// As for [`fetch_and_op`]; `basic` is at most 8 bytes.
+#[inline]
+pub unsafe fn compare_and_swap_bits(
+    basic: BasicType,
+    target: *mut u8,
+    key: usize,
+    dom: &Domain<'_>,
+    origin: u64,
+    compare: u64,
+) -> u64 {
+    if basic.size() > 8 {
+        broken("a 16-byte element passed as bits");
+    }
+    crate::with_element!(basic, T => {
+        // SAFETY: forwarded from this function's contract.
+        let (o, c) = (<T as Element>::from_bits(origin), <T as Element>::from_bits(compare));
+        // SAFETY: forwarded from this function's contract.
+        Element::to_bits(unsafe { cas_element::<T>(target, key, dom, o, c) })
     })
 }

@@ -234,6 +234,61 @@ impl Transport for AtomicTransport {
         Ok(())
     }
 
+    fn fetch_and_op_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<u64> {
+        let p = self.element(target, offset, basic.size());
+        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
+        // SAFETY: as in `fetch_and_op` (the bits form takes elements of up to 8 bytes,
+        // which rma-win guarantees).
+        Ok(unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) })
+    }
+
+    fn compare_and_swap_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        let p = self.element(target, offset, basic.size());
+        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
+        // SAFETY: as in `fetch_and_op_bits`.
+        Ok(unsafe { atomic::compare_and_swap_bits(basic, p, offset, &dom, origin, compare) })
+    }
+
+    fn accumulate_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        exclusive: bool,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<()> {
+        let p = self.element(target, offset, basic.size());
+        if exclusive {
+            let mut bytes = [0u8; 8];
+            rma_core::bytes_from_bits(origin, &mut bytes[..basic.size()]);
+            rma_ops::with_element!(basic, T => {
+                // SAFETY: as in `accumulate` under an exclusive lock: one element inside
+                // the target window that no other origin accesses meanwhile.
+                unsafe { rma_ops::apply_raw::<T>(op, p, bytes.as_ptr(), 1) }
+            });
+            return Ok(());
+        }
+        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
+        // SAFETY: as in `fetch_and_op_bits`; the fetched value is dropped.
+        unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) };
+        Ok(())
+    }
+
     // Every call completed in target memory before it returned, and whoever later
     // synchronizes with this origin (barrier, unlock, release/acquire) observes it:
     // flush has nothing left to do, and needs no fence.

@@ -71,7 +71,8 @@ const _: () = assert!(std::mem::size_of::<PairCtl>() == PAIR_LEN);
 /// lock block and the `posted[ranks]` and `completed[ranks]` counters (u32 each).
 fn slots_offset(ranks: usize) -> Option<usize> {
     let raw = LOCK_LEN.checked_add(ranks.checked_mul(8)?)?;
-    raw.checked_add(SLOT_BYTES - 1).map(|v| v & !(SLOT_BYTES - 1))
+    raw.checked_add(SLOT_BYTES - 1)
+        .map(|v| v & !(SLOT_BYTES - 1))
 }
 
 /// Bytes of the synchronization area for `ranks` ranks: the lock block, the epoch

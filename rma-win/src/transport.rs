@@ -115,6 +115,41 @@ impl Transport for AnyTransport {
     ) -> Result<()> {
         dispatch!(self, t => t.compare_and_swap(target, offset, basic, origin, compare, out))
     }
+    #[inline]
+    fn fetch_and_op_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<u64> {
+        dispatch!(self, t => t.fetch_and_op_bits(target, offset, basic, op, origin))
+    }
+    #[inline]
+    fn compare_and_swap_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        dispatch!(self, t => t.compare_and_swap_bits(target, offset, basic, origin, compare))
+    }
+    #[inline]
+    fn accumulate_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        exclusive: bool,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<()> {
+        dispatch!(self, t => t.accumulate_bits(target, offset, exclusive, basic, op, origin))
+    }
+    #[inline]
     fn flush(&self, target: Rank) -> Result<()> {
         dispatch!(self, t => t.flush(target))
     }

@@ -10,7 +10,7 @@ use crate::request::Request;
 use crate::sync::Epochs;
 use crate::transport::{chosen_transport, AnyTransport};
 use rma_core::{
-    Access, BasicType, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Run, Transport,
+    Access, BasicType, Contiguous, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport,
     WinInfo,
 };
 use rma_datatype::{Datatype, Equivalence};
@@ -364,6 +364,17 @@ impl<'w> Window<'w> {
             .checked_mul(self.mem.disp_unit_of(t))?;
         let end = base.checked_add(bytes)?;
         (bytes > 0 && end <= self.mem.len_of(t) && base % align == 0).then_some((t, base))
+    }
+
+    /// [`Window::fast_run`] for one element of `basic` of at most 8 bytes (the calls
+    /// that pass elements as bits).
+    #[inline]
+    fn fast_element(&self, rank: Rank, disp: Disp, basic: BasicType) -> Option<(usize, usize)> {
+        let size = basic.size();
+        if size > 8 {
+            return None;
+        }
+        self.fast_run(rank, disp, size, atomic_align(basic))
     }
 
     /// The transport's view of a call to target `t`.
@@ -735,6 +746,19 @@ impl<'w> Window<'w> {
                 let _span =
                     tracing::trace_span!("accumulate", target = rank.raw(), op = op.mpi_name())
                         .entered();
+                if let [one] = origin {
+                    if basic.size() <= 8 {
+                        let exclusive = self.exclusive_on(t);
+                        return self.transport.accumulate_bits(
+                            rank,
+                            base,
+                            exclusive,
+                            basic,
+                            op,
+                            bits_of(one),
+                        );
+                    }
+                }
                 let layout = Contiguous(data.len());
                 return self.transport.accumulate(
                     self.access(t, rank, base, &layout),
@@ -807,6 +831,18 @@ impl<'w> Window<'w> {
         op: Op,
     ) -> Result<T> {
         let basic = single_basic::<T>("fetch_and_op")?;
+        if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
+            if rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok() {
+                let _span =
+                    tracing::trace_span!("fetch_and_op", target = rank.raw(), op = op.mpi_name())
+                        .entered();
+                let bits = bits_of(&origin);
+                let old = self
+                    .transport
+                    .fetch_and_op_bits(rank, offset, basic, op, bits)?;
+                return value_of(basic, old);
+            }
+        }
         let mut out = [0u8; 16];
         let size = basic.size();
         self.fop_core(
@@ -830,6 +866,16 @@ impl<'w> Window<'w> {
         disp: Disp,
     ) -> Result<T> {
         let basic = single_basic::<T>("compare_and_swap")?;
+        if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
+            if rma_ops::check_cas_type(basic).is_ok() {
+                let _span = tracing::trace_span!("compare_and_swap", target = rank.raw()).entered();
+                let (o, c) = (bits_of(&origin), bits_of(&compare));
+                let old = self
+                    .transport
+                    .compare_and_swap_bits(rank, offset, basic, o, c)?;
+                return value_of(basic, old);
+            }
+        }
         let mut out = [0u8; 16];
         let size = basic.size();
         self.cas_core(
@@ -975,24 +1021,19 @@ impl<'w> Window<'w> {
     }
 }
 
-/// A target layout of one run of `.0` bytes at offset 0 (the typed calls' layout).
-struct Contiguous(usize);
+/// The bits of one value of a basic type of at most 8 bytes.
+#[inline]
+fn bits_of<T: Equivalence>(value: &T) -> u64 {
+    rma_core::bits_from_bytes(rma_datatype::bytes_of(std::slice::from_ref(value)))
+}
 
-impl Layout for Contiguous {
-    fn size(&self) -> usize {
-        self.0
-    }
-
-    fn for_each_run(&self, f: &mut dyn FnMut(Run)) {
-        f(Run {
-            offset: 0,
-            len: self.0,
-        })
-    }
-
-    fn as_contiguous(&self) -> Option<usize> {
-        Some(self.0)
-    }
+/// The value of `basic` (the `T` of a typed call) whose bits are `bits`.
+#[inline]
+fn value_of<T: Equivalence>(basic: BasicType, bits: u64) -> Result<T> {
+    let mut out = [0u8; 8];
+    let size = basic.size();
+    rma_core::bytes_from_bits(bits, &mut out[..size]);
+    from_bytes(&out[..size])
 }
 
 fn single_basic<T: Equivalence>(call: &'static str) -> Result<BasicType> {
