@@ -75,6 +75,9 @@ struct Header {
     departures: AtomicU32,
     bar_count: Padded,
     bar_gen: Padded,
+    /// Ranks asleep (or about to sleep) on `bar_gen`: the last arriver makes the
+    /// wake-up system call only when there is someone to wake.
+    bar_sleepers: Padded,
 }
 
 #[repr(C, align(64))]
@@ -308,10 +311,11 @@ pub(crate) fn wait_until(
     ctl: &Control,
     me: usize,
     mode: LaunchMode,
-    word: &AtomicU32,
+    (word, sleepers): (&AtomicU32, &AtomicU32),
     mut cond: impl FnMut() -> Option<u32>,
 ) -> Result<()> {
-    // `cond` returns None when satisfied, or Some(value to sleep on) otherwise.
+    // `cond` returns None when satisfied, or Some(value to sleep on) otherwise;
+    // `sleepers` counts the waiters inside futex_wait on `word`.
     for _ in 0..200 {
         if cond().is_none() {
             return Ok(());
@@ -327,11 +331,15 @@ pub(crate) fn wait_until(
             std::thread::yield_now();
             continue;
         }
+        // announced before the kernel compares `word` with `seen`: a waker that
+        // changed `word` after our check either sees us here or we see its change
+        sleepers.fetch_add(1, Ordering::SeqCst);
         sys::futex_wait(
             word,
             seen,
             Duration::from_millis(10).min(liveness_interval()),
         );
+        sleepers.fetch_sub(1, Ordering::SeqCst);
         if last_check.elapsed() >= liveness_interval() {
             last_check = Instant::now();
             if cond().is_none() {
@@ -450,11 +458,14 @@ impl World {
         let gen = h.bar_gen.0.load(Ordering::Acquire);
         if h.bar_count.0.fetch_add(1, Ordering::AcqRel) as usize == self.ctl.size - 1 {
             h.bar_count.0.store(0, Ordering::Relaxed);
-            h.bar_gen.0.fetch_add(1, Ordering::AcqRel);
-            sys::futex_wake_all(&h.bar_gen.0);
+            h.bar_gen.0.fetch_add(1, Ordering::SeqCst);
+            if h.bar_sleepers.0.load(Ordering::SeqCst) != 0 {
+                sys::futex_wake_all(&h.bar_gen.0);
+            }
             return Ok(());
         }
-        let r = wait_until(&self.ctl, self.rank, self.mode, &h.bar_gen.0, || {
+        let (word, sleepers) = (&h.bar_gen.0, &h.bar_sleepers.0);
+        let r = wait_until(&self.ctl, self.rank, self.mode, (word, sleepers), || {
             let now = h.bar_gen.0.load(Ordering::Acquire);
             (now == gen).then_some(now)
         });
