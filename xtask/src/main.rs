@@ -66,6 +66,7 @@ fn groups() -> Vec<Group> {
         crate_group("rma-ops", "rma-ops"),
         crate_group("rma-shm", "rma-shm"),
         crate_group("rma-win", "rma-win"),
+        crate_group("xtask (bench summarizer)", "xtask"),
     ];
     v.push(Group {
         name: "dead peers (processes, SIGKILL)".into(),
