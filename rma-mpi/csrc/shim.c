@@ -1,0 +1,541 @@
+/*
+ * rma-mpi's C shim: a stable C ABI of plain ints, 64-bit integers and pointers over
+ * a system MPI library's RMA, so that the same Rust code runs over MPICH's ABI (handles
+ * are ints) and Open MPI's (handles are pointers).
+ *
+ * - Every MPI handle crosses the boundary as an intptr_t (the handle cast to an
+ *   integer); only this file casts it back.
+ * - Basic types, ops, assertion bits, lock types, thread levels and error classes
+ *   cross as rma's own small codes (the discriminants of rma_core's BasicType and Op,
+ *   the bits of rma_core's Assert); only this file knows the MPI constants.
+ * - Every function returns an MPI error code (0 = MPI_SUCCESS), or a negative shim
+ *   code: RMA_MPI_EBADCODE for a code this file does not know.
+ *
+ * Built by build.rs with the library's compiler wrapper (mpicc) as a shared object
+ * that rma-mpi loads at run time, one per MPI library found.
+ */
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RMA_MPI_SHIM_ABI 1
+#define RMA_MPI_EBADCODE (-1)
+#define RMA_MPI_ENOMEM (-2)
+
+#define H(x) ((intptr_t)(x))
+#define COMM(h) ((MPI_Comm)(h))
+#define WIN(h) ((MPI_Win)(h))
+#define TYPE(h) ((MPI_Datatype)(h))
+
+int rma_mpi_shim_abi(void) { return RMA_MPI_SHIM_ABI; }
+
+/* ---- thread levels, environment ------------------------------------------------- */
+
+static int level_to_mpi(int level, int *out) {
+    switch (level) {
+    case 0: *out = MPI_THREAD_SINGLE; return 0;
+    case 1: *out = MPI_THREAD_FUNNELED; return 0;
+    case 2: *out = MPI_THREAD_SERIALIZED; return 0;
+    case 3: *out = MPI_THREAD_MULTIPLE; return 0;
+    default: return RMA_MPI_EBADCODE;
+    }
+}
+
+static int level_from_mpi(int level) {
+    if (level == MPI_THREAD_MULTIPLE) return 3;
+    if (level == MPI_THREAD_SERIALIZED) return 2;
+    if (level == MPI_THREAD_FUNNELED) return 1;
+    return 0;
+}
+
+int rma_mpi_initialized(int *flag) { return MPI_Initialized(flag); }
+
+int rma_mpi_finalized(int *flag) { return MPI_Finalized(flag); }
+
+int rma_mpi_init_thread(int required, int *provided) {
+    int req, prov = MPI_THREAD_SINGLE;
+    if (level_to_mpi(required, &req)) return RMA_MPI_EBADCODE;
+    int rc = MPI_Init_thread(NULL, NULL, req, &prov);
+    *provided = level_from_mpi(prov);
+    return rc;
+}
+
+int rma_mpi_finalize(void) { return MPI_Finalize(); }
+
+void rma_mpi_abort(intptr_t comm, int code) { MPI_Abort(COMM(comm), code); }
+
+int rma_mpi_library_version(char *buf, int cap, int *len) {
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    int rc = MPI_Get_library_version(v, &n);
+    if (rc) return rc;
+    if (n > cap) n = cap;
+    memcpy(buf, v, (size_t)n);
+    *len = n;
+    return 0;
+}
+
+/* The value of the string control variable `name` (MPI_T), such as Open MPI's `osc`
+ * component selection; nonzero (an MPI_T code) if there is no such string variable. */
+int rma_mpi_cvar_string(const char *name, char *buf, int cap, int *len) {
+    int prov, idx, count = 0, rc;
+    *len = 0;
+    rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &prov);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_T_cvar_get_index(name, &idx);
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    if (rc == MPI_SUCCESS) {
+        char vname[256], desc[256];
+        int nlen = sizeof vname, dlen = sizeof desc, verb, bind, scope;
+        MPI_T_enum e;
+        rc = MPI_T_cvar_get_info(idx, vname, &nlen, &verb, &type, &e, desc, &dlen, &bind, &scope);
+    }
+    if (rc == MPI_SUCCESS && type != MPI_CHAR) rc = RMA_MPI_EBADCODE;
+    if (rc == MPI_SUCCESS) {
+        MPI_T_cvar_handle h;
+        rc = MPI_T_cvar_handle_alloc(idx, NULL, &h, &count);
+        if (rc == MPI_SUCCESS) {
+            char *tmp = calloc((size_t)count + 1, 1);
+            rc = tmp ? MPI_T_cvar_read(h, tmp) : RMA_MPI_ENOMEM;
+            if (rc == MPI_SUCCESS) {
+                int n = (int)strnlen(tmp, (size_t)count);
+                *len = n < cap ? n : cap;
+                memcpy(buf, tmp, (size_t)*len);
+            }
+            free(tmp);
+            MPI_T_cvar_handle_free(&h);
+        }
+    }
+    MPI_T_finalize();
+    return rc;
+}
+
+/* ---- communicator ---------------------------------------------------------------- */
+
+int rma_mpi_world_dup(intptr_t *comm) {
+    MPI_Comm c;
+    int rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (rc) return rc;
+    rc = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    if (rc) return rc;
+    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    *comm = H(c);
+    return rc;
+}
+
+int rma_mpi_comm_free(intptr_t comm) {
+    MPI_Comm c = COMM(comm);
+    return MPI_Comm_free(&c);
+}
+
+int rma_mpi_comm_rank(intptr_t comm, int *rank) { return MPI_Comm_rank(COMM(comm), rank); }
+
+int rma_mpi_comm_size(intptr_t comm, int *size) { return MPI_Comm_size(COMM(comm), size); }
+
+int rma_mpi_barrier(intptr_t comm) { return MPI_Barrier(COMM(comm)); }
+
+int rma_mpi_allgather_i64(intptr_t comm, int64_t mine, int64_t *all) {
+    return MPI_Allgather(&mine, 1, MPI_INT64_T, all, 1, MPI_INT64_T, COMM(comm));
+}
+
+int rma_mpi_allgatherv_bytes(intptr_t comm, const void *mine, int len, void *all,
+                             const int *lens, const int *displs) {
+    return MPI_Allgatherv(mine, len, MPI_BYTE, all, lens, displs, MPI_BYTE, COMM(comm));
+}
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+/* rma's error classes (rma_core::ErrorClass), as the Rust side decodes them. */
+enum {
+    C_RANK = 1, C_DISP, C_COUNT, C_TYPE, C_OP, C_BUFFER, C_RMA_RANGE, C_RMA_SYNC,
+    C_RMA_FLAVOR, C_RMA_CONFLICT, C_ASSERT, C_INFO, C_ARG, C_WIN, C_NO_MEM,
+    C_PROC_FAILED, C_INTERN, C_OTHER
+};
+
+struct class_row {
+    int mpi;
+    int ours;
+    const char *name;
+};
+
+#define ROW(c, o) {c, o, #c}
+
+static const struct class_row CLASSES[] = {
+    ROW(MPI_ERR_RANK, C_RANK), ROW(MPI_ERR_DISP, C_DISP), ROW(MPI_ERR_COUNT, C_COUNT),
+    ROW(MPI_ERR_TYPE, C_TYPE), ROW(MPI_ERR_OP, C_OP), ROW(MPI_ERR_BUFFER, C_BUFFER),
+    ROW(MPI_ERR_TRUNCATE, C_BUFFER), ROW(MPI_ERR_RMA_RANGE, C_RMA_RANGE),
+    ROW(MPI_ERR_RMA_SYNC, C_RMA_SYNC), ROW(MPI_ERR_RMA_FLAVOR, C_RMA_FLAVOR),
+    ROW(MPI_ERR_RMA_ATTACH, C_RMA_FLAVOR), ROW(MPI_ERR_RMA_SHARED, C_RMA_FLAVOR),
+    ROW(MPI_ERR_UNSUPPORTED_OPERATION, C_RMA_FLAVOR),
+    ROW(MPI_ERR_RMA_CONFLICT, C_RMA_CONFLICT), ROW(MPI_ERR_ASSERT, C_ASSERT),
+    ROW(MPI_ERR_INFO, C_INFO), ROW(MPI_ERR_INFO_KEY, C_INFO), ROW(MPI_ERR_INFO_VALUE, C_INFO),
+    ROW(MPI_ERR_INFO_NOKEY, C_INFO), ROW(MPI_ERR_ARG, C_ARG), ROW(MPI_ERR_LOCKTYPE, C_ARG),
+    ROW(MPI_ERR_COMM, C_ARG), ROW(MPI_ERR_GROUP, C_ARG), ROW(MPI_ERR_REQUEST, C_ARG),
+    ROW(MPI_ERR_SIZE, C_ARG), ROW(MPI_ERR_BASE, C_ARG), ROW(MPI_ERR_KEYVAL, C_ARG),
+    ROW(MPI_ERR_ROOT, C_ARG), ROW(MPI_ERR_TAG, C_ARG), ROW(MPI_ERR_WIN, C_WIN),
+    ROW(MPI_ERR_NO_MEM, C_NO_MEM),
+#ifdef MPIX_ERR_PROC_FAILED
+    ROW(MPIX_ERR_PROC_FAILED, C_PROC_FAILED),
+#endif
+#if defined(MPI_ERR_PROC_FAILED) && !defined(MPIX_ERR_PROC_FAILED)
+    ROW(MPI_ERR_PROC_FAILED, C_PROC_FAILED),
+#endif
+    ROW(MPI_ERR_INTERN, C_INTERN), ROW(MPI_ERR_OTHER, C_OTHER), ROW(MPI_ERR_UNKNOWN, C_OTHER),
+    ROW(MPI_ERR_PENDING, C_OTHER), ROW(MPI_ERR_IN_STATUS, C_OTHER),
+};
+
+static const struct class_row *class_row_of(int code) {
+    int cls = MPI_ERR_UNKNOWN;
+    if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = MPI_ERR_UNKNOWN;
+    for (size_t i = 0; i < sizeof CLASSES / sizeof CLASSES[0]; i++)
+        if (CLASSES[i].mpi == cls) return &CLASSES[i];
+    return NULL;
+}
+
+/* rma's class code for an MPI error code (C_OTHER for classes it does not list). */
+int rma_mpi_error_class(int code) {
+    const struct class_row *row = class_row_of(code);
+    return row ? row->ours : C_OTHER;
+}
+
+/* The MPI name of the code's class, or NULL for a class this file does not list. */
+const char *rma_mpi_error_class_name(int code) {
+    const struct class_row *row = class_row_of(code);
+    return row ? row->name : NULL;
+}
+
+int rma_mpi_error_string(int code, char *buf, int cap, int *len) {
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    int rc = MPI_Error_string(code, s, &n);
+    if (rc) return rc;
+    if (n > cap) n = cap;
+    memcpy(buf, s, (size_t)n);
+    *len = n;
+    return 0;
+}
+
+/* ---- datatypes and ops ----------------------------------------------------------- */
+
+static int basic_of(int code, MPI_Datatype *dt) {
+    switch (code) {
+    case 0: *dt = MPI_INT8_T; return 0;
+    case 1: *dt = MPI_INT16_T; return 0;
+    case 2: *dt = MPI_INT32_T; return 0;
+    case 3: *dt = MPI_INT64_T; return 0;
+    case 4: *dt = MPI_UINT8_T; return 0;
+    case 5: *dt = MPI_UINT16_T; return 0;
+    case 6: *dt = MPI_UINT32_T; return 0;
+    case 7: *dt = MPI_UINT64_T; return 0;
+    case 8: *dt = MPI_AINT; return 0;
+    case 9: *dt = sizeof(size_t) == 8 ? MPI_UINT64_T : MPI_UINT32_T; return 0;
+    case 10: *dt = MPI_FLOAT; return 0;
+    case 11: *dt = MPI_DOUBLE; return 0;
+    case 12: *dt = MPI_C_FLOAT_COMPLEX; return 0;
+    case 13: *dt = MPI_C_DOUBLE_COMPLEX; return 0;
+    case 14: *dt = MPI_C_BOOL; return 0;
+    case 15: *dt = MPI_BYTE; return 0;
+    case 16: *dt = MPI_FLOAT_INT; return 0;
+    case 17: *dt = MPI_DOUBLE_INT; return 0;
+    case 18: *dt = MPI_LONG_INT; return 0;
+    case 19: *dt = MPI_2INT; return 0;
+    case 20: *dt = MPI_SHORT_INT; return 0;
+    default: return RMA_MPI_EBADCODE;
+    }
+}
+
+static int op_of(int code, MPI_Op *op) {
+    switch (code) {
+    case 0: *op = MPI_SUM; return 0;
+    case 1: *op = MPI_PROD; return 0;
+    case 2: *op = MPI_MAX; return 0;
+    case 3: *op = MPI_MIN; return 0;
+    case 4: *op = MPI_LAND; return 0;
+    case 5: *op = MPI_LOR; return 0;
+    case 6: *op = MPI_LXOR; return 0;
+    case 7: *op = MPI_BAND; return 0;
+    case 8: *op = MPI_BOR; return 0;
+    case 9: *op = MPI_BXOR; return 0;
+    case 10: *op = MPI_MAXLOC; return 0;
+    case 11: *op = MPI_MINLOC; return 0;
+    case 12: *op = MPI_REPLACE; return 0;
+    case 13: *op = MPI_NO_OP; return 0;
+    default: return RMA_MPI_EBADCODE;
+    }
+}
+
+int rma_mpi_basic(int code, intptr_t *dt) {
+    MPI_Datatype t;
+    int rc = basic_of(code, &t);
+    if (rc == 0) *dt = H(t);
+    return rc;
+}
+
+int rma_mpi_type_extent(intptr_t dt, int64_t *lb, int64_t *extent) {
+    MPI_Aint l = 0, e = 0;
+    int rc = MPI_Type_get_extent(TYPE(dt), &l, &e);
+    *lb = (int64_t)l;
+    *extent = (int64_t)e;
+    return rc;
+}
+
+/* Commits `t` into `*out`, or frees it on failure. */
+static int commit(MPI_Datatype t, intptr_t *out) {
+    int rc = MPI_Type_commit(&t);
+    if (rc) {
+        MPI_Type_free(&t);
+        return rc;
+    }
+    *out = H(t);
+    return 0;
+}
+
+/* `count` blocks of `blocklen` elements of `basic`, `stride` bytes apart, the first
+ * `shift` bytes from the target displacement; committed. */
+int rma_mpi_type_hvector(int basic, int count, int blocklen, int64_t stride, int64_t shift,
+                         intptr_t *out) {
+    MPI_Datatype b, v, s;
+    if (basic_of(basic, &b)) return RMA_MPI_EBADCODE;
+    int rc = MPI_Type_create_hvector(count, blocklen, (MPI_Aint)stride, b, &v);
+    if (rc) return rc;
+    if (shift == 0) return commit(v, out);
+    int one = 1;
+    MPI_Aint disp = (MPI_Aint)shift;
+    rc = MPI_Type_create_hindexed(1, &one, &disp, v, &s);
+    MPI_Type_free(&v);
+    if (rc) return rc;
+    return commit(s, out);
+}
+
+/* `n` blocks of `blocklens[i]` elements of `basic` at byte displacements `displs[i]`;
+ * committed. */
+int rma_mpi_type_hindexed(int basic, int n, const int *blocklens, const int64_t *displs,
+                          intptr_t *out) {
+    MPI_Datatype b, t;
+    if (basic_of(basic, &b)) return RMA_MPI_EBADCODE;
+    MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1));
+    if (!d) return RMA_MPI_ENOMEM;
+    for (int i = 0; i < n; i++) d[i] = (MPI_Aint)displs[i];
+    int rc = MPI_Type_create_hindexed(n, blocklens, d, b, &t);
+    free(d);
+    if (rc) return rc;
+    return commit(t, out);
+}
+
+int rma_mpi_type_free(intptr_t dt) {
+    MPI_Datatype t = TYPE(dt);
+    return MPI_Type_free(&t);
+}
+
+/* ---- windows --------------------------------------------------------------------- */
+
+static int make_info(int n, const char *const *keys, const char *const *vals, MPI_Info *info) {
+    *info = MPI_INFO_NULL;
+    if (n == 0) return 0;
+    int rc = MPI_Info_create(info);
+    for (int i = 0; rc == 0 && i < n; i++) rc = MPI_Info_set(*info, keys[i], vals[i]);
+    if (rc && *info != MPI_INFO_NULL) MPI_Info_free(info);
+    return rc;
+}
+
+static void drop_info(MPI_Info *info) {
+    if (*info != MPI_INFO_NULL) MPI_Info_free(info);
+}
+
+int rma_mpi_win_allocate(intptr_t comm, int64_t size, int disp_unit, int ninfo,
+                         const char *const *keys, const char *const *vals, void **base,
+                         intptr_t *win) {
+    MPI_Info info;
+    MPI_Win w;
+    int rc = make_info(ninfo, keys, vals, &info);
+    if (rc) return rc;
+    rc = MPI_Win_allocate((MPI_Aint)size, disp_unit, info, COMM(comm), base, &w);
+    drop_info(&info);
+    if (rc) return rc;
+    *win = H(w);
+    return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+}
+
+int rma_mpi_win_create(intptr_t comm, void *base, int64_t size, int disp_unit, int ninfo,
+                       const char *const *keys, const char *const *vals, intptr_t *win) {
+    MPI_Info info;
+    MPI_Win w;
+    int rc = make_info(ninfo, keys, vals, &info);
+    if (rc) return rc;
+    rc = MPI_Win_create(base, (MPI_Aint)size, disp_unit, info, COMM(comm), &w);
+    drop_info(&info);
+    if (rc) return rc;
+    *win = H(w);
+    return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+}
+
+int rma_mpi_win_free(intptr_t win) {
+    MPI_Win w = WIN(win);
+    return MPI_Win_free(&w);
+}
+
+/* ---- RMA calls ------------------------------------------------------------------- */
+
+int rma_mpi_put(const void *o, int oc, intptr_t odt, int rank, int64_t disp, int tc,
+                intptr_t tdt, intptr_t win) {
+    return MPI_Put(o, oc, TYPE(odt), rank, (MPI_Aint)disp, tc, TYPE(tdt), WIN(win));
+}
+
+int rma_mpi_accumulate(const void *o, int oc, intptr_t odt, int rank, int64_t disp, int tc,
+                       intptr_t tdt, int opc, intptr_t win) {
+    MPI_Op op;
+    if (op_of(opc, &op)) return RMA_MPI_EBADCODE;
+    return MPI_Accumulate(o, oc, TYPE(odt), rank, (MPI_Aint)disp, tc, TYPE(tdt), op, WIN(win));
+}
+
+int rma_mpi_fetch_and_op(const void *o, void *r, intptr_t dt, int rank, int64_t disp, int opc,
+                         intptr_t win) {
+    MPI_Op op;
+    if (op_of(opc, &op)) return RMA_MPI_EBADCODE;
+    return MPI_Fetch_and_op(o, r, TYPE(dt), rank, (MPI_Aint)disp, op, WIN(win));
+}
+
+int rma_mpi_compare_and_swap(const void *o, const void *c, void *r, intptr_t dt, int rank,
+                             int64_t disp, intptr_t win) {
+    return MPI_Compare_and_swap(o, c, r, TYPE(dt), rank, (MPI_Aint)disp, WIN(win));
+}
+
+int rma_mpi_rput(const void *o, int oc, intptr_t odt, int rank, int64_t disp, int tc,
+                 intptr_t tdt, intptr_t win, intptr_t *req) {
+    MPI_Request q;
+    int rc = MPI_Rput(o, oc, TYPE(odt), rank, (MPI_Aint)disp, tc, TYPE(tdt), WIN(win), &q);
+    if (rc == 0) *req = H(q);
+    return rc;
+}
+
+int rma_mpi_rget(void *o, int oc, intptr_t odt, int rank, int64_t disp, int tc, intptr_t tdt,
+                 intptr_t win, intptr_t *req) {
+    MPI_Request q;
+    int rc = MPI_Rget(o, oc, TYPE(odt), rank, (MPI_Aint)disp, tc, TYPE(tdt), WIN(win), &q);
+    if (rc == 0) *req = H(q);
+    return rc;
+}
+
+int rma_mpi_raccumulate(const void *o, int oc, intptr_t odt, int rank, int64_t disp, int tc,
+                        intptr_t tdt, int opc, intptr_t win, intptr_t *req) {
+    MPI_Op op;
+    MPI_Request q;
+    if (op_of(opc, &op)) return RMA_MPI_EBADCODE;
+    int rc = MPI_Raccumulate(o, oc, TYPE(odt), rank, (MPI_Aint)disp, tc, TYPE(tdt), op,
+                             WIN(win), &q);
+    if (rc == 0) *req = H(q);
+    return rc;
+}
+
+int rma_mpi_rget_accumulate(const void *o, int oc, intptr_t odt, void *r, int rc_,
+                            intptr_t rdt, int rank, int64_t disp, int tc, intptr_t tdt, int opc,
+                            intptr_t win, intptr_t *req) {
+    MPI_Op op;
+    MPI_Request q;
+    if (op_of(opc, &op)) return RMA_MPI_EBADCODE;
+    int rc = MPI_Rget_accumulate(o, oc, TYPE(odt), r, rc_, TYPE(rdt), rank, (MPI_Aint)disp, tc,
+                                 TYPE(tdt), op, WIN(win), &q);
+    if (rc == 0) *req = H(q);
+    return rc;
+}
+
+int rma_mpi_wait(intptr_t *req) {
+    MPI_Request q = (MPI_Request)(*req);
+    int rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    *req = H(q);
+    return rc;
+}
+
+int rma_mpi_test(intptr_t *req, int *flag) {
+    MPI_Request q = (MPI_Request)(*req);
+    int rc = MPI_Test(&q, flag, MPI_STATUS_IGNORE);
+    *req = H(q);
+    return rc;
+}
+
+/* ---- synchronization ------------------------------------------------------------- */
+
+/* rma_core::Assert bits -> MPI_MODE_* */
+static int mode_of(int bits, int *mode) {
+    int m = 0;
+    if (bits & ~31) return RMA_MPI_EBADCODE;
+    if (bits & 1) m |= MPI_MODE_NOCHECK;
+    if (bits & 2) m |= MPI_MODE_NOSTORE;
+    if (bits & 4) m |= MPI_MODE_NOPUT;
+    if (bits & 8) m |= MPI_MODE_NOPRECEDE;
+    if (bits & 16) m |= MPI_MODE_NOSUCCEED;
+    *mode = m;
+    return 0;
+}
+
+int rma_mpi_win_fence(int bits, intptr_t win) {
+    int m;
+    if (mode_of(bits, &m)) return RMA_MPI_EBADCODE;
+    return MPI_Win_fence(m, WIN(win));
+}
+
+int rma_mpi_win_lock(int exclusive, int rank, int bits, intptr_t win) {
+    int m;
+    if (mode_of(bits, &m)) return RMA_MPI_EBADCODE;
+    return MPI_Win_lock(exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, rank, m, WIN(win));
+}
+
+int rma_mpi_win_unlock(int rank, intptr_t win) { return MPI_Win_unlock(rank, WIN(win)); }
+
+int rma_mpi_win_lock_all(int bits, intptr_t win) {
+    int m;
+    if (mode_of(bits, &m)) return RMA_MPI_EBADCODE;
+    return MPI_Win_lock_all(m, WIN(win));
+}
+
+int rma_mpi_win_unlock_all(intptr_t win) { return MPI_Win_unlock_all(WIN(win)); }
+
+int rma_mpi_win_flush(int rank, intptr_t win) { return MPI_Win_flush(rank, WIN(win)); }
+
+int rma_mpi_win_flush_all(intptr_t win) { return MPI_Win_flush_all(WIN(win)); }
+
+int rma_mpi_win_flush_local(int rank, intptr_t win) { return MPI_Win_flush_local(rank, WIN(win)); }
+
+int rma_mpi_win_flush_local_all(intptr_t win) { return MPI_Win_flush_local_all(WIN(win)); }
+
+int rma_mpi_win_sync(intptr_t win) { return MPI_Win_sync(WIN(win)); }
+
+/* The group of the window's ranks listed in `ranks`, in that order. */
+static int group_of(intptr_t win, const int *ranks, int n, MPI_Group *out) {
+    MPI_Group all;
+    int rc = MPI_Win_get_group(WIN(win), &all);
+    if (rc) return rc;
+    rc = MPI_Group_incl(all, n, ranks, out);
+    MPI_Group_free(&all);
+    return rc;
+}
+
+int rma_mpi_win_post(const int *ranks, int n, int bits, intptr_t win) {
+    int m;
+    MPI_Group g;
+    if (mode_of(bits, &m)) return RMA_MPI_EBADCODE;
+    int rc = group_of(win, ranks, n, &g);
+    if (rc) return rc;
+    rc = MPI_Win_post(g, m, WIN(win));
+    MPI_Group_free(&g);
+    return rc;
+}
+
+int rma_mpi_win_start(const int *ranks, int n, int bits, intptr_t win) {
+    int m;
+    MPI_Group g;
+    if (mode_of(bits, &m)) return RMA_MPI_EBADCODE;
+    int rc = group_of(win, ranks, n, &g);
+    if (rc) return rc;
+    rc = MPI_Win_start(g, m, WIN(win));
+    MPI_Group_free(&g);
+    return rc;
+}
+
+int rma_mpi_win_complete(intptr_t win) { return MPI_Win_complete(WIN(win)); }
+
+int rma_mpi_win_wait(intptr_t win) { return MPI_Win_wait(WIN(win)); }
+
+int rma_mpi_win_test(intptr_t win, int *flag) { return MPI_Win_test(WIN(win), flag); }

@@ -1,0 +1,202 @@
+//! Known defects of the MPI libraries rma-mpi runs on, and how each is kept away
+//! from rma's users. Each was found by the smoke run (`tests/smoke`) and is described
+//! with its reproduction in the crate's README.
+//!
+//! | defect | where | handling |
+//! |---|---|---|
+//! | 8-byte MPI_Compare_and_swap segfaults the target | Open MPI 4, osc/rdma | refused (RMA_FLAVOR) |
+//! | SUM on MPI_C_FLOAT_COMPLEX gives garbage (accumulate, get_accumulate, fetch_and_op) | Open MPI 4, osc/rdma, MPI_Win_create windows | refused (RMA_FLAVOR) |
+//! | counts > 1 of DOUBLE_INT, LONG_INT, SHORT_INT handled as packed `count x size` bytes: last elements dropped, results misplaced, heap corrupted | Open MPI 4, osc/rdma, MPI_Win_create windows | one element per MPI call |
+//! | MPI_Fetch_and_op wrong for every type but 32/64-bit integers | Open MPI 4, osc/ucx | MPI_Rget_accumulate of one element instead |
+//! | MPI_Compare_and_swap on 1- and 2-byte types returns the origin, target unchanged | Open MPI 4, osc/ucx | refused (RMA_FLAVOR) |
+//! | MAXLOC / MINLOC on DOUBLE_INT, LONG_INT, SHORT_INT calls MPI_Abort ("currently unsupported") | Open MPI 4, osc/pt2pt | refused (RMA_FLAVOR) |
+//!
+//! Whether a component "may be in use" follows Open MPI's `osc` selection (read
+//! through MPI_T, so `--mca osc ...`, `OMPI_MCA_osc` and parameter files all count;
+//! Debian's file excludes ucx and pt2pt). The workarounds that change how a call is
+//! issued keep MPI's semantics (element-wise atomicity, the same datatype, so the same
+//! atomicity domain) and apply to every Open MPI version; the refusals apply to Open
+//! MPI 4, where they were observed, and `RMA_MPI_NO_GUARDS=1` lifts them for a library
+//! that has been fixed.
+
+use crate::ffi::Library;
+use crate::window::Flavor;
+use rma_core::{BasicType, Error, Op};
+
+/// Environment variable lifting the refusals (`RMA_MPI_NO_GUARDS=1`).
+pub const ENV_NO_GUARDS: &str = "RMA_MPI_NO_GUARDS";
+
+/// What this process's library needs avoided.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Guards {
+    /// Open MPI may run windows on osc/rdma.
+    rdma: bool,
+    /// Open MPI may run windows on osc/ucx.
+    ucx: bool,
+    /// Open MPI may run windows on osc/pt2pt.
+    pt2pt: bool,
+    /// The library is one where the refusals below were observed (Open MPI 4) and
+    /// `RMA_MPI_NO_GUARDS` is unset.
+    refuse: bool,
+}
+
+impl Guards {
+    /// The guards for `library` of version string `version` whose one-sided component
+    /// selection (Open MPI's `osc` variable) is `osc`.
+    pub(crate) fn detect(library: Library, version: &str, osc: Option<&str>) -> Guards {
+        let open_mpi = library == Library::OpenMpi;
+        let lifted = std::env::var(ENV_NO_GUARDS).is_ok_and(|v| v.trim() == "1");
+        Guards {
+            rdma: open_mpi && may_select(osc, "rdma"),
+            ucx: open_mpi && may_select(osc, "ucx"),
+            pt2pt: open_mpi && may_select(osc, "pt2pt"),
+            refuse: open_mpi && version.starts_with("Open MPI v4.") && !lifted,
+        }
+    }
+
+    /// Whether 8-byte compare_and_swap is refused.
+    pub(crate) fn cas64_blocked(&self) -> bool {
+        self.refuse && self.rdma
+    }
+
+    /// The refusal of compare_and_swap on `basic`, if any.
+    pub(crate) fn check_cas(&self, basic: BasicType) -> Result<(), Error> {
+        let size = basic.size();
+        let why = if size == 8 && self.cas64_blocked() {
+            "crashes Open MPI 4's osc/rdma component (open-mpi/ompi#11349); run with \
+             `--mca osc sm` (allocated windows) or `--mca osc ucx`"
+        } else if size <= 2 && self.refuse && self.ucx {
+            "returns the origin value and leaves the target unchanged in Open MPI 4's \
+             osc/ucx component; run with `--mca osc sm` or `--mca osc rdma`"
+        } else {
+            return Ok(());
+        };
+        Err(Error::Flavor {
+            reason: format!(
+                "compare_and_swap on {basic} ({size} bytes) {why}, or set {ENV_NO_GUARDS}=1 \
+                 if this library is fixed"
+            ),
+        })
+    }
+
+    /// The refusal of an accumulate-family call with `op` on `basic` in a window of
+    /// `flavor`, if any.
+    pub(crate) fn check_accumulate(
+        &self,
+        basic: BasicType,
+        op: Op,
+        flavor: Flavor,
+    ) -> Result<(), Error> {
+        if !self.refuse {
+            return Ok(());
+        }
+        let why =
+            if self.rdma && flavor == Flavor::Create && basic == BasicType::C32 && op == Op::Sum {
+                "returns wrong values in Open MPI 4's osc/rdma on MPI_Win_create windows; \
+             allocate the window or run with `--mca osc ucx`"
+            } else if self.pt2pt && padded(basic) && matches!(op, Op::MaxLoc | Op::MinLoc) {
+                "aborts the job in Open MPI 4's osc/pt2pt (\"datatype is currently unsupported\"); \
+             use float_int or 2int, or run with `--mca osc ucx`"
+            } else {
+                return Ok(());
+            };
+        Err(Error::Flavor {
+            reason: format!(
+                "{op} on {basic} {why}, or set {ENV_NO_GUARDS}=1 if this library is fixed"
+            ),
+        })
+    }
+
+    /// Whether a call on `bytes` bytes of `basic` goes one element per MPI call.
+    pub(crate) fn split(&self, basic: BasicType, bytes: usize) -> bool {
+        self.rdma && padded(basic) && bytes > basic.size()
+    }
+
+    /// Whether fetch_and_op on `basic` is issued as a one-element get_accumulate.
+    pub(crate) fn fetch_and_op_as_get_accumulate(&self, basic: BasicType) -> bool {
+        use BasicType::*;
+        self.ucx && !matches!(basic, I32 | I64 | U32 | U64 | Isize | Usize)
+    }
+}
+
+/// The pair types with padding between value and index or after it, whose MPI size
+/// is smaller than their extent.
+fn padded(basic: BasicType) -> bool {
+    matches!(
+        basic,
+        BasicType::DoubleInt | BasicType::LongInt | BasicType::ShortInt
+    )
+}
+
+/// Whether an MCA selection (`sm`, `^ucx,pt2pt`, empty or unknown for all) may pick
+/// `component`.
+fn may_select(selection: Option<&str>, component: &str) -> bool {
+    let value = selection.map_or("", str::trim);
+    if value.is_empty() {
+        return true;
+    }
+    let names = |list: &str| list.split(',').any(|c| c.trim() == component);
+    match value.strip_prefix('^') {
+        Some(excluded) => !names(excluded),
+        None => names(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selections_rule_components_in_and_out() {
+        assert!(may_select(None, "rdma") && may_select(Some(""), "ucx"));
+        assert!(!may_select(Some("sm"), "rdma"));
+        assert!(may_select(Some("ucx"), "ucx") && !may_select(Some("ucx"), "rdma"));
+        assert!(may_select(Some("sm,rdma"), "rdma"));
+        assert!(!may_select(Some("^rdma"), "rdma"));
+        assert!(may_select(Some("^ucx,pt2pt"), "rdma") && !may_select(Some("^ucx,pt2pt"), "ucx"));
+    }
+
+    #[test]
+    fn only_open_mpi_is_guarded() {
+        let g = Guards::detect(Library::Mpich, "MPICH Version: 4.0.2", None);
+        assert!(!g.cas64_blocked() && !g.split(BasicType::DoubleInt, 32));
+        assert!(!g.fetch_and_op_as_get_accumulate(BasicType::F64));
+        assert!(g
+            .check_accumulate(BasicType::C32, Op::Sum, Flavor::Create)
+            .is_ok());
+        let g = Guards::detect(Library::OpenMpi, "Open MPI v4.1.4", Some("^ucx,pt2pt"));
+        assert!(g.check_cas(BasicType::I8).is_ok());
+        let g = Guards {
+            rdma: true,
+            ucx: true,
+            pt2pt: true,
+            refuse: true,
+        };
+        let e = g
+            .check_accumulate(BasicType::DoubleInt, Op::MaxLoc, Flavor::Allocate)
+            .unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::RmaFlavor);
+        assert!(g
+            .check_accumulate(BasicType::TwoInt, Op::MaxLoc, Flavor::Allocate)
+            .is_ok());
+        assert!(g
+            .check_accumulate(BasicType::DoubleInt, Op::Replace, Flavor::Allocate)
+            .is_ok());
+        assert!(g.check_cas(BasicType::U16).is_err() && g.check_cas(BasicType::Bool).is_err());
+        assert!(g.split(BasicType::ShortInt, 16) && !g.split(BasicType::ShortInt, 8));
+        assert!(!g.split(BasicType::TwoInt, 16));
+        assert!(g.fetch_and_op_as_get_accumulate(BasicType::I8));
+        assert!(!g.fetch_and_op_as_get_accumulate(BasicType::U64));
+        assert!(g.check_cas(BasicType::I64).is_err() && g.check_cas(BasicType::I32).is_ok());
+        let e = g
+            .check_accumulate(BasicType::C32, Op::Sum, Flavor::Create)
+            .unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::RmaFlavor);
+        assert!(g
+            .check_accumulate(BasicType::C32, Op::Sum, Flavor::Allocate)
+            .is_ok());
+        assert!(g
+            .check_accumulate(BasicType::C32, Op::Prod, Flavor::Create)
+            .is_ok());
+    }
+}

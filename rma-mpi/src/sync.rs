@@ -1,0 +1,258 @@
+//! Synchronization calls of [`MpiWindow`]: fence, passive target (lock, unlock,
+//! lock_all, unlock_all, the flush family, sync) and active target with groups (post,
+//! start, complete, wait, test).
+
+use crate::error::Call;
+use crate::window::MpiWindow;
+use rma_core::{Assert, Error, LockType, Rank, Result};
+use std::ffi::c_int;
+
+/// The assertion bits each call accepts, for error messages.
+const FENCE_BITS: u32 = 2 | 4 | 8 | 16;
+const LOCK_BITS: u32 = 1;
+const POST_BITS: u32 = 1 | 2 | 4;
+const START_BITS: u32 = 1;
+
+impl MpiWindow<'_> {
+    fn check_rc(&self, rc: c_int, call: Call) -> Result<()> {
+        self.world().check(rc, call)
+    }
+
+    /// Fences (MPI_Win_fence): completes every call issued since the previous fence and
+    /// opens the next epoch unless `assert` has NOSUCCEED. Collective.
+    pub fn fence(&mut self, assert: Assert) -> Result<()> {
+        assert.check_fence()?;
+        self.epochs.check_fence()?;
+        let (bits, win) = (assert.bits(), self.handle());
+        // SAFETY: the window is live; plain integers in.
+        let rc = self
+            .world()
+            .mpi(|api| unsafe { (api.win_fence)(bits as c_int, win) });
+        self.check_rc(rc, Call::new("MPI_Win_fence").assert(bits, FENCE_BITS))?;
+        self.epochs.fenced(!assert.contains(Assert::NOSUCCEED));
+        self.release_staged();
+        Ok(())
+    }
+
+    /// Starts a passive-target epoch on `rank` (MPI_Win_lock). [`Rank::NULL`] does
+    /// nothing.
+    pub fn lock(&mut self, kind: LockType, rank: Rank, assert: Assert) -> Result<()> {
+        assert.check_lock()?;
+        if rank.is_null() {
+            return Ok(());
+        }
+        let r = self.world().c_rank(rank)?;
+        self.epochs.check_lock(r as usize)?;
+        let (bits, win) = (assert.bits(), self.handle());
+        let exclusive = c_int::from(kind == LockType::Exclusive);
+        // SAFETY: the window is live; plain integers in.
+        let rc = self
+            .world()
+            .mpi(|api| unsafe { (api.win_lock)(exclusive, r, bits as c_int, win) });
+        self.check_rc(
+            rc,
+            Call::new("MPI_Win_lock").rank(rank).assert(bits, LOCK_BITS),
+        )?;
+        self.epochs.locked(r as usize, kind);
+        Ok(())
+    }
+
+    /// Ends the passive-target epoch on `rank`, completing every call to it
+    /// (MPI_Win_unlock). [`Rank::NULL`] does nothing.
+    pub fn unlock(&mut self, rank: Rank) -> Result<()> {
+        if rank.is_null() {
+            return Ok(());
+        }
+        let r = self.world().c_rank(rank)?;
+        self.epochs.check_unlock(r as usize)?;
+        let win = self.handle();
+        // SAFETY: the window is live and `rank` locked by this process.
+        let rc = self.world().mpi(|api| unsafe { (api.win_unlock)(r, win) });
+        self.check_rc(rc, Call::new("MPI_Win_unlock").rank(rank))?;
+        self.epochs.unlocked(r as usize);
+        Ok(())
+    }
+
+    /// Starts a shared passive-target epoch on every rank (MPI_Win_lock_all).
+    pub fn lock_all(&mut self, assert: Assert) -> Result<()> {
+        assert.check_lock()?;
+        self.epochs.check_lock_all()?;
+        let (bits, win) = (assert.bits(), self.handle());
+        // SAFETY: the window is live; plain integers in.
+        let rc = self
+            .world()
+            .mpi(|api| unsafe { (api.win_lock_all)(bits as c_int, win) });
+        self.check_rc(rc, Call::new("MPI_Win_lock_all").assert(bits, LOCK_BITS))?;
+        self.epochs.set_lock_all(true);
+        Ok(())
+    }
+
+    /// Ends the lock_all epoch, completing every call (MPI_Win_unlock_all).
+    pub fn unlock_all(&mut self) -> Result<()> {
+        self.epochs.check_unlock_all()?;
+        let win = self.handle();
+        // SAFETY: the window is live and lock_all held.
+        let rc = self.world().mpi(|api| unsafe { (api.win_unlock_all)(win) });
+        self.check_rc(rc, Call::new("MPI_Win_unlock_all"))?;
+        self.epochs.set_lock_all(false);
+        Ok(())
+    }
+
+    /// Completes every call issued to `rank`, at origin and target (MPI_Win_flush).
+    /// Needs a passive-target epoch covering `rank`.
+    pub fn flush(&self, rank: Rank) -> Result<()> {
+        self.flush_one(rank, "flush", false)
+    }
+
+    /// Completes every call issued to `rank` locally: origin buffers may be reused,
+    /// results are in place (MPI_Win_flush_local).
+    pub fn flush_local(&self, rank: Rank) -> Result<()> {
+        self.flush_one(rank, "flush_local", true)
+    }
+
+    fn flush_one(&self, rank: Rank, name: &'static str, local: bool) -> Result<()> {
+        if rank.is_null() {
+            return Ok(());
+        }
+        self.need_passive(rank, name)?;
+        let (r, win) = (self.world().c_rank(rank)?, self.handle());
+        // SAFETY: the window is live and a passive epoch covers `rank`.
+        let rc = self.world().mpi(|api| unsafe {
+            if local {
+                (api.win_flush_local)(r, win)
+            } else {
+                (api.win_flush)(r, win)
+            }
+        });
+        let mpi = if local {
+            "MPI_Win_flush_local"
+        } else {
+            "MPI_Win_flush"
+        };
+        self.check_rc(rc, Call::new(mpi).rank(rank))
+    }
+
+    /// Completes every call issued to any rank, at origin and target
+    /// (MPI_Win_flush_all).
+    pub fn flush_all(&self) -> Result<()> {
+        self.flush_every("flush_all", false)
+    }
+
+    /// Completes every call issued to any rank locally (MPI_Win_flush_local_all).
+    pub fn flush_local_all(&self) -> Result<()> {
+        self.flush_every("flush_local_all", true)
+    }
+
+    fn flush_every(&self, name: &'static str, local: bool) -> Result<()> {
+        self.epochs.need_any_passive(name)?;
+        let win = self.handle();
+        // SAFETY: the window is live and a passive epoch is open.
+        let rc = self.world().mpi(|api| unsafe {
+            if local {
+                (api.win_flush_local_all)(win)
+            } else {
+                (api.win_flush_all)(win)
+            }
+        });
+        let mpi = if local {
+            "MPI_Win_flush_local_all"
+        } else {
+            "MPI_Win_flush_all"
+        };
+        self.check_rc(rc, Call::new(mpi))
+    }
+
+    /// Synchronizes the private and public copies of the local window (MPI_Win_sync).
+    pub fn sync(&self) -> Result<()> {
+        let win = self.handle();
+        // SAFETY: the window is live.
+        let rc = self.world().mpi(|api| unsafe { (api.win_sync)(win) });
+        self.check_rc(rc, Call::new("MPI_Win_sync"))
+    }
+
+    /// The ranks of `group` as MPI ints, checked to be distinct ranks of the world,
+    /// and their membership by rank.
+    fn group(&self, group: &[Rank]) -> Result<(Vec<c_int>, Box<[bool]>)> {
+        let mut member = vec![false; self.size()].into_boxed_slice();
+        let mut ranks = Vec::with_capacity(group.len());
+        for &rank in group {
+            let r = self.world().c_rank(rank)?;
+            if std::mem::replace(&mut member[r as usize], true) {
+                return Err(Error::arg(format!("{rank} appears twice in the group")));
+            }
+            ranks.push(r);
+        }
+        Ok((ranks, member))
+    }
+
+    /// Opens an exposure epoch for the origins in `group` (MPI_Win_post).
+    pub fn post(&mut self, group: &[Rank], assert: Assert) -> Result<()> {
+        assert.check_post()?;
+        self.epochs.check_post()?;
+        let (ranks, _) = self.group(group)?;
+        let (bits, win) = (assert.bits(), self.handle());
+        // SAFETY: `ranks` holds `ranks.len()` distinct ranks of the window's group.
+        let rc = self.world().mpi(|api| unsafe {
+            (api.win_post)(ranks.as_ptr(), ranks.len() as c_int, bits as c_int, win)
+        });
+        self.check_rc(rc, Call::new("MPI_Win_post").assert(bits, POST_BITS))?;
+        self.epochs.set_exposure(true);
+        Ok(())
+    }
+
+    /// Opens an access epoch to the targets in `group` (MPI_Win_start).
+    pub fn start(&mut self, group: &[Rank], assert: Assert) -> Result<()> {
+        assert.check_start()?;
+        self.epochs.check_start()?;
+        let (ranks, member) = self.group(group)?;
+        let (bits, win) = (assert.bits(), self.handle());
+        // SAFETY: `ranks` holds `ranks.len()` distinct ranks of the window's group.
+        let rc = self.world().mpi(|api| unsafe {
+            (api.win_start)(ranks.as_ptr(), ranks.len() as c_int, bits as c_int, win)
+        });
+        self.check_rc(rc, Call::new("MPI_Win_start").assert(bits, START_BITS))?;
+        self.epochs.set_access(Some(member));
+        Ok(())
+    }
+
+    /// Closes the access epoch, completing its calls (MPI_Win_complete).
+    pub fn complete(&mut self) -> Result<()> {
+        self.epochs.check_complete()?;
+        let win = self.handle();
+        // SAFETY: the window is live and an access epoch open.
+        let rc = self.world().mpi(|api| unsafe { (api.win_complete)(win) });
+        self.check_rc(rc, Call::new("MPI_Win_complete"))?;
+        self.epochs.set_access(None);
+        self.release_staged();
+        Ok(())
+    }
+
+    /// Waits until every origin of the exposure epoch has completed, closing it
+    /// (MPI_Win_wait).
+    pub fn wait(&mut self) -> Result<()> {
+        self.epochs.check_wait("wait")?;
+        let win = self.handle();
+        // SAFETY: the window is live and an exposure epoch open.
+        let rc = self.world().mpi(|api| unsafe { (api.win_wait)(win) });
+        self.check_rc(rc, Call::new("MPI_Win_wait"))?;
+        self.epochs.set_exposure(false);
+        Ok(())
+    }
+
+    /// Whether every origin of the exposure epoch has completed; if so the epoch is
+    /// closed, as by [`MpiWindow::wait`] (MPI_Win_test).
+    pub fn test(&mut self) -> Result<bool> {
+        self.epochs.check_wait("test")?;
+        let win = self.handle();
+        let mut flag: c_int = 0;
+        // SAFETY: the window is live and an exposure epoch open; `flag` is valid.
+        let rc = self
+            .world()
+            .mpi(|api| unsafe { (api.win_test)(win, &mut flag) });
+        self.check_rc(rc, Call::new("MPI_Win_test"))?;
+        if flag != 0 {
+            self.epochs.set_exposure(false);
+        }
+        Ok(flag != 0)
+    }
+}

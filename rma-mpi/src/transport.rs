@@ -1,0 +1,94 @@
+//! [`MpiWindow`] as an [`rma_core::Transport`]: the data calls of one window, in the
+//! shape `rma-win` drives its transports.
+//!
+//! The trait's contract asks that a call's results be in place and its origin buffer
+//! free when it returns. MPI gives that only in passive-target epochs (request-based
+//! calls plus MPI_Wait, MPI_Win_flush_local), so every call here needs a passive epoch
+//! covering the target — `rma-win` opens `lock_all` once and keeps it, building its
+//! own epochs on flush and barriers — and is refused with class RMA_SYNC otherwise.
+//!
+//! Atomicity (contract rule 1): accumulate, get_accumulate, fetch_and_op and
+//! compare_and_swap all map to MPI's accumulate family with the same predefined
+//! datatype, which MPI makes mutually atomic per element whatever the op. Ordering
+//! (rule 2): MPI's default `accumulate_ordering` is also `rar,raw,war,waw`, and the
+//! window passes a weaker one through to MPI. Completion (rule 4): flush and
+//! flush_all are MPI_Win_flush and MPI_Win_flush_all.
+
+use crate::epoch::Mode;
+use crate::window::{MpiWindow, Spot};
+use rma_core::{Access, BasicType, Op, Rank, Result, Transport};
+
+fn spot<'l>(at: &Access<'l>) -> Spot<'l> {
+    Spot {
+        rank: at.target,
+        byte: at.base,
+        layout: Some(at.layout),
+    }
+}
+
+impl Transport for MpiWindow<'_> {
+    fn name(&self) -> &'static str {
+        "mpi"
+    }
+
+    fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
+        self.need_passive(at.target, "put")?;
+        self.put_at(spot(&at), data, Mode::Passive)
+    }
+
+    fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
+        self.need_passive(at.target, "get")?;
+        self.get_at(spot(&at), out)
+    }
+
+    fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
+        self.need_passive(at.target, "accumulate")?;
+        self.accumulate_at(spot(&at), basic, op, data, Mode::Passive)
+    }
+
+    fn get_accumulate(
+        &self,
+        at: Access<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.need_passive(at.target, "get_accumulate")?;
+        self.get_accumulate_at(spot(&at), basic, op, data, out)
+    }
+
+    fn fetch_and_op(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.need_passive(target, "fetch_and_op")?;
+        self.fetch_and_op_at(target, offset, basic, op, origin, out)
+    }
+
+    fn compare_and_swap(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.need_passive(target, "compare_and_swap")?;
+        self.compare_and_swap_at(target, offset, basic, origin, compare, out)
+    }
+
+    fn flush(&self, target: Rank) -> Result<()> {
+        MpiWindow::flush(self, target)
+    }
+
+    fn flush_all(&self) -> Result<()> {
+        MpiWindow::flush_all(self)
+    }
+}

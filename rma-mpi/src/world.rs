@@ -1,0 +1,522 @@
+//! The MPI world: initialization, the world communicator, collectives, finalization.
+
+use crate::defects::Guards;
+use crate::error::{self, Call};
+use crate::ffi::{self, Api, Handle, Library};
+use rma_core::{BasicType, Error, Rank, Result};
+use std::ffi::{c_char, c_int, c_void};
+use std::marker::PhantomData;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// MPI's thread support levels (MPI_THREAD_*), lowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ThreadLevel {
+    /// Only one thread will execute (MPI_THREAD_SINGLE).
+    Single,
+    /// Only the main thread calls MPI (MPI_THREAD_FUNNELED).
+    Funneled,
+    /// One thread at a time calls MPI (MPI_THREAD_SERIALIZED).
+    Serialized,
+    /// Any thread calls MPI at any time (MPI_THREAD_MULTIPLE).
+    Multiple,
+}
+
+impl ThreadLevel {
+    fn from_code(code: c_int) -> ThreadLevel {
+        match code {
+            3 => ThreadLevel::Multiple,
+            2 => ThreadLevel::Serialized,
+            1 => ThreadLevel::Funneled,
+            _ => ThreadLevel::Single,
+        }
+    }
+}
+
+/// Where this process is in MPI's one-way life: MPI initializes at most once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lifecycle {
+    Fresh,
+    Live,
+    Finalized,
+}
+
+static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle::Fresh);
+
+fn lifecycle() -> MutexGuard<'static, Lifecycle> {
+    LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// This process's handle on MPI: the ranks of `MPI_COMM_WORLD` (through a duplicate
+/// with `MPI_ERRORS_RETURN`), collectives, and the library's identity.
+///
+/// At most one `World` exists per process, and MPI cannot be initialized again once
+/// it is finalized (on drop or by [`World::finalize`]). A `World` is `Sync` but not
+/// `Send`: every thread may use it (MPI is initialized with at least
+/// `MPI_THREAD_SERIALIZED`, and calls are serialized here when the library provides no
+/// more), while MPI_Finalize runs on the thread that initialized MPI, as the standard
+/// asks.
+///
+/// Dropping a `World` while the thread panics calls `MPI_Abort`, so that a failing
+/// rank ends the job instead of leaving the others waiting in a collective.
+pub struct World {
+    api: &'static Api,
+    library: Library,
+    version: String,
+    comm: Handle,
+    rank: usize,
+    size: usize,
+    level: ThreadLevel,
+    /// Held around every MPI call when the library provides MPI_THREAD_SERIALIZED only.
+    gate: Option<Mutex<()>>,
+    /// Held around collectives on `comm`: two threads of one process must not enter
+    /// collectives on one communicator at once (MPI leaves their matching undefined).
+    collective: Mutex<()>,
+    guards: Guards,
+    finalized: bool,
+    _not_send: PhantomData<MutexGuard<'static, ()>>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("library", &self.library)
+            .field("thread_level", &self.level)
+            .finish()
+    }
+}
+
+impl World {
+    /// Initializes MPI with `MPI_THREAD_MULTIPLE` (MPI_Init_thread) and joins
+    /// `MPI_COMM_WORLD`.
+    ///
+    /// Errors: class RMA_FLAVOR if this build has no MPI shim (built without the `mpi`
+    /// feature) or none for the launcher's library; class ARG if MPI was already
+    /// initialized in this process; the library's class if MPI_Init_thread fails.
+    pub fn init() -> Result<World> {
+        World::init_thread(ThreadLevel::Multiple)
+    }
+
+    /// Initializes MPI asking for thread level `required`. The library may provide
+    /// less: `MPI_THREAD_SERIALIZED` is enough (this `World` then serializes every MPI
+    /// call); below that the call finalizes MPI and fails with class OTHER.
+    pub fn init_thread(required: ThreadLevel) -> Result<World> {
+        let mut state = lifecycle();
+        match *state {
+            Lifecycle::Fresh => {}
+            Lifecycle::Live => {
+                return Err(Error::arg(
+                    "MPI is already initialized by a World of this process",
+                ))
+            }
+            Lifecycle::Finalized => {
+                return Err(Error::arg(
+                    "MPI was finalized in this process and cannot be initialized again",
+                ))
+            }
+        }
+        let (api, shim_library) = ffi::api()?;
+        refuse_foreign_init(api)?;
+        let mut provided: c_int = 0;
+        // SAFETY: `provided` is a valid out-pointer; MPI is not initialized (checked
+        // above, under the lifecycle lock).
+        let rc = unsafe { (api.init_thread)(required as c_int, &mut provided) };
+        error::check(api, rc, &Call::new("MPI_Init_thread"))?;
+        *state = Lifecycle::Live;
+        drop(state);
+        let level = ThreadLevel::from_code(provided);
+        let world = World::join(api, shim_library, level)?;
+        world.check_level(required)?;
+        world.check_basic_types()?;
+        Ok(world)
+    }
+
+    /// Initializes MPI if this process was started by an MPI launcher (`mpiexec`,
+    /// `mpirun`, `srun`: its environment has `OMPI_COMM_WORLD_RANK`, `PMI_RANK`,
+    /// `PMI_SIZE` or `PMIX_RANK`); `Ok(None)` otherwise, so that a program can fall
+    /// back to another launch mode.
+    pub fn from_env() -> Result<Option<World>> {
+        if World::launched() {
+            World::init().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Whether this process was started by an MPI launcher (see [`World::from_env`]).
+    pub fn launched() -> bool {
+        ffi::launcher_library().is_some()
+    }
+
+    fn join(api: &'static Api, shim_library: Library, level: ThreadLevel) -> Result<World> {
+        let mut world = World {
+            api,
+            library: shim_library,
+            version: String::new(),
+            comm: 0,
+            rank: 0,
+            size: 1,
+            level,
+            gate: (level < ThreadLevel::Multiple).then(|| Mutex::new(())),
+            collective: Mutex::new(()),
+            guards: Guards::default(),
+            finalized: false,
+            _not_send: PhantomData,
+        };
+        let mut comm: Handle = 0;
+        // SAFETY: `comm` is a valid out-pointer; MPI is initialized.
+        let rc = unsafe { (api.world_dup)(&mut comm) };
+        world.check(rc, Call::new("MPI_Comm_dup"))?;
+        world.comm = comm;
+        let (mut rank, mut size): (c_int, c_int) = (0, 0);
+        // SAFETY: `comm` is the live duplicate; the out-pointers are valid.
+        let rc = unsafe { (api.comm_rank)(comm, &mut rank) };
+        world.check(rc, Call::new("MPI_Comm_rank"))?;
+        // SAFETY: as above.
+        let rc = unsafe { (api.comm_size)(comm, &mut size) };
+        world.check(rc, Call::new("MPI_Comm_size"))?;
+        (world.rank, world.size) = (rank as usize, size as usize);
+        world.version = world.read_version()?;
+        world.library = library_of(&world.version, shim_library);
+        let osc = world.osc_selection();
+        world.guards = Guards::detect(world.library, &world.version, osc.as_deref());
+        Ok(world)
+    }
+
+    fn read_version(&self) -> Result<String> {
+        let mut buf = vec![0u8; 8192];
+        let mut len: c_int = 0;
+        // SAFETY: `buf` has room for the capacity passed; the shim writes at most that
+        // many bytes and their count.
+        let rc = unsafe {
+            (self.api.library_version)(
+                buf.as_mut_ptr().cast::<c_char>(),
+                buf.len() as c_int,
+                &mut len,
+            )
+        };
+        self.check(rc, Call::new("MPI_Get_library_version"))?;
+        buf.truncate(len.max(0) as usize);
+        let text = String::from_utf8_lossy(&buf);
+        Ok(text.trim_end_matches('\0').trim().to_owned())
+    }
+
+    /// Open MPI's one-sided component selection (its `osc` MCA variable, read through
+    /// MPI_T so that parameter files count too), else `OMPI_MCA_osc`.
+    fn osc_selection(&self) -> Option<String> {
+        if self.library != Library::OpenMpi {
+            return None;
+        }
+        let mut buf = vec![0u8; 4096];
+        let mut len: c_int = 0;
+        // SAFETY: `name` is NUL-terminated; `buf` has room for the capacity passed and
+        // the shim writes at most that many bytes and their count.
+        let rc = self.mpi(|api| unsafe {
+            (api.cvar_string)(
+                c"osc".as_ptr(),
+                buf.as_mut_ptr().cast::<c_char>(),
+                buf.len() as c_int,
+                &mut len,
+            )
+        });
+        if rc == 0 {
+            buf.truncate(len.max(0) as usize);
+            Some(String::from_utf8_lossy(&buf).into_owned())
+        } else {
+            std::env::var("OMPI_MCA_osc").ok()
+        }
+    }
+
+    fn check_level(&self, required: ThreadLevel) -> Result<()> {
+        if self.level >= ThreadLevel::Serialized {
+            Ok(())
+        } else {
+            Err(level_error(required, self.level))
+        }
+    }
+
+    /// Checks that the library's predefined types have the sizes rma's basic types
+    /// have (the pair types' padding included), so packed buffers line up.
+    fn check_basic_types(&self) -> Result<()> {
+        for basic in BasicType::ALL {
+            let ty = self.basic_handle(basic)?;
+            let (mut lb, mut extent) = (0i64, 0i64);
+            // SAFETY: `ty` is a predefined datatype; the out-pointers are valid.
+            let rc = unsafe { (self.api.type_extent)(ty, &mut lb, &mut extent) };
+            self.check(rc, Call::new("MPI_Type_get_extent"))?;
+            if lb != 0 || extent != basic.size() as i64 {
+                return Err(Error::Internal {
+                    reason: format!(
+                        "the MPI datatype for {basic} has lower bound {lb} and extent {extent}, \
+                         rma's {basic} has size {}",
+                        basic.size()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// This process's rank in `MPI_COMM_WORLD`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The thread level the library provided.
+    pub fn thread_level(&self) -> ThreadLevel {
+        self.level
+    }
+
+    /// The MPI library family.
+    pub fn library(&self) -> Library {
+        self.library
+    }
+
+    /// The library's version string (MPI_Get_library_version).
+    pub fn library_version(&self) -> &str {
+        &self.version
+    }
+
+    /// Whether compare_and_swap on 8-byte types is refused (class RMA_FLAVOR) because
+    /// this library is known to crash on it: Open MPI 4 with its osc/rdma component
+    /// (open-mpi/ompi#11349). False when Open MPI's `osc` selection rules rdma out
+    /// (`--mca osc sm`, `--mca osc ucx`) or `RMA_MPI_NO_GUARDS=1`.
+    pub fn cas64_blocked(&self) -> bool {
+        self.guards.cas64_blocked()
+    }
+
+    /// The library defects this process avoids (see the `defects` module).
+    pub(crate) fn guards(&self) -> &Guards {
+        &self.guards
+    }
+
+    /// Blocks until every rank has called `barrier` (MPI_Barrier).
+    pub fn barrier(&self) -> Result<()> {
+        let _one = self.collective();
+        // SAFETY: `comm` is live while `self` is.
+        let rc = self.mpi(|api| unsafe { (api.barrier)(self.comm) });
+        self.check(rc, Call::new("MPI_Barrier"))
+    }
+
+    /// Every rank contributes `mine` (any length); every rank receives all
+    /// contributions, indexed by rank (MPI_Allgather of the lengths, then
+    /// MPI_Allgatherv). The total must stay below 2 GiB.
+    pub fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let _one = self.collective();
+        let lens = self.allgather_lens(mine.len())?;
+        let mut displs = Vec::with_capacity(lens.len());
+        let mut total: usize = 0;
+        for &len in &lens {
+            displs.push(c_int::try_from(total).map_err(|_| gather_overflow(total))?);
+            total += len as usize;
+        }
+        c_int::try_from(total).map_err(|_| gather_overflow(total))?;
+        let mut all = vec![0u8; total];
+        // SAFETY: `mine` holds `lens[rank]` bytes; `all` holds the sum of `lens`, laid
+        // out at `displs`; `comm` is live.
+        let rc = self.mpi(|api| unsafe {
+            (api.allgatherv_bytes)(
+                self.comm,
+                mine.as_ptr().cast::<c_void>(),
+                lens[self.rank],
+                all.as_mut_ptr().cast::<c_void>(),
+                lens.as_ptr(),
+                displs.as_ptr(),
+            )
+        });
+        self.check(rc, Call::new("MPI_Allgatherv"))?;
+        Ok(displs
+            .iter()
+            .zip(&lens)
+            .map(|(&d, &l)| all[d as usize..(d + l) as usize].to_vec())
+            .collect())
+    }
+
+    fn allgather_lens(&self, mine: usize) -> Result<Vec<c_int>> {
+        let mut lens = vec![0i64; self.size];
+        // SAFETY: `lens` has one slot per rank; `comm` is live.
+        let rc = self
+            .mpi(|api| unsafe { (api.allgather_i64)(self.comm, mine as i64, lens.as_mut_ptr()) });
+        self.check(rc, Call::new("MPI_Allgather"))?;
+        lens.into_iter()
+            .map(|l| c_int::try_from(l).map_err(|_| gather_overflow(l as usize)))
+            .collect()
+    }
+
+    /// Ends every process of the job with `code` (MPI_Abort).
+    pub fn abort(&self, code: i32) -> ! {
+        // SAFETY: `comm` is live; MPI_Abort does not return on a conforming library.
+        unsafe { (self.api.abort)(self.comm, code) };
+        std::process::exit(code)
+    }
+
+    /// Frees the world communicator and finalizes MPI (MPI_Finalize), reporting
+    /// errors that a drop would ignore.
+    pub fn finalize(mut self) -> Result<()> {
+        self.shut_down()
+    }
+
+    fn shut_down(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.finalized, true) {
+            return Ok(());
+        }
+        let freed = if self.comm == 0 {
+            0
+        } else {
+            // SAFETY: `comm` is live (not 0: the duplicate was made) and freed once
+            // (guarded by `finalized`).
+            unsafe { (self.api.comm_free)(self.comm) }
+        };
+        // SAFETY: MPI is initialized (a World exists) and finalized once; no window of
+        // this world is alive (windows borrow the World).
+        let rc = unsafe { (self.api.finalize)() };
+        *lifecycle() = Lifecycle::Finalized;
+        self.check(freed, Call::new("MPI_Comm_free"))?;
+        self.check(rc, Call::new("MPI_Finalize"))
+    }
+
+    /// The world communicator's handle.
+    pub(crate) fn comm(&self) -> Handle {
+        self.comm
+    }
+
+    /// Runs one MPI call, serialized with every other when the library provides no
+    /// more than MPI_THREAD_SERIALIZED.
+    #[inline]
+    pub(crate) fn mpi<T>(&self, f: impl FnOnce(&Api) -> T) -> T {
+        let _turn = self
+            .gate
+            .as_ref()
+            .map(|g| g.lock().unwrap_or_else(PoisonError::into_inner));
+        f(self.api)
+    }
+
+    /// Held around a collective on the world communicator.
+    pub(crate) fn collective(&self) -> MutexGuard<'_, ()> {
+        self.collective
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `Ok` for MPI_SUCCESS, else the error of the code's class.
+    #[inline]
+    pub(crate) fn check(&self, code: c_int, mut call: Call) -> Result<()> {
+        if code == 0 {
+            return Ok(());
+        }
+        call.size = self.size;
+        Err(error::from_code(self.api, code, &call))
+    }
+
+    /// The predefined datatype of `basic`.
+    pub(crate) fn basic_handle(&self, basic: BasicType) -> Result<Handle> {
+        let mut ty: Handle = 0;
+        // SAFETY: `ty` is a valid out-pointer; the shim only maps the code.
+        let rc = unsafe { (self.api.basic)(basic as c_int, &mut ty) };
+        self.check(rc, Call::new("basic datatype").typed(basic, None))?;
+        Ok(ty)
+    }
+
+    /// `rank` as MPI's int, if it is a rank of the world.
+    pub(crate) fn c_rank(&self, rank: Rank) -> Result<c_int> {
+        match rank.index() {
+            Some(i) if i < self.size => Ok(i as c_int),
+            _ => Err(Error::InvalidRank {
+                rank,
+                size: self.size,
+            }),
+        }
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if self.finalized {
+            return;
+        }
+        if std::thread::panicking() {
+            eprintln!("rma-mpi: rank {} panicked; aborting the MPI job", self.rank);
+            self.abort(101);
+        }
+        let _ = self.shut_down();
+    }
+}
+
+/// Refuses to initialize MPI that someone else initialized or finalized.
+fn refuse_foreign_init(api: &Api) -> Result<()> {
+    let (mut init, mut fini): (c_int, c_int) = (0, 0);
+    // SAFETY: both may be called at any time; the out-pointers are valid.
+    let rc = unsafe { (api.initialized)(&mut init) } | unsafe { (api.finalized)(&mut fini) };
+    if rc != 0 || init != 0 || fini != 0 {
+        return Err(Error::arg(
+            "MPI was initialized outside rma-mpi in this process; rma-mpi must initialize it",
+        ));
+    }
+    Ok(())
+}
+
+fn level_error(required: ThreadLevel, provided: ThreadLevel) -> Error {
+    Error::Os {
+        context: "MPI_Init_thread".into(),
+        source: std::io::Error::other(format!(
+            "asked for {required:?}, the library provides {provided:?}; rma-mpi needs at least Serialized"
+        )),
+    }
+}
+
+fn gather_overflow(total: usize) -> Error {
+    Error::CountOverflow {
+        count: total,
+        what: "bytes gathered (MPI counts are 32-bit)",
+    }
+}
+
+/// The library family its version string names, else the shim's.
+fn library_of(version: &str, shim: Library) -> Library {
+    if version.contains("Open MPI") {
+        Library::OpenMpi
+    } else if version.contains("MPICH") {
+        Library::Mpich
+    } else {
+        shim
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_from_version_string() {
+        let v = "Open MPI v4.1.4, package: Debian OpenMPI";
+        assert_eq!(library_of(v, Library::Other), Library::OpenMpi);
+        assert_eq!(
+            library_of("MPICH Version: 4.0.2", Library::Other),
+            Library::Mpich
+        );
+        assert_eq!(library_of("Intel(R) MPI", Library::Mpich), Library::Mpich);
+    }
+}
+
+#[cfg(all(test, not(feature = "mpi")))]
+mod stub_tests {
+    use super::*;
+
+    /// Without the `mpi` feature there is no shim: init is a typed error, not a link
+    /// failure or a panic.
+    #[test]
+    fn init_without_the_feature_is_a_flavor_error() {
+        if std::env::var_os(ffi::ENV_SHIM).is_some() {
+            return;
+        }
+        let e = World::init().unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::RmaFlavor);
+        assert!(e.to_string().contains("`mpi` feature"), "{e}");
+    }
+}
