@@ -66,11 +66,13 @@
 //! # Ok(()) }
 //! ```
 
+mod calls;
 mod datatype;
 mod defects;
 mod epoch;
 mod error;
 mod ffi;
+mod issue;
 mod request;
 mod sync;
 mod transport;

@@ -5,9 +5,8 @@ use crate::datatype::{place, Placement, Region};
 use crate::epoch::{Epochs, Mode};
 use crate::error::Call;
 use crate::ffi::Handle;
-use crate::request::Request;
 use crate::world::World;
-use rma_core::{BasicType, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, WinInfo};
+use rma_core::{BasicType, Disp, Error, Info, Layout, Rank, Result, WinInfo};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::marker::PhantomData;
 use std::sync::{Mutex, PoisonError};
@@ -74,9 +73,9 @@ pub(crate) struct Spot<'l> {
 
 /// One rank's size and displacement unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Peer {
-    len: usize,
-    disp_unit: usize,
+pub(crate) struct Peer {
+    pub(crate) len: usize,
+    pub(crate) disp_unit: usize,
 }
 
 /// An MPI window over this world: memory each rank exposes, with MPI's RMA calls and
@@ -85,7 +84,7 @@ struct Peer {
 /// Created and freed collectively by every rank. Data calls take `&self` and may come
 /// from any thread (MPI_THREAD_MULTIPLE, or serialized by the [`World`]); the calls
 /// that open or close epochs take `&mut self`, so no data call runs while an epoch
-/// changes, and a [`Request`] borrows the window until it completes.
+/// changes, and a [`Request`](crate::Request) borrows the window until it completes.
 ///
 /// Every call checks what MPI would leave undefined — ranks, the target range against
 /// the target's window size, element sizes, op x type validity, the epoch — before
@@ -99,17 +98,17 @@ struct Peer {
 /// refused (class RMA_SYNC), since MPI delivers their results only at the closing
 /// call.
 pub struct MpiWindow<'a> {
-    world: &'a World,
-    win: Handle,
+    pub(crate) world: &'a World,
+    pub(crate) win: Handle,
     base: *mut u8,
     len: usize,
     disp_unit: usize,
-    flavor: Flavor,
+    pub(crate) flavor: Flavor,
     peers: Box<[Peer]>,
     pub(crate) epochs: Epochs,
     /// Origin copies of put/accumulate issued in active-target epochs, read by MPI until
     /// the closing synchronization.
-    staged: Mutex<Vec<Vec<u8>>>,
+    pub(crate) staged: Mutex<Vec<Vec<u8>>>,
     /// The buffer a window created by [`MpiWindow::create`] exposes.
     owned: Option<Vec<u8>>,
     freed: bool,
@@ -383,7 +382,7 @@ impl<'a> MpiWindow<'a> {
         self.base
     }
 
-    fn peer(&self, rank: Rank) -> Result<Peer> {
+    pub(crate) fn peer(&self, rank: Rank) -> Result<Peer> {
         let i = self.world.c_rank(rank)? as usize;
         Ok(self.peers[i])
     }
@@ -415,6 +414,9 @@ impl<'a> MpiWindow<'a> {
     /// values.
     pub fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         self.local_range(offset, out.len())?;
+        if out.is_empty() {
+            return Ok(()); // `base` may be null for an empty window
+        }
         // SAFETY: `offset + out.len() <= len` (checked), so the source lies in the
         // window's memory, which lives as long as `self`; `out` is a distinct local
         // slice. Concurrent remote writes make the bytes unspecified, never the access
@@ -429,6 +431,9 @@ impl<'a> MpiWindow<'a> {
     /// local stores (outside exposure epochs, or with the window synchronized).
     pub fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {
         self.local_range(offset, data.len())?;
+        if data.is_empty() {
+            return Ok(());
+        }
         // SAFETY: as in `read_local`, writing instead of reading; the window memory is
         // never behind a Rust reference, so no reference is invalidated.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.base.add(offset), data.len()) };
@@ -436,7 +441,7 @@ impl<'a> MpiWindow<'a> {
     }
 
     /// The byte offset of `disp` in `rank`'s window.
-    fn byte_of(&self, rank: Rank, disp: Disp) -> Result<usize> {
+    pub(crate) fn byte_of(&self, rank: Rank, disp: Disp) -> Result<usize> {
         let du = self.peer(rank)?.disp_unit;
         let disp_u = u64::try_from(disp).map_err(|_| Error::NegativeDisp { disp })?;
         disp_u
@@ -448,7 +453,7 @@ impl<'a> MpiWindow<'a> {
             })
     }
 
-    fn spot<'l>(&self, t: Target<'l>) -> Result<Spot<'l>> {
+    pub(crate) fn spot<'l>(&self, t: Target<'l>) -> Result<Spot<'l>> {
         Ok(Spot {
             rank: t.rank,
             byte: self.byte_of(t.rank, t.disp)?,
@@ -457,7 +462,7 @@ impl<'a> MpiWindow<'a> {
     }
 
     /// The epoch index of `rank`, checked against the group.
-    fn index(&self, rank: Rank) -> Result<usize> {
+    pub(crate) fn index(&self, rank: Rank) -> Result<usize> {
         Ok(self.world.c_rank(rank)? as usize)
     }
 
@@ -469,7 +474,12 @@ impl<'a> MpiWindow<'a> {
         self.epochs.need_passive(self.index(rank)?, call)
     }
 
-    fn placement(&self, spot: Spot<'_>, bytes: usize, basic: BasicType) -> Result<Placement<'a>> {
+    pub(crate) fn placement(
+        &self,
+        spot: Spot<'_>,
+        bytes: usize,
+        basic: BasicType,
+    ) -> Result<Placement<'a>> {
         let peer = self.peer(spot.rank)?;
         let region = Region {
             rank: spot.rank,
@@ -482,7 +492,7 @@ impl<'a> MpiWindow<'a> {
     }
 
     /// Keeps an origin copy alive until the epoch's closing synchronization.
-    fn stage(&self, copy: Vec<u8>) {
+    pub(crate) fn stage(&self, copy: Vec<u8>) {
         self.staged
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -500,723 +510,6 @@ impl<'a> MpiWindow<'a> {
     pub(crate) fn handle(&self) -> Handle {
         self.win
     }
-
-    /// Waits for a request of a call whose buffers the caller keeps alive until then.
-    fn wait_request(&self, mut req: Handle, call: Call) -> Result<()> {
-        // SAFETY: `req` is an active request of this process; MPI_Wait frees it.
-        let rc = self.world.mpi(|api| unsafe { (api.wait)(&mut req) });
-        self.world.check(rc, call)
-    }
-
-    // ---- data calls, byte level (both API levels end here) ----
-
-    /// put of `data` at `spot`.
-    pub(crate) fn put_at(&self, spot: Spot<'_>, data: &[u8], mode: Mode) -> Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        let p = self.placement(spot, data.len(), BasicType::Byte)?;
-        let (ty, n) = (
-            self.world.basic_handle(BasicType::Byte)?,
-            c_len(data.len())?,
-        );
-        let call = Call::new("MPI_Put").rank(spot.rank);
-        match mode {
-            Mode::Passive => {
-                let mut req: Handle = 0;
-                // SAFETY: `data` holds `n` bytes and stays borrowed until the request
-                // completes below; the placement's type and window are live.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.rput)(
-                        data.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        self.win,
-                        &mut req,
-                    )
-                });
-                self.world.check(
-                    rc,
-                    Call {
-                        name: "MPI_Rput",
-                        ..call
-                    },
-                )?;
-                self.wait_request(req, call)
-            }
-            Mode::Active => {
-                let copy = data.to_vec();
-                // SAFETY: `copy` holds `n` bytes and is staged below, alive until the
-                // closing synchronization completes the put.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.put)(
-                        copy.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        self.win,
-                    )
-                });
-                self.world.check(rc, call)?;
-                self.stage(copy);
-                Ok(())
-            }
-        }
-    }
-
-    /// get of `spot` into `out`; passive epochs only.
-    pub(crate) fn get_at(&self, spot: Spot<'_>, out: &mut [u8]) -> Result<()> {
-        if out.is_empty() {
-            return Ok(());
-        }
-        let p = self.placement(spot, out.len(), BasicType::Byte)?;
-        let (ty, n) = (self.world.basic_handle(BasicType::Byte)?, c_len(out.len())?);
-        let mut req: Handle = 0;
-        // SAFETY: `out` holds `n` bytes and stays borrowed until the request completes
-        // below; the placement's type and the window are live.
-        let rc = self.world.mpi(|api| unsafe {
-            (api.rget)(
-                out.as_mut_ptr().cast(),
-                n,
-                ty,
-                p.rank,
-                p.disp,
-                p.count,
-                p.ty,
-                self.win,
-                &mut req,
-            )
-        });
-        let call = Call::new("MPI_Rget").rank(spot.rank);
-        self.world.check(rc, call)?;
-        self.wait_request(req, call)
-    }
-
-    /// accumulate of `data` into `spot`.
-    pub(crate) fn accumulate_at(
-        &self,
-        spot: Spot<'_>,
-        basic: BasicType,
-        op: Op,
-        data: &[u8],
-        mode: Mode,
-    ) -> Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        self.world
-            .guards()
-            .check_accumulate(basic, op, self.flavor)?;
-        if self.split(basic, data.len()) {
-            return self.each_element(spot, data.len(), basic, |one, r| {
-                self.accumulate_at(one, basic, op, &data[r], mode)
-            });
-        }
-        let p = self.placement(spot, data.len(), basic)?;
-        let (ty, n) = (
-            self.world.basic_handle(basic)?,
-            c_len(data.len() / basic.size())?,
-        );
-        let call = Call::new("MPI_Accumulate")
-            .rank(spot.rank)
-            .typed(basic, Some(op));
-        match mode {
-            Mode::Passive => {
-                let mut req: Handle = 0;
-                // SAFETY: `data` holds `n` elements and stays borrowed until the request
-                // completes below.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.raccumulate)(
-                        data.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        op as c_int,
-                        self.win,
-                        &mut req,
-                    )
-                });
-                self.world.check(
-                    rc,
-                    Call {
-                        name: "MPI_Raccumulate",
-                        ..call
-                    },
-                )?;
-                self.wait_request(req, call)
-            }
-            Mode::Active => {
-                let copy = data.to_vec();
-                // SAFETY: `copy` holds `n` elements and is staged below, alive until the
-                // closing synchronization completes the call.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.accumulate)(
-                        copy.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        op as c_int,
-                        self.win,
-                    )
-                });
-                self.world.check(rc, call)?;
-                self.stage(copy);
-                Ok(())
-            }
-        }
-    }
-
-    /// get_accumulate at `spot`; passive epochs only. `data` is empty or as long as
-    /// `out` (empty only for NO_OP).
-    pub(crate) fn get_accumulate_at(
-        &self,
-        spot: Spot<'_>,
-        basic: BasicType,
-        op: Op,
-        data: &[u8],
-        out: &mut [u8],
-    ) -> Result<()> {
-        if out.is_empty() {
-            return Ok(());
-        }
-        self.world
-            .guards()
-            .check_accumulate(basic, op, self.flavor)?;
-        let zeros;
-        let data = if data.is_empty() {
-            zeros = vec![0u8; out.len()];
-            &zeros[..]
-        } else {
-            data
-        };
-        if self.split(basic, out.len()) {
-            return self.each_element(spot, out.len(), basic, |one, r| {
-                self.get_accumulate_at(one, basic, op, &data[r.clone()], &mut out[r])
-            });
-        }
-        let p = self.placement(spot, out.len(), basic)?;
-        let (ty, n) = (
-            self.world.basic_handle(basic)?,
-            c_len(out.len() / basic.size())?,
-        );
-        let mut req: Handle = 0;
-        // SAFETY: `data` and `out` hold `n` elements each and stay borrowed until the
-        // request completes below.
-        let rc = self.world.mpi(|api| unsafe {
-            (api.rget_accumulate)(
-                data.as_ptr().cast(),
-                n,
-                ty,
-                out.as_mut_ptr().cast(),
-                n,
-                ty,
-                p.rank,
-                p.disp,
-                p.count,
-                p.ty,
-                op as c_int,
-                self.win,
-                &mut req,
-            )
-        });
-        let call = Call::new("MPI_Rget_accumulate")
-            .rank(spot.rank)
-            .typed(basic, Some(op));
-        self.world.check(rc, call)?;
-        self.wait_request(req, call)
-    }
-
-    /// The displacement of the element at `byte` of `rank`'s window, checked to lie
-    /// inside it and at a multiple of its disp_unit.
-    fn element_disp(&self, rank: Rank, byte: usize, basic: BasicType) -> Result<i64> {
-        let peer = self.peer(rank)?;
-        let end = byte as i128 + basic.size() as i128;
-        if end > peer.len as i128 {
-            return Err(Error::OutOfWindow {
-                rank,
-                start: byte as i128,
-                end,
-                window_len: peer.len,
-            });
-        }
-        if byte % peer.disp_unit != 0 {
-            return Err(Error::Flavor {
-                reason: format!(
-                    "byte {byte} of {rank}'s window is not a multiple of its disp_unit {}; \
-                     MPI reaches single elements only at whole displacements (create windows \
-                     for rma-win with disp_unit 1)",
-                    peer.disp_unit
-                ),
-            });
-        }
-        Ok((byte / peer.disp_unit) as i64)
-    }
-
-    /// Whether a call on `bytes` bytes of `basic` goes one element per MPI call.
-    fn split(&self, basic: BasicType, bytes: usize) -> bool {
-        self.world.guards().split(basic, bytes)
-    }
-
-    /// The byte offsets of the elements of `spot` in `rank`'s window, in type-map
-    /// order, after checking the whole region as one call would.
-    fn element_offsets(
-        &self,
-        spot: Spot<'_>,
-        bytes: usize,
-        basic: BasicType,
-    ) -> Result<Vec<usize>> {
-        drop(self.placement(spot, bytes, basic)?);
-        let e = basic.size();
-        let mut out = Vec::with_capacity(bytes / e);
-        let mut run = |offset: isize, len: usize| {
-            // in range: the placement above checked every run against the window
-            let first = (spot.byte as isize + offset) as usize;
-            out.extend((0..len / e).map(|k| first + k * e));
-        };
-        match spot.layout {
-            None => run(0, bytes),
-            Some(l) => l.for_each_run(&mut |r| run(r.offset, r.len)),
-        }
-        Ok(out)
-    }
-
-    /// Calls `f(element spot, index)` for each element of `spot`.
-    fn each_element(
-        &self,
-        spot: Spot<'_>,
-        bytes: usize,
-        basic: BasicType,
-        mut f: impl FnMut(Spot<'_>, std::ops::Range<usize>) -> Result<()>,
-    ) -> Result<()> {
-        let e = basic.size();
-        for (i, byte) in self
-            .element_offsets(spot, bytes, basic)?
-            .into_iter()
-            .enumerate()
-        {
-            let one = Spot {
-                rank: spot.rank,
-                byte,
-                layout: None,
-            };
-            f(one, i * e..(i + 1) * e)?;
-        }
-        Ok(())
-    }
-
-    fn flush_local_of(&self, rank: c_int, call: Call) -> Result<()> {
-        // SAFETY: the window is live; a passive epoch covers `rank` (checked by callers).
-        let rc = self
-            .world
-            .mpi(|api| unsafe { (api.win_flush_local)(rank, self.win) });
-        self.world.check(
-            rc,
-            Call {
-                name: "MPI_Win_flush_local",
-                ..call
-            },
-        )
-    }
-
-    /// fetch_and_op on the element at `byte`; passive epochs only.
-    pub(crate) fn fetch_and_op_at(
-        &self,
-        rank: Rank,
-        byte: usize,
-        basic: BasicType,
-        op: Op,
-        origin: &[u8],
-        out: &mut [u8],
-    ) -> Result<()> {
-        let disp = self.element_disp(rank, byte, basic)?;
-        if self.world.guards().fetch_and_op_as_get_accumulate(basic) {
-            let one = Spot {
-                rank,
-                byte,
-                layout: None,
-            };
-            return self.get_accumulate_at(one, basic, op, origin, out);
-        }
-        self.world
-            .guards()
-            .check_accumulate(basic, op, self.flavor)?;
-        let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
-        let zero = [0u8; 16];
-        let origin = if origin.is_empty() {
-            &zero[..basic.size()]
-        } else {
-            origin
-        };
-        let call = Call::new("MPI_Fetch_and_op")
-            .rank(rank)
-            .typed(basic, Some(op));
-        // SAFETY: `origin` and `out` hold one element each (checked by callers) and stay
-        // borrowed until flush_local completes the call below.
-        let rc = self.world.mpi(|api| unsafe {
-            (api.fetch_and_op)(
-                origin.as_ptr().cast(),
-                out.as_mut_ptr().cast(),
-                ty,
-                r,
-                disp,
-                op as c_int,
-                self.win,
-            )
-        });
-        self.world.check(rc, call)?;
-        self.flush_local_of(r, call)
-    }
-
-    /// compare_and_swap on the element at `byte`; passive epochs only.
-    pub(crate) fn compare_and_swap_at(
-        &self,
-        rank: Rank,
-        byte: usize,
-        basic: BasicType,
-        origin: &[u8],
-        compare: &[u8],
-        out: &mut [u8],
-    ) -> Result<()> {
-        self.world.guards().check_cas(basic)?;
-        let disp = self.element_disp(rank, byte, basic)?;
-        let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
-        let call = Call::new("MPI_Compare_and_swap")
-            .rank(rank)
-            .typed(basic, None);
-        // SAFETY: `origin`, `compare` and `out` hold one element each (checked by
-        // callers) and stay borrowed until flush_local completes the call below.
-        let rc = self.world.mpi(|api| unsafe {
-            (api.compare_and_swap)(
-                origin.as_ptr().cast(),
-                compare.as_ptr().cast(),
-                out.as_mut_ptr().cast(),
-                ty,
-                r,
-                disp,
-                self.win,
-            )
-        });
-        self.world.check(rc, call)?;
-        self.flush_local_of(r, call)
-    }
-
-    // ---- the public data calls ----
-
-    /// Writes `data` to `to` (MPI_Put). In a passive-target epoch the call completes
-    /// locally before it returns; in an active-target one the window keeps a copy of
-    /// `data` until the closing synchronization.
-    pub fn put(&self, data: &[u8], to: Target<'_>) -> Result<()> {
-        if to.rank.is_null() {
-            return Ok(());
-        }
-        let mode = self.mode(to.rank, "put")?;
-        self.put_at(self.spot(to)?, data, mode)
-    }
-
-    /// Reads `from` into `out` (MPI_Rget + MPI_Wait). Needs a passive-target epoch
-    /// covering the target.
-    pub fn get(&self, out: &mut [u8], from: Target<'_>) -> Result<()> {
-        if from.rank.is_null() {
-            return Ok(());
-        }
-        self.need_passive(from.rank, "get")?;
-        self.get_at(self.spot(from)?, out)
-    }
-
-    /// Combines `data`, elements of `basic`, into `to` with `op`, element-wise
-    /// atomically (MPI_Accumulate). Completion as for [`MpiWindow::put`].
-    pub fn accumulate(&self, basic: BasicType, op: Op, data: &[u8], to: Target<'_>) -> Result<()> {
-        rma_ops::check(op, basic, RmaCall::Accumulate)?;
-        if to.rank.is_null() {
-            return Ok(());
-        }
-        let mode = self.mode(to.rank, "accumulate")?;
-        self.accumulate_at(self.spot(to)?, basic, op, data, mode)
-    }
-
-    /// Fetches `at` into `out` and combines `data` into it with `op`, each element in
-    /// one atomic step (MPI_Rget_accumulate + MPI_Wait). `data` is as long as `out`,
-    /// or empty for NO_OP. Needs a passive-target epoch covering the target.
-    pub fn get_accumulate(
-        &self,
-        basic: BasicType,
-        op: Op,
-        data: &[u8],
-        out: &mut [u8],
-        at: Target<'_>,
-    ) -> Result<()> {
-        rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
-        check_fetch_lengths(op, data.len(), out.len())?;
-        if at.rank.is_null() {
-            return Ok(());
-        }
-        self.need_passive(at.rank, "get_accumulate")?;
-        self.get_accumulate_at(self.spot(at)?, basic, op, data, out)
-    }
-
-    /// One element of `basic` at `disp` of `rank`'s window: fetches it into `out` and
-    /// combines `origin` into it with `op`, atomically (MPI_Fetch_and_op +
-    /// MPI_Win_flush_local). `origin` may be empty for NO_OP. Needs a passive-target
-    /// epoch covering the target.
-    pub fn fetch_and_op(
-        &self,
-        basic: BasicType,
-        op: Op,
-        origin: &[u8],
-        out: &mut [u8],
-        rank: Rank,
-        disp: Disp,
-    ) -> Result<()> {
-        rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
-        let n = basic.size();
-        let origin_ok = origin.len() == n || (op == Op::NoOp && origin.is_empty());
-        if !origin_ok {
-            return Err(element_len("origin", n, origin.len()));
-        }
-        if out.len() != n {
-            return Err(element_len("result", n, out.len()));
-        }
-        if rank.is_null() {
-            return Ok(());
-        }
-        self.need_passive(rank, "fetch_and_op")?;
-        self.fetch_and_op_at(rank, self.byte_of(rank, disp)?, basic, op, origin, out)
-    }
-
-    /// One element of `basic` at `disp` of `rank`'s window: fetches it into `out` and
-    /// replaces it with `origin` if it equals `compare`, atomically
-    /// (MPI_Compare_and_swap + MPI_Win_flush_local). Needs a passive-target epoch
-    /// covering the target. 8-byte types are refused (class RMA_FLAVOR) where the
-    /// library is known to crash on them ([`World::cas64_blocked`]).
-    pub fn compare_and_swap(
-        &self,
-        basic: BasicType,
-        origin: &[u8],
-        compare: &[u8],
-        out: &mut [u8],
-        rank: Rank,
-        disp: Disp,
-    ) -> Result<()> {
-        rma_ops::check_cas_type(basic)?;
-        let n = basic.size();
-        for (which, len) in [
-            ("origin", origin.len()),
-            ("compare", compare.len()),
-            ("result", out.len()),
-        ] {
-            if len != n {
-                return Err(element_len(which, n, len));
-            }
-        }
-        if rank.is_null() {
-            return Ok(());
-        }
-        self.need_passive(rank, "compare_and_swap")?;
-        self.compare_and_swap_at(rank, self.byte_of(rank, disp)?, basic, origin, compare, out)
-    }
-
-    // ---- request-based calls ----
-
-    /// Starts a put of a copy of `data` to `to` (MPI_Rput). Needs a passive-target
-    /// epoch covering the target.
-    pub fn rput(&self, data: &[u8], to: Target<'_>) -> Result<Request<'_>> {
-        let copy = data.to_vec();
-        self.start_request(
-            to,
-            "rput",
-            copy,
-            Vec::new(),
-            |p, origin, _, n, ty, req| {
-                // SAFETY: `origin` holds `n` bytes owned by the request, alive until it
-                // completes (or leaked with it).
-                self.world.mpi(|api| unsafe {
-                    (api.rput)(
-                        origin.cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        self.win,
-                        req,
-                    )
-                })
-            },
-            BasicType::Byte,
-        )
-    }
-
-    /// Starts a get of `len` bytes from `from` (MPI_Rget); [`Request::wait`] returns
-    /// them. Needs a passive-target epoch covering the target.
-    pub fn rget(&self, len: usize, from: Target<'_>) -> Result<Request<'_>> {
-        self.start_request(
-            from,
-            "rget",
-            Vec::new(),
-            vec![0u8; len],
-            |p, _, result, n, ty, req| {
-                // SAFETY: `result` holds `n` bytes owned by the request, alive until it
-                // completes (or leaked with it).
-                self.world.mpi(|api| unsafe {
-                    (api.rget)(
-                        result.cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        self.win,
-                        req,
-                    )
-                })
-            },
-            BasicType::Byte,
-        )
-    }
-
-    /// Starts an accumulate of a copy of `data` into `to` (MPI_Raccumulate). Needs a
-    /// passive-target epoch covering the target.
-    pub fn raccumulate(
-        &self,
-        basic: BasicType,
-        op: Op,
-        data: &[u8],
-        to: Target<'_>,
-    ) -> Result<Request<'_>> {
-        rma_ops::check(op, basic, RmaCall::Accumulate)?;
-        self.world
-            .guards()
-            .check_accumulate(basic, op, self.flavor)?;
-        if !to.rank.is_null() && self.split(basic, data.len()) {
-            // one element per call, completed here (defects.rs)
-            self.need_passive(to.rank, "raccumulate")?;
-            self.accumulate_at(self.spot(to)?, basic, op, data, Mode::Passive)?;
-            return Ok(Request::done(self.world, "raccumulate", Vec::new()));
-        }
-        self.start_request(
-            to,
-            "raccumulate",
-            data.to_vec(),
-            Vec::new(),
-            |p, origin, _, n, ty, req| {
-                // SAFETY: `origin` holds `n` elements owned by the request.
-                self.world.mpi(|api| unsafe {
-                    (api.raccumulate)(
-                        origin.cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        op as c_int,
-                        self.win,
-                        req,
-                    )
-                })
-            },
-            basic,
-        )
-    }
-
-    /// Starts a get_accumulate at `at` (MPI_Rget_accumulate): [`Request::wait`] returns
-    /// the fetched bytes, as many as `data` holds. For NO_OP only the length of `data`
-    /// matters. Needs a passive-target epoch covering the target.
-    pub fn rget_accumulate(
-        &self,
-        basic: BasicType,
-        op: Op,
-        data: &[u8],
-        at: Target<'_>,
-    ) -> Result<Request<'_>> {
-        rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
-        self.world
-            .guards()
-            .check_accumulate(basic, op, self.flavor)?;
-        if !at.rank.is_null() && self.split(basic, data.len()) {
-            // one element per call, completed here (defects.rs)
-            self.need_passive(at.rank, "rget_accumulate")?;
-            let mut result = vec![0u8; data.len()];
-            self.get_accumulate_at(self.spot(at)?, basic, op, data, &mut result)?;
-            return Ok(Request::done(self.world, "rget_accumulate", result));
-        }
-        self.start_request(
-            at,
-            "rget_accumulate",
-            data.to_vec(),
-            vec![0u8; data.len()],
-            |p, origin, result, n, ty, req| {
-                // SAFETY: `origin` and `result` hold `n` elements each, owned by the request.
-                self.world.mpi(|api| unsafe {
-                    (api.rget_accumulate)(
-                        origin.cast(),
-                        n,
-                        ty,
-                        result.cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        op as c_int,
-                        self.win,
-                        req,
-                    )
-                })
-            },
-            basic,
-        )
-    }
-
-    /// Checks and places a request-based call, then issues it with `issue(placement,
-    /// origin, result, count, type, &mut request)` over buffers the request owns.
-    #[allow(clippy::too_many_arguments)]
-    fn start_request(
-        &self,
-        t: Target<'_>,
-        name: &'static str,
-        origin: Vec<u8>,
-        mut result: Vec<u8>,
-        issue: impl FnOnce(&Placement<'_>, *const u8, *mut u8, c_int, Handle, &mut Handle) -> c_int,
-        basic: BasicType,
-    ) -> Result<Request<'_>> {
-        if t.rank.is_null() {
-            return Ok(Request::done(self.world, name, result));
-        }
-        self.need_passive(t.rank, name)?;
-        let bytes = origin.len().max(result.len());
-        if bytes == 0 {
-            return Ok(Request::done(self.world, name, result));
-        }
-        let p = self.placement(self.spot(t)?, bytes, basic)?;
-        let (ty, n) = (
-            self.world.basic_handle(basic)?,
-            c_len(bytes / basic.size())?,
-        );
-        let mut req: Handle = 0;
-        let rc = issue(&p, origin.as_ptr(), result.as_mut_ptr(), n, ty, &mut req);
-        self.world
-            .check(rc, Call::new(name).rank(t.rank).typed(basic, None))?;
-        Ok(Request::new(self.world, name, req, origin, result))
-    }
-
-    // ---- freeing ----
 
     /// Collectively frees the window (MPI_Win_free), first closing the epochs this rank
     /// still holds (unlock, unlock_all, complete, wait). Returns the buffer of a window
@@ -1288,32 +581,5 @@ impl Drop for MpiWindow<'_> {
             return;
         }
         let _ = self.release();
-    }
-}
-
-fn c_len(n: usize) -> Result<c_int> {
-    c_int::try_from(n).map_err(|_| Error::CountOverflow {
-        count: n,
-        what: "elements in one MPI call",
-    })
-}
-
-fn element_len(which: &'static str, needed: usize, got: usize) -> Error {
-    if got < needed {
-        Error::BufferTooSmall { which, needed, got }
-    } else {
-        Error::arg(format!(
-            "the {which} buffer holds {got} bytes, one element is {needed}"
-        ))
-    }
-}
-
-fn check_fetch_lengths(op: Op, data: usize, out: usize) -> Result<()> {
-    if data == out || (op == Op::NoOp && data == 0) {
-        Ok(())
-    } else {
-        Err(Error::arg(format!(
-            "the origin holds {data} bytes and the result {out}; they must match (or the origin be empty for NO_OP)"
-        )))
     }
 }

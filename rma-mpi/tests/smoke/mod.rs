@@ -16,7 +16,7 @@ use rma_mpi::{MpiWindow, Target, ThreadLevel, World};
 type Check<T = ()> = std::result::Result<T, String>;
 
 /// Counter increments per rank.
-const N: i64 = 40;
+const N: i64 = 20;
 /// Window size: 512 slots of 8 bytes, disp_unit 8.
 const SLOTS: usize = 512;
 

@@ -1,0 +1,333 @@
+//! The public RMA calls of [`MpiWindow`]: put, get, accumulate, get_accumulate,
+//! fetch_and_op, compare_and_swap, and the request-based forms.
+
+use crate::datatype::Placement;
+use crate::epoch::Mode;
+use crate::error::Call;
+use crate::ffi::Handle;
+use crate::issue::c_len;
+use crate::request::Request;
+use crate::window::{MpiWindow, Target};
+use rma_core::{BasicType, Disp, Error, Op, Rank, Result, RmaCall};
+use std::ffi::c_int;
+
+impl MpiWindow<'_> {
+    /// Writes `data` to `to` (MPI_Put). In a passive-target epoch the call completes
+    /// locally before it returns; in an active-target one the window keeps a copy of
+    /// `data` until the closing synchronization.
+    pub fn put(&self, data: &[u8], to: Target<'_>) -> Result<()> {
+        if to.rank.is_null() {
+            return Ok(());
+        }
+        let mode = self.mode(to.rank, "put")?;
+        self.put_at(self.spot(to)?, data, mode)
+    }
+
+    /// Reads `from` into `out` (MPI_Rget + MPI_Wait). Needs a passive-target epoch
+    /// covering the target.
+    pub fn get(&self, out: &mut [u8], from: Target<'_>) -> Result<()> {
+        if from.rank.is_null() {
+            return Ok(());
+        }
+        self.need_passive(from.rank, "get")?;
+        self.get_at(self.spot(from)?, out)
+    }
+
+    /// Combines `data`, elements of `basic`, into `to` with `op`, element-wise
+    /// atomically (MPI_Accumulate). Completion as for [`MpiWindow::put`].
+    pub fn accumulate(&self, basic: BasicType, op: Op, data: &[u8], to: Target<'_>) -> Result<()> {
+        rma_ops::check(op, basic, RmaCall::Accumulate)?;
+        if to.rank.is_null() {
+            return Ok(());
+        }
+        let mode = self.mode(to.rank, "accumulate")?;
+        self.accumulate_at(self.spot(to)?, basic, op, data, mode)
+    }
+
+    /// Fetches `at` into `out` and combines `data` into it with `op`, each element in
+    /// one atomic step (MPI_Rget_accumulate + MPI_Wait). `data` is as long as `out`,
+    /// or empty for NO_OP. Needs a passive-target epoch covering the target.
+    pub fn get_accumulate(
+        &self,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+        at: Target<'_>,
+    ) -> Result<()> {
+        rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
+        check_fetch_lengths(op, data.len(), out.len())?;
+        if at.rank.is_null() {
+            return Ok(());
+        }
+        self.need_passive(at.rank, "get_accumulate")?;
+        self.get_accumulate_at(self.spot(at)?, basic, op, data, out)
+    }
+
+    /// One element of `basic` at `disp` of `rank`'s window: fetches it into `out` and
+    /// combines `origin` into it with `op`, atomically (MPI_Fetch_and_op +
+    /// MPI_Win_flush_local). `origin` may be empty for NO_OP. Needs a passive-target
+    /// epoch covering the target.
+    pub fn fetch_and_op(
+        &self,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+        rank: Rank,
+        disp: Disp,
+    ) -> Result<()> {
+        rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
+        let n = basic.size();
+        let origin_ok = origin.len() == n || (op == Op::NoOp && origin.is_empty());
+        if !origin_ok {
+            return Err(element_len("origin", n, origin.len()));
+        }
+        if out.len() != n {
+            return Err(element_len("result", n, out.len()));
+        }
+        if rank.is_null() {
+            return Ok(());
+        }
+        self.need_passive(rank, "fetch_and_op")?;
+        self.fetch_and_op_at(rank, self.byte_of(rank, disp)?, basic, op, origin, out)
+    }
+
+    /// One element of `basic` at `disp` of `rank`'s window: fetches it into `out` and
+    /// replaces it with `origin` if it equals `compare`, atomically
+    /// (MPI_Compare_and_swap + MPI_Win_flush_local). Needs a passive-target epoch
+    /// covering the target. 8-byte types are refused (class RMA_FLAVOR) where the
+    /// library is known to crash on them ([`World::cas64_blocked`](crate::World::cas64_blocked)).
+    pub fn compare_and_swap(
+        &self,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+        rank: Rank,
+        disp: Disp,
+    ) -> Result<()> {
+        rma_ops::check_cas_type(basic)?;
+        let n = basic.size();
+        for (which, len) in [
+            ("origin", origin.len()),
+            ("compare", compare.len()),
+            ("result", out.len()),
+        ] {
+            if len != n {
+                return Err(element_len(which, n, len));
+            }
+        }
+        if rank.is_null() {
+            return Ok(());
+        }
+        self.need_passive(rank, "compare_and_swap")?;
+        self.compare_and_swap_at(rank, self.byte_of(rank, disp)?, basic, origin, compare, out)
+    }
+
+    /// Starts a put of a copy of `data` to `to` (MPI_Rput). Needs a passive-target
+    /// epoch covering the target.
+    pub fn rput(&self, data: &[u8], to: Target<'_>) -> Result<Request<'_>> {
+        let copy = data.to_vec();
+        self.start_request(
+            to,
+            "rput",
+            copy,
+            Vec::new(),
+            |p, origin, _, n, ty, req| {
+                // SAFETY: `origin` holds `n` bytes owned by the request, alive until it
+                // completes (or leaked with it).
+                self.world.mpi(|api| unsafe {
+                    (api.rput)(
+                        origin.cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        self.win,
+                        req,
+                    )
+                })
+            },
+            BasicType::Byte,
+        )
+    }
+
+    /// Starts a get of `len` bytes from `from` (MPI_Rget); [`Request::wait`] returns
+    /// them. Needs a passive-target epoch covering the target.
+    pub fn rget(&self, len: usize, from: Target<'_>) -> Result<Request<'_>> {
+        self.start_request(
+            from,
+            "rget",
+            Vec::new(),
+            vec![0u8; len],
+            |p, _, result, n, ty, req| {
+                // SAFETY: `result` holds `n` bytes owned by the request, alive until it
+                // completes (or leaked with it).
+                self.world.mpi(|api| unsafe {
+                    (api.rget)(
+                        result.cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        self.win,
+                        req,
+                    )
+                })
+            },
+            BasicType::Byte,
+        )
+    }
+
+    /// Starts an accumulate of a copy of `data` into `to` (MPI_Raccumulate). Needs a
+    /// passive-target epoch covering the target.
+    pub fn raccumulate(
+        &self,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        to: Target<'_>,
+    ) -> Result<Request<'_>> {
+        rma_ops::check(op, basic, RmaCall::Accumulate)?;
+        self.world
+            .guards()
+            .check_accumulate(basic, op, self.flavor)?;
+        if !to.rank.is_null() && self.split(basic, data.len()) {
+            // one element per call, completed here (defects.rs)
+            self.need_passive(to.rank, "raccumulate")?;
+            self.accumulate_at(self.spot(to)?, basic, op, data, Mode::Passive)?;
+            return Ok(Request::done(self.world, "raccumulate", Vec::new()));
+        }
+        self.start_request(
+            to,
+            "raccumulate",
+            data.to_vec(),
+            Vec::new(),
+            |p, origin, _, n, ty, req| {
+                // SAFETY: `origin` holds `n` elements owned by the request.
+                self.world.mpi(|api| unsafe {
+                    (api.raccumulate)(
+                        origin.cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        op as c_int,
+                        self.win,
+                        req,
+                    )
+                })
+            },
+            basic,
+        )
+    }
+
+    /// Starts a get_accumulate at `at` (MPI_Rget_accumulate): [`Request::wait`] returns
+    /// the fetched bytes, as many as `data` holds. For NO_OP only the length of `data`
+    /// matters. Needs a passive-target epoch covering the target.
+    pub fn rget_accumulate(
+        &self,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        at: Target<'_>,
+    ) -> Result<Request<'_>> {
+        rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
+        self.world
+            .guards()
+            .check_accumulate(basic, op, self.flavor)?;
+        if !at.rank.is_null() && self.split(basic, data.len()) {
+            // one element per call, completed here (defects.rs)
+            self.need_passive(at.rank, "rget_accumulate")?;
+            let mut result = vec![0u8; data.len()];
+            self.get_accumulate_at(self.spot(at)?, basic, op, data, &mut result)?;
+            return Ok(Request::done(self.world, "rget_accumulate", result));
+        }
+        self.start_request(
+            at,
+            "rget_accumulate",
+            data.to_vec(),
+            vec![0u8; data.len()],
+            |p, origin, result, n, ty, req| {
+                // SAFETY: `origin` and `result` hold `n` elements each, owned by the request.
+                self.world.mpi(|api| unsafe {
+                    (api.rget_accumulate)(
+                        origin.cast(),
+                        n,
+                        ty,
+                        result.cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        op as c_int,
+                        self.win,
+                        req,
+                    )
+                })
+            },
+            basic,
+        )
+    }
+
+    /// Checks and places a request-based call, then issues it with `issue(placement,
+    /// origin, result, count, type, &mut request)` over buffers the request owns.
+    #[allow(clippy::too_many_arguments)]
+    fn start_request(
+        &self,
+        t: Target<'_>,
+        name: &'static str,
+        origin: Vec<u8>,
+        mut result: Vec<u8>,
+        issue: impl FnOnce(&Placement<'_>, *const u8, *mut u8, c_int, Handle, &mut Handle) -> c_int,
+        basic: BasicType,
+    ) -> Result<Request<'_>> {
+        if t.rank.is_null() {
+            return Ok(Request::done(self.world, name, result));
+        }
+        self.need_passive(t.rank, name)?;
+        let bytes = origin.len().max(result.len());
+        if bytes == 0 {
+            return Ok(Request::done(self.world, name, result));
+        }
+        let p = self.placement(self.spot(t)?, bytes, basic)?;
+        let (ty, n) = (
+            self.world.basic_handle(basic)?,
+            c_len(bytes / basic.size())?,
+        );
+        let mut req: Handle = 0;
+        let rc = issue(&p, origin.as_ptr(), result.as_mut_ptr(), n, ty, &mut req);
+        self.world
+            .check(rc, Call::new(name).rank(t.rank).typed(basic, None))?;
+        Ok(Request::new(self.world, name, req, origin, result))
+    }
+}
+
+fn element_len(which: &'static str, needed: usize, got: usize) -> Error {
+    if got < needed {
+        Error::BufferTooSmall { which, needed, got }
+    } else {
+        Error::arg(format!(
+            "the {which} buffer holds {got} bytes, one element is {needed}"
+        ))
+    }
+}
+
+fn check_fetch_lengths(op: Op, data: usize, out: usize) -> Result<()> {
+    if data == out || (op == Op::NoOp && data == 0) {
+        Ok(())
+    } else {
+        Err(Error::arg(format!(
+            "the origin holds {data} bytes and the result {out}; they must match (or the origin be empty for NO_OP)"
+        )))
+    }
+}

@@ -1,0 +1,429 @@
+//! The byte-level RMA calls of [`MpiWindow`], where both API levels (the public calls
+//! and the [`rma_core::Transport`] impl) end: each places its target layout, issues the
+//! MPI call and completes it as the epoch allows.
+
+use crate::epoch::Mode;
+use crate::error::Call;
+use crate::ffi::Handle;
+use crate::window::{MpiWindow, Spot};
+use rma_core::{BasicType, Error, Op, Rank, Result};
+use std::ffi::c_int;
+
+impl MpiWindow<'_> {
+    /// Waits for a request of a call whose buffers the caller keeps alive until then.
+    fn wait_request(&self, mut req: Handle, call: Call) -> Result<()> {
+        // SAFETY: `req` is an active request of this process; MPI_Wait frees it.
+        let rc = self.world.mpi(|api| unsafe { (api.wait)(&mut req) });
+        self.world.check(rc, call)
+    }
+
+    /// put of `data` at `spot`.
+    pub(crate) fn put_at(&self, spot: Spot<'_>, data: &[u8], mode: Mode) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let p = self.placement(spot, data.len(), BasicType::Byte)?;
+        let (ty, n) = (
+            self.world.basic_handle(BasicType::Byte)?,
+            c_len(data.len())?,
+        );
+        let call = Call::new("MPI_Put").rank(spot.rank);
+        match mode {
+            Mode::Passive => {
+                let mut req: Handle = 0;
+                // SAFETY: `data` holds `n` bytes and stays borrowed until the request
+                // completes below; the placement's type and window are live.
+                let rc = self.world.mpi(|api| unsafe {
+                    (api.rput)(
+                        data.as_ptr().cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        self.win,
+                        &mut req,
+                    )
+                });
+                self.world.check(
+                    rc,
+                    Call {
+                        name: "MPI_Rput",
+                        ..call
+                    },
+                )?;
+                self.wait_request(req, call)
+            }
+            Mode::Active => {
+                let copy = data.to_vec();
+                // SAFETY: `copy` holds `n` bytes and is staged below, alive until the
+                // closing synchronization completes the put.
+                let rc = self.world.mpi(|api| unsafe {
+                    (api.put)(
+                        copy.as_ptr().cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        self.win,
+                    )
+                });
+                self.world.check(rc, call)?;
+                self.stage(copy);
+                Ok(())
+            }
+        }
+    }
+
+    /// get of `spot` into `out`; passive epochs only.
+    pub(crate) fn get_at(&self, spot: Spot<'_>, out: &mut [u8]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let p = self.placement(spot, out.len(), BasicType::Byte)?;
+        let (ty, n) = (self.world.basic_handle(BasicType::Byte)?, c_len(out.len())?);
+        let mut req: Handle = 0;
+        // SAFETY: `out` holds `n` bytes and stays borrowed until the request completes
+        // below; the placement's type and the window are live.
+        let rc = self.world.mpi(|api| unsafe {
+            (api.rget)(
+                out.as_mut_ptr().cast(),
+                n,
+                ty,
+                p.rank,
+                p.disp,
+                p.count,
+                p.ty,
+                self.win,
+                &mut req,
+            )
+        });
+        let call = Call::new("MPI_Rget").rank(spot.rank);
+        self.world.check(rc, call)?;
+        self.wait_request(req, call)
+    }
+
+    /// accumulate of `data` into `spot`.
+    pub(crate) fn accumulate_at(
+        &self,
+        spot: Spot<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        mode: Mode,
+    ) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.world
+            .guards()
+            .check_accumulate(basic, op, self.flavor)?;
+        if self.split(basic, data.len()) {
+            return self.each_element(spot, data.len(), basic, |one, r| {
+                self.accumulate_at(one, basic, op, &data[r], mode)
+            });
+        }
+        let p = self.placement(spot, data.len(), basic)?;
+        let (ty, n) = (
+            self.world.basic_handle(basic)?,
+            c_len(data.len() / basic.size())?,
+        );
+        let call = Call::new("MPI_Accumulate")
+            .rank(spot.rank)
+            .typed(basic, Some(op));
+        match mode {
+            Mode::Passive => {
+                let mut req: Handle = 0;
+                // SAFETY: `data` holds `n` elements and stays borrowed until the request
+                // completes below.
+                let rc = self.world.mpi(|api| unsafe {
+                    (api.raccumulate)(
+                        data.as_ptr().cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        op as c_int,
+                        self.win,
+                        &mut req,
+                    )
+                });
+                self.world.check(
+                    rc,
+                    Call {
+                        name: "MPI_Raccumulate",
+                        ..call
+                    },
+                )?;
+                self.wait_request(req, call)
+            }
+            Mode::Active => {
+                let copy = data.to_vec();
+                // SAFETY: `copy` holds `n` elements and is staged below, alive until the
+                // closing synchronization completes the call.
+                let rc = self.world.mpi(|api| unsafe {
+                    (api.accumulate)(
+                        copy.as_ptr().cast(),
+                        n,
+                        ty,
+                        p.rank,
+                        p.disp,
+                        p.count,
+                        p.ty,
+                        op as c_int,
+                        self.win,
+                    )
+                });
+                self.world.check(rc, call)?;
+                self.stage(copy);
+                Ok(())
+            }
+        }
+    }
+
+    /// get_accumulate at `spot`; passive epochs only. `data` is empty or as long as
+    /// `out` (empty only for NO_OP).
+    pub(crate) fn get_accumulate_at(
+        &self,
+        spot: Spot<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.world
+            .guards()
+            .check_accumulate(basic, op, self.flavor)?;
+        let zeros;
+        let data = if data.is_empty() {
+            zeros = vec![0u8; out.len()];
+            &zeros[..]
+        } else {
+            data
+        };
+        if self.split(basic, out.len()) {
+            return self.each_element(spot, out.len(), basic, |one, r| {
+                self.get_accumulate_at(one, basic, op, &data[r.clone()], &mut out[r])
+            });
+        }
+        let p = self.placement(spot, out.len(), basic)?;
+        let (ty, n) = (
+            self.world.basic_handle(basic)?,
+            c_len(out.len() / basic.size())?,
+        );
+        let mut req: Handle = 0;
+        // SAFETY: `data` and `out` hold `n` elements each and stay borrowed until the
+        // request completes below.
+        let rc = self.world.mpi(|api| unsafe {
+            (api.rget_accumulate)(
+                data.as_ptr().cast(),
+                n,
+                ty,
+                out.as_mut_ptr().cast(),
+                n,
+                ty,
+                p.rank,
+                p.disp,
+                p.count,
+                p.ty,
+                op as c_int,
+                self.win,
+                &mut req,
+            )
+        });
+        let call = Call::new("MPI_Rget_accumulate")
+            .rank(spot.rank)
+            .typed(basic, Some(op));
+        self.world.check(rc, call)?;
+        self.wait_request(req, call)
+    }
+
+    /// The displacement of the element at `byte` of `rank`'s window, checked to lie
+    /// inside it and at a multiple of its disp_unit.
+    fn element_disp(&self, rank: Rank, byte: usize, basic: BasicType) -> Result<i64> {
+        let peer = self.peer(rank)?;
+        let end = byte as i128 + basic.size() as i128;
+        if end > peer.len as i128 {
+            return Err(Error::OutOfWindow {
+                rank,
+                start: byte as i128,
+                end,
+                window_len: peer.len,
+            });
+        }
+        if byte % peer.disp_unit != 0 {
+            return Err(Error::Flavor {
+                reason: format!(
+                    "byte {byte} of {rank}'s window is not a multiple of its disp_unit {}; \
+                     MPI reaches single elements only at whole displacements (create windows \
+                     for rma-win with disp_unit 1)",
+                    peer.disp_unit
+                ),
+            });
+        }
+        Ok((byte / peer.disp_unit) as i64)
+    }
+
+    /// Whether a call on `bytes` bytes of `basic` goes one element per MPI call.
+    pub(crate) fn split(&self, basic: BasicType, bytes: usize) -> bool {
+        self.world.guards().split(basic, bytes)
+    }
+
+    /// The byte offsets of the elements of `spot` in `rank`'s window, in type-map
+    /// order, after checking the whole region as one call would.
+    fn element_offsets(
+        &self,
+        spot: Spot<'_>,
+        bytes: usize,
+        basic: BasicType,
+    ) -> Result<Vec<usize>> {
+        drop(self.placement(spot, bytes, basic)?);
+        let e = basic.size();
+        let mut out = Vec::with_capacity(bytes / e);
+        let mut run = |offset: isize, len: usize| {
+            // in range: the placement above checked every run against the window
+            let first = (spot.byte as isize + offset) as usize;
+            out.extend((0..len / e).map(|k| first + k * e));
+        };
+        match spot.layout {
+            None => run(0, bytes),
+            Some(l) => l.for_each_run(&mut |r| run(r.offset, r.len)),
+        }
+        Ok(out)
+    }
+
+    /// Calls `f(element spot, index)` for each element of `spot`.
+    fn each_element(
+        &self,
+        spot: Spot<'_>,
+        bytes: usize,
+        basic: BasicType,
+        mut f: impl FnMut(Spot<'_>, std::ops::Range<usize>) -> Result<()>,
+    ) -> Result<()> {
+        let e = basic.size();
+        for (i, byte) in self
+            .element_offsets(spot, bytes, basic)?
+            .into_iter()
+            .enumerate()
+        {
+            let one = Spot {
+                rank: spot.rank,
+                byte,
+                layout: None,
+            };
+            f(one, i * e..(i + 1) * e)?;
+        }
+        Ok(())
+    }
+
+    fn flush_local_of(&self, rank: c_int, call: Call) -> Result<()> {
+        // SAFETY: the window is live; a passive epoch covers `rank` (checked by callers).
+        let rc = self
+            .world
+            .mpi(|api| unsafe { (api.win_flush_local)(rank, self.win) });
+        self.world.check(
+            rc,
+            Call {
+                name: "MPI_Win_flush_local",
+                ..call
+            },
+        )
+    }
+
+    /// fetch_and_op on the element at `byte`; passive epochs only.
+    pub(crate) fn fetch_and_op_at(
+        &self,
+        rank: Rank,
+        byte: usize,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let disp = self.element_disp(rank, byte, basic)?;
+        if self.world.guards().fetch_and_op_as_get_accumulate(basic) {
+            let one = Spot {
+                rank,
+                byte,
+                layout: None,
+            };
+            return self.get_accumulate_at(one, basic, op, origin, out);
+        }
+        self.world
+            .guards()
+            .check_accumulate(basic, op, self.flavor)?;
+        let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
+        let zero = [0u8; 16];
+        let origin = if origin.is_empty() {
+            &zero[..basic.size()]
+        } else {
+            origin
+        };
+        let call = Call::new("MPI_Fetch_and_op")
+            .rank(rank)
+            .typed(basic, Some(op));
+        // SAFETY: `origin` and `out` hold one element each (checked by callers) and stay
+        // borrowed until flush_local completes the call below.
+        let rc = self.world.mpi(|api| unsafe {
+            (api.fetch_and_op)(
+                origin.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                ty,
+                r,
+                disp,
+                op as c_int,
+                self.win,
+            )
+        });
+        self.world.check(rc, call)?;
+        self.flush_local_of(r, call)
+    }
+
+    /// compare_and_swap on the element at `byte`; passive epochs only.
+    pub(crate) fn compare_and_swap_at(
+        &self,
+        rank: Rank,
+        byte: usize,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.world.guards().check_cas(basic)?;
+        let disp = self.element_disp(rank, byte, basic)?;
+        let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
+        let call = Call::new("MPI_Compare_and_swap")
+            .rank(rank)
+            .typed(basic, None);
+        // SAFETY: `origin`, `compare` and `out` hold one element each (checked by
+        // callers) and stay borrowed until flush_local completes the call below.
+        let rc = self.world.mpi(|api| unsafe {
+            (api.compare_and_swap)(
+                origin.as_ptr().cast(),
+                compare.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                ty,
+                r,
+                disp,
+                self.win,
+            )
+        });
+        self.world.check(rc, call)?;
+        self.flush_local_of(r, call)
+    }
+}
+
+pub(crate) fn c_len(n: usize) -> Result<c_int> {
+    c_int::try_from(n).map_err(|_| Error::CountOverflow {
+        count: n,
+        what: "elements in one MPI call",
+    })
+}
