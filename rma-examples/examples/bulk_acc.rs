@@ -1,6 +1,7 @@
-//! Accumulate bandwidth under a shared lock (lock_all: element-wise atomic kernels)
-//! and under an exclusive lock (no other origin can touch the target, so the transport
-//! may use the plain vectorised kernels), side by side in one run. Rank 0 accumulates
+//! Accumulate bandwidth under a shared lock (lock_all: bulk updates take the atomicity
+//! domain's chunk locks before their vectorised loops) and under an exclusive lock (no
+//! other origin can touch the target, so no chunk lock is needed), side by side in one
+//! run. Rank 0 accumulates
 //! N f64 (SUM) into rank 1 and flushes, for N = 512 ... 262144; medians of 7 repetitions.
 //! Needs at least 2 ranks; checks the final sums exactly.
 
