@@ -5,10 +5,10 @@ use crate::datatype::Placement;
 use crate::epoch::Mode;
 use crate::error::Call;
 use crate::ffi::Handle;
-use crate::issue::c_len;
+use crate::issue::{c_len, check_compare_and_swap, check_fetch_and_op, check_fetch_lengths};
 use crate::request::Request;
 use crate::window::{MpiWindow, Target};
-use rma_core::{BasicType, Disp, Error, Op, Rank, Result, RmaCall};
+use rma_core::{BasicType, Disp, Op, Rank, Result, RmaCall};
 use std::ffi::c_int;
 
 impl MpiWindow<'_> {
@@ -77,15 +77,7 @@ impl MpiWindow<'_> {
         rank: Rank,
         disp: Disp,
     ) -> Result<()> {
-        rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
-        let n = basic.size();
-        let origin_ok = origin.len() == n || (op == Op::NoOp && origin.is_empty());
-        if !origin_ok {
-            return Err(element_len("origin", n, origin.len()));
-        }
-        if out.len() != n {
-            return Err(element_len("result", n, out.len()));
-        }
+        check_fetch_and_op(basic, op, origin, out)?;
         if rank.is_null() {
             return Ok(());
         }
@@ -107,17 +99,7 @@ impl MpiWindow<'_> {
         rank: Rank,
         disp: Disp,
     ) -> Result<()> {
-        rma_ops::check_cas_type(basic)?;
-        let n = basic.size();
-        for (which, len) in [
-            ("origin", origin.len()),
-            ("compare", compare.len()),
-            ("result", out.len()),
-        ] {
-            if len != n {
-                return Err(element_len(which, n, len));
-            }
-        }
+        check_compare_and_swap(basic, origin, compare, out)?;
         if rank.is_null() {
             return Ok(());
         }
@@ -309,25 +291,5 @@ impl MpiWindow<'_> {
         self.world
             .check(rc, Call::new(name).rank(t.rank).typed(basic, None))?;
         Ok(Request::new(self.world, name, req, origin, result))
-    }
-}
-
-fn element_len(which: &'static str, needed: usize, got: usize) -> Error {
-    if got < needed {
-        Error::BufferTooSmall { which, needed, got }
-    } else {
-        Error::arg(format!(
-            "the {which} buffer holds {got} bytes, one element is {needed}"
-        ))
-    }
-}
-
-fn check_fetch_lengths(op: Op, data: usize, out: usize) -> Result<()> {
-    if data == out || (op == Op::NoOp && data == 0) {
-        Ok(())
-    } else {
-        Err(Error::arg(format!(
-            "the origin holds {data} bytes and the result {out}; they must match (or the origin be empty for NO_OP)"
-        )))
     }
 }

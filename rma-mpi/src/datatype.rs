@@ -28,6 +28,10 @@ pub(crate) struct Placement<'w> {
     pub(crate) count: c_int,
     /// The target datatype.
     pub(crate) ty: Handle,
+    /// The bytes `[start, end)` of the target window the call touches, the window's
+    /// length and disp_unit (for error reports).
+    pub(crate) range: (i128, i128, usize),
+    pub(crate) disp_unit: usize,
     derived: bool,
 }
 
@@ -93,6 +97,8 @@ pub(crate) fn place<'w>(
         disp: disp as i64,
         count,
         ty,
+        range: (start, end, region.window_len),
+        disp_unit: region.disp_unit,
         derived,
     })
 }

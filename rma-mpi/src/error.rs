@@ -65,6 +65,14 @@ impl Call {
         self
     }
 
+    /// With where a placed call lands and how many bytes it moves.
+    pub(crate) fn placed(mut self, p: &crate::datatype::Placement<'_>, bytes: usize) -> Call {
+        self.range = Some(p.range);
+        self.disp = Some((p.disp, p.disp_unit));
+        self.bytes = bytes;
+        self
+    }
+
     /// With assertion bits and the call's accepted bits.
     pub(crate) const fn assert(mut self, bits: u32, allowed: u32) -> Call {
         self.assert = Some((bits, allowed));

@@ -6,7 +6,7 @@ use crate::epoch::Mode;
 use crate::error::Call;
 use crate::ffi::Handle;
 use crate::window::{MpiWindow, Spot};
-use rma_core::{BasicType, Error, Op, Rank, Result};
+use rma_core::{BasicType, Error, Op, Rank, Result, RmaCall};
 use std::ffi::c_int;
 
 impl MpiWindow<'_> {
@@ -27,7 +27,7 @@ impl MpiWindow<'_> {
             self.world.basic_handle(BasicType::Byte)?,
             c_len(data.len())?,
         );
-        let call = Call::new("MPI_Put").rank(spot.rank);
+        let call = Call::new("MPI_Put").rank(spot.rank).placed(&p, data.len());
         match mode {
             Mode::Passive => {
                 let mut req: Handle = 0;
@@ -101,7 +101,7 @@ impl MpiWindow<'_> {
                 &mut req,
             )
         });
-        let call = Call::new("MPI_Rget").rank(spot.rank);
+        let call = Call::new("MPI_Rget").rank(spot.rank).placed(&p, out.len());
         self.world.check(rc, call)?;
         self.wait_request(req, call)
     }
@@ -118,6 +118,7 @@ impl MpiWindow<'_> {
         if data.is_empty() {
             return Ok(());
         }
+        rma_ops::check(op, basic, RmaCall::Accumulate)?;
         self.world
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
@@ -133,7 +134,8 @@ impl MpiWindow<'_> {
         );
         let call = Call::new("MPI_Accumulate")
             .rank(spot.rank)
-            .typed(basic, Some(op));
+            .typed(basic, Some(op))
+            .placed(&p, data.len());
         match mode {
             Mode::Passive => {
                 let mut req: Handle = 0;
@@ -199,6 +201,8 @@ impl MpiWindow<'_> {
         if out.is_empty() {
             return Ok(());
         }
+        rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
+        check_fetch_lengths(op, data.len(), out.len())?;
         self.world
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
@@ -241,7 +245,8 @@ impl MpiWindow<'_> {
         });
         let call = Call::new("MPI_Rget_accumulate")
             .rank(spot.rank)
-            .typed(basic, Some(op));
+            .typed(basic, Some(op))
+            .placed(&p, out.len());
         self.world.check(rc, call)?;
         self.wait_request(req, call)
     }
@@ -348,6 +353,7 @@ impl MpiWindow<'_> {
         origin: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
+        check_fetch_and_op(basic, op, origin, out)?;
         let disp = self.element_disp(rank, byte, basic)?;
         if self.world.guards().fetch_and_op_as_get_accumulate(basic) {
             let one = Spot {
@@ -397,6 +403,7 @@ impl MpiWindow<'_> {
         compare: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
+        check_compare_and_swap(basic, origin, compare, out)?;
         self.world.guards().check_cas(basic)?;
         let disp = self.element_disp(rank, byte, basic)?;
         let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
@@ -426,4 +433,66 @@ pub(crate) fn c_len(n: usize) -> Result<c_int> {
         count: n,
         what: "elements in one MPI call",
     })
+}
+
+/// Checks a fetch_and_op's op, type and buffers: one element each (the origin may be
+/// empty for NO_OP).
+pub(crate) fn check_fetch_and_op(
+    basic: BasicType,
+    op: Op,
+    origin: &[u8],
+    out: &[u8],
+) -> Result<()> {
+    rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
+    let n = basic.size();
+    if origin.len() != n && !(op == Op::NoOp && origin.is_empty()) {
+        return Err(element_len("origin", n, origin.len()));
+    }
+    if out.len() != n {
+        return Err(element_len("result", n, out.len()));
+    }
+    Ok(())
+}
+
+/// Checks a compare_and_swap's type and buffers: one element each.
+pub(crate) fn check_compare_and_swap(
+    basic: BasicType,
+    origin: &[u8],
+    compare: &[u8],
+    out: &[u8],
+) -> Result<()> {
+    rma_ops::check_cas_type(basic)?;
+    let n = basic.size();
+    for (which, len) in [
+        ("origin", origin.len()),
+        ("compare", compare.len()),
+        ("result", out.len()),
+    ] {
+        if len != n {
+            return Err(element_len(which, n, len));
+        }
+    }
+    Ok(())
+}
+
+/// The error for a buffer that does not hold exactly one element of `needed` bytes.
+fn element_len(which: &'static str, needed: usize, got: usize) -> Error {
+    if got < needed {
+        Error::BufferTooSmall { which, needed, got }
+    } else {
+        Error::arg(format!(
+            "the {which} buffer holds {got} bytes, one element is {needed}"
+        ))
+    }
+}
+
+/// `Ok` if a get_accumulate's origin is as long as its result, or empty for NO_OP.
+pub(crate) fn check_fetch_lengths(op: Op, data: usize, out: usize) -> Result<()> {
+    if data == out || (op == Op::NoOp && data == 0) {
+        Ok(())
+    } else {
+        Err(Error::arg(format!(
+            "the origin holds {data} bytes and the result {out}; they must match (or the origin be empty for NO_OP)"
+        )))
+    }
 }
