@@ -1,4 +1,4 @@
-//! Window memory: one segment per rank holding a control area (header, the stripe-lock
+//! Window memory: one segment per rank holding a control area (header, the chunk-lock
 //! table of the atomic kernels, and, for queued windows, the rings and counters of the
 //! queued transport) and, for allocated windows, the data; every rank maps every peer's
 //! segment. Layouts are `#[repr(C)]`, hold offsets not addresses, and are validated
@@ -13,13 +13,13 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAGIC: u64 = 0x726d_615f_7769_6e64; // "rma_wind"
 /// Chunk locks per window segment (the atomicity domain's lock table).
-const STRIPES: usize = MAX_CHUNK_LOCKS;
+const CHUNK_LOCKS: usize = MAX_CHUNK_LOCKS;
 const HEADER_LEN: usize = 128;
-const STRIPES_OFFSET: usize = 4096;
+const CHUNK_LOCKS_OFFSET: usize = 4096;
 /// Where the synchronization area starts (page-aligned): the passive-target lock and
 /// the post/complete counters of active-target epochs.
 const SYNC_OFFSET: usize = 8192;
-const _: () = assert!(STRIPES_OFFSET + STRIPES * 4 <= SYNC_OFFSET);
+const _: () = assert!(CHUNK_LOCKS_OFFSET + CHUNK_LOCKS * 4 <= SYNC_OFFSET);
 const LOCK_LEN: usize = 64;
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_LEN);
 const PAGE: usize = 4096;
@@ -33,7 +33,7 @@ struct Header {
     data_offset: AtomicU64,
     data_len: AtomicU64,
     disp_unit: AtomicU64,
-    stripes: AtomicU64,
+    chunk_locks: AtomicU64,
     queue_offset: AtomicU64,
     queue_len: AtomicU64,
     ranks: AtomicU64,
@@ -161,13 +161,13 @@ fn header(seg: &Segment) -> &Header {
     unsafe { &*seg.as_ptr().cast::<Header>() }
 }
 
-fn stripes(seg: &Segment) -> &[AtomicU32] {
+fn chunk_locks(seg: &Segment) -> &[AtomicU32] {
     // SAFETY: the table lies inside the control area (const-asserted above), is 4-byte
     // aligned, and holds only atomics.
     unsafe {
         std::slice::from_raw_parts(
-            seg.as_ptr().add(STRIPES_OFFSET).cast::<AtomicU32>(),
-            STRIPES,
+            seg.as_ptr().add(CHUNK_LOCKS_OFFSET).cast::<AtomicU32>(),
+            CHUNK_LOCKS,
         )
     }
 }
@@ -286,7 +286,7 @@ impl WindowMemory {
                 .store(stored_data_offset as u64, Ordering::Relaxed);
             h.data_len.store(len as u64, Ordering::Relaxed);
             h.disp_unit.store(disp_unit as u64, Ordering::Relaxed);
-            h.stripes.store(STRIPES as u64, Ordering::Relaxed);
+            h.chunk_locks.store(CHUNK_LOCKS as u64, Ordering::Relaxed);
             h.queue_offset.store(
                 if opts.queues {
                     qoff.unwrap_or(0) as u64
@@ -419,10 +419,10 @@ impl WindowMemory {
             word(&h.data_offset),
             word(&h.data_len),
             word(&h.disp_unit),
-            word(&h.stripes),
+            word(&h.chunk_locks),
         );
         let (qoff, qlen, n) = (word(&h.queue_offset), word(&h.queue_len), word(&h.ranks));
-        if dlen != len || du != disp_unit || st != STRIPES || n != ranks {
+        if dlen != len || du != disp_unit || st != CHUNK_LOCKS || n != ranks {
             return Err(corrupt("header disagrees with the creation record"));
         }
         if opts.queues {
@@ -512,9 +512,15 @@ impl WindowMemory {
         // creation and validated when the segment was opened (sync_len); the offset is
         // SLOT_BYTES-aligned within a page-aligned mapping, and Slot holds only an atomic.
         let slots = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(off).cast::<Slot>(), n) };
-        // the table has STRIPES words (a power of two), `slot` < ranks is the callers'
+        // the table has CHUNK_LOCKS words (a power of two), `slot` < ranks is the callers'
         // contract, and the pid (below 2^22 on Linux) was checked at creation
-        Domain::trusted(stripes(seg), slots, slot, self.pid, crate::sys::pid_alive)
+        Domain::trusted(
+            chunk_locks(seg),
+            slots,
+            slot,
+            self.pid,
+            crate::sys::pid_alive,
+        )
     }
 
     fn queue_base(&self, rank: usize) -> *mut u8 {
@@ -634,7 +640,7 @@ impl WindowMemory {
 
 #[cold]
 fn unreachable_layout() -> ! {
-    panic!("rma-shm: the stripe table size is a power of two by construction")
+    panic!("rma-shm: the control area layout was validated when the window was built")
 }
 
 #[cfg(test)]
@@ -684,7 +690,7 @@ mod tests {
                     .store((SYNC_OFFSET + 2 * PAGE) as u64, Ordering::Relaxed);
                 h.data_len.store(4096, Ordering::Relaxed);
                 h.disp_unit.store(8, Ordering::Relaxed);
-                h.stripes.store(STRIPES as u64, Ordering::Relaxed);
+                h.chunk_locks.store(CHUNK_LOCKS as u64, Ordering::Relaxed);
                 h.ranks.store(2, Ordering::Relaxed);
                 h.magic.store(MAGIC, Ordering::Release);
                 lie(h);
@@ -703,11 +709,11 @@ mod tests {
         }
     }
 
-    /// A process killed inside a 16-byte element update leaves its stripe lock held;
-    /// the next accumulate on that stripe takes the lock over instead of waiting
+    /// A process killed inside a 16-byte element update leaves its chunk lock held;
+    /// the next accumulate on that chunk takes the lock over instead of waiting
     /// forever.
     #[test]
-    fn a_stripe_lock_left_by_a_dead_process_is_taken_over() {
+    fn a_chunk_lock_left_by_a_dead_process_is_taken_over() {
         use rma_core::{Access, BasicType, Op, Rank, Transport};
         let mut gone = std::process::Command::new("true")
             .spawn()
@@ -721,8 +727,8 @@ mod tests {
                 16,
                 MemoryOptions { queues: false },
             )?);
-            // the dead process "holds" the stripe of element 0
-            stripes(&mem.peers[0].seg)[0].store(dead_pid, Ordering::Release);
+            // the dead process "holds" the chunk of element 0
+            chunk_locks(&mem.peers[0].seg)[0].store(dead_pid, Ordering::Release);
             let t = crate::AtomicTransport::new(mem.clone())?;
             let layout = rma_datatype_free_layout(16);
             let one: Vec<u8> = [1.0f64.to_ne_bytes(), 2.0f64.to_ne_bytes()].concat();
@@ -745,6 +751,60 @@ mod tests {
         })
         .unwrap();
         assert_eq!(out[0].as_ref().unwrap(), &[1.0, 2.0]);
+    }
+
+    /// A process killed between its announcement and the end of a single-element
+    /// update leaves its slot announcing a chunk; a bulk accumulate on that chunk clears
+    /// the dead announcement instead of waiting forever.
+    #[test]
+    fn an_announcement_left_by_a_dead_process_is_cleared() {
+        use rma_core::{Access, BasicType, Op, Rank, Transport};
+        let mut gone = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let dead_pid = gone.id();
+        gone.wait().expect("wait true");
+        let out = crate::run_threads(2, |world| -> Result<f64> {
+            let mem = std::sync::Arc::new(WindowMemory::allocate(
+                &world,
+                256,
+                8,
+                MemoryOptions { queues: false },
+            )?);
+            world.barrier()?;
+            if world.rank() == 0 {
+                // rank 1's slot says a dead process updates chunk 0 of rank 0's window
+                // SAFETY: slot 1 lies inside rank 0's sync area (slots_at + SLOT_BYTES
+                // < sync_len for 2 ranks), aligned, and holds an atomic.
+                let slot = unsafe {
+                    &*mem.peers[0]
+                        .seg
+                        .as_ptr()
+                        .add(mem.slots_at + SLOT_BYTES)
+                        .cast::<AtomicU32>()
+                };
+                slot.store(dead_pid << 10, Ordering::SeqCst);
+                let t = crate::AtomicTransport::new(mem.clone())?;
+                let data: Vec<u8> = (0..16).flat_map(|_| 1.0f64.to_ne_bytes()).collect();
+                t.accumulate(
+                    Access {
+                        target: Rank::new(0),
+                        base: 0,
+                        layout: &rma_datatype_free_layout(data.len()),
+                        exclusive: false,
+                    },
+                    BasicType::F64,
+                    Op::Sum,
+                    &data,
+                )?;
+            }
+            world.barrier()?;
+            let mut v = [0u8; 8];
+            mem.read_local(15 * 8, &mut v)?;
+            Ok(f64::from_ne_bytes(v))
+        })
+        .unwrap();
+        assert_eq!(out[0].as_ref().unwrap(), &1.0);
     }
 
     /// One contiguous run of `n` bytes.
