@@ -29,7 +29,9 @@ use crate::ring::{Ring, RingCtl, RingMem, CAP};
 use crate::sys;
 use crate::winmem::WindowMemory;
 use crate::world::Liveness;
-use rma_core::{Access, BasicType, Error, Layout, Op, Rank, Result, RmaCall, Run, Transport};
+use rma_core::{
+    Access, BasicType, Contiguous, Error, Layout, Op, Rank, Result, RmaCall, Run, Transport,
+};
 use rma_ops::atomic::{self, atomic_align};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -836,24 +838,6 @@ impl ReplySink<'_> {
     }
 }
 
-/// One element as a layout (fetch_and_op, compare_and_swap).
-struct One(usize);
-
-impl Layout for One {
-    fn size(&self) -> usize {
-        self.0
-    }
-    fn for_each_run(&self, f: &mut dyn FnMut(Run)) {
-        f(Run {
-            offset: 0,
-            len: self.0,
-        })
-    }
-    fn as_contiguous(&self) -> Option<usize> {
-        Some(self.0)
-    }
-}
-
 impl Transport for QueuedTransport {
     fn name(&self) -> &'static str {
         "queued"
@@ -921,7 +905,7 @@ impl Transport for QueuedTransport {
             offset,
             basic,
             op,
-            &One(basic.size()),
+            &Contiguous(basic.size()),
             data,
             Some(out),
         )
@@ -946,7 +930,7 @@ impl Transport for QueuedTransport {
             offset,
             basic,
             Op::Replace,
-            &One(basic.size()),
+            &Contiguous(basic.size()),
             &both,
             Some(out),
         )
@@ -1291,7 +1275,7 @@ mod tests {
                     // now scribble impossible positions over the same ring
                     let (ctl, _) = mem.ring(1, 0);
                     ctl.tail.store(u64::MAX - 5, Ordering::Release);
-                    let one = One(8);
+                    let one = Contiguous(8);
                     seen.1 = t
                         .accumulate(
                             Access {
@@ -1370,7 +1354,7 @@ mod tests {
         mem.write_local(0, &[0xAB; 256]).map_err(e)?;
         let t = QueuedTransport::new(mem.clone(), world.liveness()).map_err(e)?;
         world.barrier().map_err(e)?;
-        let one = One(8);
+        let one = Contiguous(8);
         let at = Access {
             target: Rank::new(1),
             base: 0,

@@ -730,7 +730,7 @@ mod tests {
             // the dead process "holds" the chunk of element 0
             chunk_locks(&mem.peers[0].seg)[0].store(dead_pid, Ordering::Release);
             let t = crate::AtomicTransport::new(mem.clone())?;
-            let layout = rma_datatype_free_layout(16);
+            let layout = rma_core::Contiguous(16);
             let one: Vec<u8> = [1.0f64.to_ne_bytes(), 2.0f64.to_ne_bytes()].concat();
             t.accumulate(
                 Access {
@@ -790,7 +790,7 @@ mod tests {
                     Access {
                         target: Rank::new(0),
                         base: 0,
-                        layout: &rma_datatype_free_layout(data.len()),
+                        layout: &rma_core::Contiguous(data.len()),
                         exclusive: false,
                     },
                     BasicType::F64,
@@ -805,25 +805,5 @@ mod tests {
         })
         .unwrap();
         assert_eq!(out[0].as_ref().unwrap(), &1.0);
-    }
-
-    /// One contiguous run of `n` bytes.
-    fn rma_datatype_free_layout(n: usize) -> impl rma_core::Layout {
-        struct Contig(usize);
-        impl rma_core::Layout for Contig {
-            fn size(&self) -> usize {
-                self.0
-            }
-            fn for_each_run(&self, f: &mut dyn FnMut(rma_core::Run)) {
-                f(rma_core::Run {
-                    offset: 0,
-                    len: self.0,
-                })
-            }
-            fn as_contiguous(&self) -> Option<usize> {
-                Some(self.0)
-            }
-        }
-        Contig(n)
     }
 }
