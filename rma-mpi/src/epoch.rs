@@ -121,6 +121,11 @@ impl Epochs {
         self.need_no_passive("fence")
     }
 
+    /// Whether the last synchronization was a fence that let RMA calls follow.
+    pub(crate) fn fence_open(&self) -> bool {
+        self.fence
+    }
+
     /// Records a fence; `succeed` is false for NOSUCCEED.
     pub(crate) fn fenced(&mut self, succeed: bool) {
         self.fence = succeed;

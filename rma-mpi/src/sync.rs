@@ -43,6 +43,7 @@ impl MpiWindow<'_> {
         }
         let r = self.world().c_rank(rank)?;
         self.epochs.check_lock(r as usize)?;
+        self.check_fence_drained("lock")?;
         let (bits, win) = (assert.bits(), self.handle());
         let exclusive = c_int::from(kind == LockType::Exclusive);
         // SAFETY: the window is live; plain integers in.
@@ -77,6 +78,7 @@ impl MpiWindow<'_> {
     pub fn lock_all(&mut self, assert: Assert) -> Result<()> {
         assert.check_lock()?;
         self.epochs.check_lock_all()?;
+        self.check_fence_drained("lock_all")?;
         let (bits, win) = (assert.bits(), self.handle());
         // SAFETY: the window is live; plain integers in.
         let rc = self
@@ -204,6 +206,7 @@ impl MpiWindow<'_> {
     pub fn start(&mut self, group: &[Rank], assert: Assert) -> Result<()> {
         assert.check_start()?;
         self.epochs.check_start()?;
+        self.check_fence_drained("start")?;
         let (ranks, member) = self.group(group)?;
         let (bits, win) = (assert.bits(), self.handle());
         // SAFETY: `ranks` holds `ranks.len()` distinct ranks of the window's group.

@@ -274,6 +274,8 @@ impl<'a> MpiWindow<'a> {
         owned: Option<Vec<u8>>,
     ) -> Result<MpiWindow<'a>> {
         let (size, du) = check_shape(len, disp_unit)?;
+        // an empty Vec's dangling 0x1 is Open MPI's MPI_IN_PLACE: pass null instead
+        let base = if len == 0 { std::ptr::null_mut() } else { base };
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let mut win: Handle = 0;
@@ -497,6 +499,24 @@ impl<'a> MpiWindow<'a> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(copy);
+    }
+
+    /// `Ok` unless calls issued after a fence still wait for the fence that completes
+    /// them: another kind of epoch may not start over them (and their origin copies
+    /// must stay alive until that fence).
+    pub(crate) fn check_fence_drained(&mut self, call: &'static str) -> Result<()> {
+        let pending = !self
+            .staged
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty();
+        if self.epochs.fence_open() && pending {
+            return Err(Error::sync(
+                call,
+                "calls issued since the last fence are completed only by the next fence; fence first",
+            ));
+        }
+        Ok(())
     }
 
     /// Drops origin copies: the closing synchronization completed their calls.

@@ -317,13 +317,15 @@ impl World {
             total += len as usize;
         }
         c_int::try_from(total).map_err(|_| gather_overflow(total))?;
-        let mut all = vec![0u8; total];
-        // SAFETY: `mine` holds `lens[rank]` bytes; `all` holds the sum of `lens`, laid
-        // out at `displs`; `comm` is live.
+        // never an empty slice's dangling pointer: 0x1 is Open MPI's MPI_IN_PLACE
+        let mut all = vec![0u8; total.max(1)];
+        let send = if mine.is_empty() { &[0u8][..] } else { mine };
+        // SAFETY: `send` holds at least `lens[rank]` bytes; `all` holds the sum of
+        // `lens`, laid out at `displs`; `comm` is live.
         let rc = self.mpi(|api| unsafe {
             (api.allgatherv_bytes)(
                 self.comm,
-                mine.as_ptr().cast::<c_void>(),
+                send.as_ptr().cast::<c_void>(),
                 lens[self.rank],
                 all.as_mut_ptr().cast::<c_void>(),
                 lens.as_ptr(),

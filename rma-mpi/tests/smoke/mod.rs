@@ -769,6 +769,15 @@ fn threads_share_the_window(world: &World, win: &mut MpiWindow<'_>) -> Check {
 fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
     let n = world.size();
     let one = i64s(&[1]);
+    win.fence(Assert::NONE).ctx("fence")?;
+    win.put(&one, Target::contiguous(rank(0), 90 + world.rank() as i64))
+        .ctx("put after fence")?;
+    expect_class(
+        win.lock_all(Assert::NONE),
+        ErrorClass::RmaSync,
+        "lock_all before the fence that completes a put",
+    )?;
+    win.fence(Assert::NOSUCCEED).ctx("fence")?;
     expect_class(
         win.put(&one, Target::contiguous(rank(0), 0)),
         ErrorClass::RmaSync,
