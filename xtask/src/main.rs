@@ -77,6 +77,22 @@ fn groups() -> Vec<Group> {
             "faults".into(),
         ],
     });
+    // the MPI transport's own checks, under every installed MPI (rma-mpi builds a shim
+    // per MPI compiler wrapper it finds); skipped where no MPI is installed
+    if ["mpicc.mpich", "mpicc.openmpi", "mpicc"]
+        .iter()
+        .any(|c| bench::which(c).is_some())
+    {
+        v.push(Group {
+            name: "rma-mpi (system MPI, mpiexec)".into(),
+            args: vec![
+                "-p".into(),
+                "rma-mpi".into(),
+                "--features".into(),
+                "mpi".into(),
+            ],
+        });
+    }
     for t in TRANSPORTS {
         for m in MODES {
             v.push(Group {
