@@ -19,42 +19,19 @@ fn pattern(rank: usize) -> Vec<i64> {
 pub(crate) fn error_classes(world: &World, info: &Info) -> Result<()> {
     let (me, p) = (world.rank(), world.size());
     let win = Window::allocate::<i64>(world, 32, info)?;
+    let bytes_win = Window::allocate_bytes(world, 64, 1, info)?;
     win.write_local(0, &pattern(me))?;
     win.fence(Assert::NONE)?;
+    bytes_win.fence(Assert::NONE)?;
     let t = Rank::new(((me + 1) % p) as u32);
     let i64t = Datatype::basic(BasicType::I64);
     let ones = [1i64; 8];
 
-    // RANK: outside the group, also for the null-rank-like large values
-    expect_class(win.put(&ones, Rank::new(p as u32), 0), ErrorClass::Rank);
-    expect_class(
-        win.accumulate(&ones, Rank::new(1000), 0, Op::Sum),
-        ErrorClass::Rank,
-    );
-    expect_class(
-        win.fetch_and_op(1i64, Rank::new(p as u32 + 3), 0, Op::Sum),
-        ErrorClass::Rank,
-    );
-    // RMA_RANGE: past the end of the target window
-    expect_class(win.put(&ones, t, 25), ErrorClass::RmaRange);
-    expect_class(win.accumulate(&ones, t, 30, Op::Sum), ErrorClass::RmaRange);
-    let mut out = [0i64; 8];
-    expect_class(win.get(&mut out, t, 31), ErrorClass::RmaRange);
-    expect_class(win.fetch_and_op(1i64, t, 32, Op::Sum), ErrorClass::RmaRange);
-    expect_class(
-        win.compare_and_swap(1i64, 0, t, 1 << 40),
-        ErrorClass::RmaRange,
-    );
+    typed_misuse(&win, &bytes_win, t, p);
     let wide = commit(Datatype::vector(4, 1, 12, &i64t)?); // spans 37 elements
     expect_class(
         win.accumulate_with(Buffer::of(&ones[..4]), Target::new(t, 0, 1, &wide), Op::Sum),
         ErrorClass::RmaRange,
-    );
-    // DISP: negative, overflowing
-    expect_class(win.put(&ones, t, -1), ErrorClass::Disp);
-    expect_class(
-        win.accumulate(&ones, t, i64::MAX, Op::Sum),
-        ErrorClass::Disp,
     );
     // TYPE: basic types differ, signatures differ, overlapping target, uncommitted,
     // derived type where a predefined one is needed, CAS on floating point
@@ -101,14 +78,6 @@ pub(crate) fn error_classes(world: &World, info: &Info) -> Result<()> {
         ),
         ErrorClass::Type,
     );
-    // OP: op not defined on the type, NO_OP in accumulate
-    expect_class(win.accumulate(&[1.0f64; 2], t, 0, Op::Band), ErrorClass::Op);
-    expect_class(win.accumulate(&ones, t, 0, Op::NoOp), ErrorClass::Op);
-    expect_class(win.accumulate(&ones, t, 0, Op::MaxLoc), ErrorClass::Op);
-    expect_class(
-        win.fetch_and_op(rma_datatype::Complex64 { re: 1.0, im: 0.0 }, t, 0, Op::Max),
-        ErrorClass::Op,
-    );
     // BUFFER: origin slice shorter than its count and datatype
     let raw = rma_datatype::bytes_of(&ones[..2]);
     expect_class(
@@ -122,17 +91,6 @@ pub(crate) fn error_classes(world: &World, info: &Info) -> Result<()> {
             Target::new(t, 0, 2, &i64t),
         ),
         ErrorClass::Buffer,
-    );
-    // DISP: misaligned element for an atomic call (window with disp_unit 1)
-    let bytes_win = Window::allocate_bytes(world, 64, 1, info)?;
-    bytes_win.fence(Assert::NONE)?;
-    expect_class(
-        bytes_win.fetch_and_op(1i64, t, 4, Op::Sum),
-        ErrorClass::Disp,
-    );
-    expect_class(
-        bytes_win.accumulate(&[1i32], t, 2, Op::Sum),
-        ErrorClass::Disp,
     );
     bytes_win.fetch_and_op(1i64, t, 8, Op::Sum)?; // aligned: fine
                                                   // ASSERT: a bit fence does not take
@@ -177,6 +135,118 @@ pub(crate) fn error_classes(world: &World, info: &Info) -> Result<()> {
     expect_class(win.put(&ones, t, 0), ErrorClass::Win);
     expect_class(win.fence(Assert::NONE), ErrorClass::Win);
     expect_class(win.free(), ErrorClass::Win);
+    Ok(())
+}
+
+/// The misuses the typed calls can make, each refused with its class: run in every
+/// kind of access epoch, since the typed calls take a fast path under passive-target
+/// epochs that must refuse exactly what the general path refuses.
+fn typed_misuse(win: &Window<'_>, bytes_win: &Window<'_>, t: Rank, p: usize) {
+    let ones = [1i64; 8];
+    // RANK: outside the group, also for the null-rank-like large values
+    expect_class(win.put(&ones, Rank::new(p as u32), 0), ErrorClass::Rank);
+    expect_class(
+        win.accumulate(&ones, Rank::new(1000), 0, Op::Sum),
+        ErrorClass::Rank,
+    );
+    expect_class(
+        win.fetch_and_op(1i64, Rank::new(p as u32 + 3), 0, Op::Sum),
+        ErrorClass::Rank,
+    );
+    // RMA_RANGE: past the end of the target window
+    expect_class(win.put(&ones, t, 25), ErrorClass::RmaRange);
+    expect_class(win.accumulate(&ones, t, 30, Op::Sum), ErrorClass::RmaRange);
+    let mut out = [0i64; 8];
+    expect_class(win.get(&mut out, t, 31), ErrorClass::RmaRange);
+    expect_class(win.fetch_and_op(1i64, t, 32, Op::Sum), ErrorClass::RmaRange);
+    expect_class(
+        win.compare_and_swap(1i64, 0, t, 1 << 40),
+        ErrorClass::RmaRange,
+    );
+    // DISP: negative, overflowing
+    expect_class(win.put(&ones, t, -1), ErrorClass::Disp);
+    expect_class(
+        win.accumulate(&ones, t, i64::MAX, Op::Sum),
+        ErrorClass::Disp,
+    );
+    // OP: op not defined on the type, NO_OP in accumulate
+    expect_class(win.accumulate(&[1.0f64; 2], t, 0, Op::Band), ErrorClass::Op);
+    expect_class(win.accumulate(&ones, t, 0, Op::NoOp), ErrorClass::Op);
+    expect_class(win.accumulate(&ones, t, 0, Op::MaxLoc), ErrorClass::Op);
+    expect_class(
+        win.fetch_and_op(rma_datatype::Complex64 { re: 1.0, im: 0.0 }, t, 0, Op::Max),
+        ErrorClass::Op,
+    );
+    // the single-element forms (passed as bits on the fast path)
+    expect_class(
+        win.accumulate(&[1i64], t, 32, Op::Sum),
+        ErrorClass::RmaRange,
+    );
+    expect_class(win.accumulate(&[1i64], t, 0, Op::NoOp), ErrorClass::Op);
+    expect_class(win.accumulate(&[1.0f64], t, 0, Op::Bor), ErrorClass::Op);
+    expect_class(win.compare_and_swap(1.0f64, 0.0, t, 0), ErrorClass::Type);
+    let mut one = [0i64; 1];
+    expect_class(
+        win.get_accumulate(&[1i64], &mut one, t, 32, Op::Sum),
+        ErrorClass::RmaRange,
+    );
+    expect_class(
+        win.get_accumulate(&[1i64; 2], &mut one, t, 0, Op::Sum),
+        ErrorClass::Type,
+    );
+    // DISP: misaligned element for an atomic call (window with disp_unit 1)
+    expect_class(
+        bytes_win.get_accumulate(&[1i64], &mut one, t, 4, Op::Sum),
+        ErrorClass::Disp,
+    );
+    expect_class(
+        bytes_win.fetch_and_op(1i64, t, 4, Op::Sum),
+        ErrorClass::Disp,
+    );
+    expect_class(
+        bytes_win.accumulate(&[1i32], t, 2, Op::Sum),
+        ErrorClass::Disp,
+    );
+}
+
+/// The typed calls' misuses refused inside lock_all and inside an exclusive lock (the
+/// calls' fast path), then nothing changed, and a freed window refuses the typed calls.
+pub(crate) fn passive_error_classes(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let mut win = Window::allocate::<i64>(world, 32, info)?;
+    let mut bytes_win = Window::allocate_bytes(world, 64, 1, info)?;
+    win.write_local(0, &pattern(me))?;
+    world.barrier()?;
+    let t = Rank::new(((me + 1) % p) as u32);
+    win.lock_all(Assert::NONE)?;
+    bytes_win.lock_all(Assert::NONE)?;
+    typed_misuse(&win, &bytes_win, t, p);
+    win.unlock_all()?;
+    bytes_win.unlock_all()?;
+    win.lock(rma_win::LockType::Exclusive, t, Assert::NONE)?;
+    bytes_win.lock(rma_win::LockType::Exclusive, t, Assert::NONE)?;
+    typed_misuse(&win, &bytes_win, t, p);
+    win.unlock(t)?;
+    bytes_win.unlock(t)?;
+    world.barrier()?;
+    assert_eq!(
+        win.local_vec::<i64>()?,
+        pattern(me),
+        "a rejected call changed the window"
+    );
+    assert!(
+        bytes_win.local_vec::<i64>()?.iter().all(|v| *v == 0),
+        "a rejected call changed the byte window"
+    );
+    bytes_win.free()?;
+    win.free()?;
+    let mut out = [0i64; 1];
+    expect_class(win.put(&[1i64], t, 0), ErrorClass::Win);
+    expect_class(win.get(&mut out, t, 0), ErrorClass::Win);
+    expect_class(win.accumulate(&[1i64], t, 0, Op::Sum), ErrorClass::Win);
+    expect_class(win.fetch_and_op(1i64, t, 0, Op::Sum), ErrorClass::Win);
+    expect_class(win.compare_and_swap(1i64, 0, t, 0), ErrorClass::Win);
+    expect_class(win.flush(t), ErrorClass::Win);
     Ok(())
 }
 

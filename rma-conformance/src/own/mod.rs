@@ -77,6 +77,11 @@ pub fn cases() -> Vec<Case> {
             3,
             errors::error_classes,
         ),
+        c(
+            "own_error_classes_in_passive_epochs",
+            3,
+            errors::passive_error_classes,
+        ),
         c("own_sync_errors", 2, errors::sync_errors),
         c("own_info_effective_values", 2, windows::info_values),
         c("own_create_over_private_memory", 3, windows::create_private),
