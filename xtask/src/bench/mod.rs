@@ -290,6 +290,7 @@ fn ensure_mpi(p: &Paths, wanted: bool) {
         return;
     }
     let log = p.out.join("apt-get.log");
+    let _ = fs::remove_file(&log);
     println!(
         "bench: {} missing; installing MPICH and Open MPI: apt-get update && apt-get install -y {} (log: {})",
         missing.join(", "),
@@ -359,9 +360,16 @@ impl Ready {
         let not_selected = || Err("not selected".to_owned());
         let c_dir = p.root.join("benches").join("c");
         let mpi = c_dir.join("mpi_rma_bench.c");
-        let launcher = |tool: &str, r: Result<(), String>| match which(tool) {
-            Some(_) => r,
-            None => Err(format!("{tool} not installed")),
+        // an MPI's tools present, then the benchmark compiled with its wrapper
+        let mpi_build = |mpicc: &str, launcher: &str, exe: &str| {
+            let missing: Vec<&str> = [mpicc, launcher]
+                .into_iter()
+                .filter(|t| which(t).is_none())
+                .collect();
+            if !missing.is_empty() {
+                return Err(format!("{} not installed", missing.join(" and ")));
+            }
+            compile_c(mpicc, &mpi, &p.out.join(exe), &["-O2", "-Wall"])
         };
         Ready {
             hw: if wants(|p| *p == Program::Hw) {
@@ -395,20 +403,12 @@ impl Ready {
                 not_selected()
             },
             mpich: if wants(|p| matches!(p, Program::Mpich { .. })) {
-                let exe = p.out.join("mpi_rma_bench.mpich");
-                launcher(
-                    "mpiexec.mpich",
-                    compile_c("mpicc.mpich", &mpi, &exe, &["-O2", "-Wall"]),
-                )
+                mpi_build("mpicc.mpich", "mpiexec.mpich", "mpi_rma_bench.mpich")
             } else {
                 not_selected()
             },
             ompi: if wants(|p| matches!(p, Program::Ompi { .. })) {
-                let exe = p.out.join("mpi_rma_bench.openmpi");
-                launcher(
-                    "mpirun.openmpi",
-                    compile_c("mpicc.openmpi", &mpi, &exe, &["-O2", "-Wall"]),
-                )
+                mpi_build("mpicc.openmpi", "mpirun.openmpi", "mpi_rma_bench.openmpi")
             } else {
                 not_selected()
             },

@@ -463,9 +463,9 @@ impl Report<'_> {
         );
         Ok(Measured {
             text: format!(
-                "rma atomic {} GB/s, avx_add {} B {} GB/s",
+                "rma atomic {} GB/s, avx_add {} {} GB/s",
                 num(a),
-                bytes,
+                size(bytes),
                 num(h)
             ),
             value: a / h,
@@ -581,8 +581,8 @@ impl Report<'_> {
         ));
         for n in [4096, 32768, 262144] {
             let target = format!(
-                "accumulate bandwidth, lock_all, N={n} ({} KiB): rma atomic / HW avx_add",
-                n / 128
+                "accumulate bandwidth, lock_all, N={n} ({}): rma atomic / HW avx_add",
+                size(8 * n)
             );
             v.push(check(
                 &target,
@@ -789,6 +789,29 @@ mod tests {
         let md = r.markdown("");
         assert!(md.contains("MPICH not installed"));
         assert_eq!(r.contended_errors(), 0);
+    }
+
+    #[test]
+    fn contended_errors_are_counted_and_shown() {
+        let s = summary(&[
+            ("hw", "check,contended_errors,0,0,0,0,0"),
+            (
+                "rma_queued",
+                "lat,fop,1,1,0.5,0,0\ncheck,contended_errors,1,0,0,0,0",
+            ),
+        ]);
+        let runs = [Run {
+            config: "rma_queued",
+            round: 1,
+            outcome: Outcome::Ok,
+            secs: 1.0,
+        }];
+        let r = Report {
+            summary: &s,
+            runs: &runs,
+        };
+        assert_eq!(r.contended_errors(), 1);
+        assert!(r.runs_table().contains("1 FAILED"));
     }
 
     #[test]
