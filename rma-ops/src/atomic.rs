@@ -17,7 +17,7 @@
 //!   holds the chunk's lock; after, it clears the slot. Origins contending on one element
 //!   share nothing else, so they run at the rate of the bare atomic.
 //! - **Bulk updates** (and every update of a 16-byte type) take the chunk's lock, wait
-//!   until no other origin announces that chunk, and then apply plain loops the
+//!   until no origin announces that chunk, and then apply plain loops the
 //!   compiler vectorises, at memory bandwidth instead of one CAS per element.
 //!
 //! The announce-then-check of a small update and the lock-then-check of a bulk update
@@ -203,15 +203,23 @@ impl<'a> Domain<'a> {
     }
 
     /// Announces that this origin updates chunk lock `idx` with atomics, once no bulk
-    /// update holds it.
+    /// update holds it. If the slot is already in use (another thread updating through
+    /// the same slot), takes the chunk lock instead, with every announcement drained
+    /// (that thread's included): the atomic then runs under the lock, which is as safe.
     #[inline(always)]
-    fn announce(&self, idx: usize) -> Announced<'a> {
+    fn announce(&self, idx: usize) -> Claim<'a> {
         let slot = &self.slots[self.me].0;
         let tag = self.owner << 10 | idx as u32;
         loop {
-            slot.swap(tag, SeqCst);
+            if slot.compare_exchange(0, tag, SeqCst, Relaxed).is_err() {
+                return Claim::Locked {
+                    _lock: self.lock(idx, true),
+                };
+            }
             if self.chunks[idx].load(SeqCst) == 0 {
-                return Announced { slot };
+                return Claim::Announced {
+                    _slot: Announced { slot },
+                };
             }
             slot.store(0, Release);
             self.wait_unlocked(idx);
@@ -275,10 +283,10 @@ impl<'a> Domain<'a> {
             }
         }
         if drain {
-            for (i, slot) in self.slots.iter().enumerate() {
-                if i != self.me {
-                    self.drain(&slot.0, idx);
-                }
+            // this origin's own slot too: another thread may be announcing through it
+            // (the caller itself never is, while it takes a lock)
+            for slot in self.slots {
+                self.drain(&slot.0, idx);
             }
         }
         ChunkGuard { word }
@@ -341,6 +349,15 @@ fn bad_owner(owner: u32) -> Error {
     Error::arg(format!(
         "a domain owner must be a process id in 1..2^22, got {owner}"
     ))
+}
+
+/// What a single-element update holds: its announcement, or (when its slot was busy)
+/// the chunk lock.
+enum Claim<'a> {
+    /// Held for its drop, which clears the announcement.
+    Announced { _slot: Announced<'a> },
+    /// Held for its drop, which releases the lock.
+    Locked { _lock: ChunkGuard<'a> },
 }
 
 /// This origin's announcement; cleared on drop.
@@ -470,7 +487,7 @@ pub unsafe fn fetch_op_element<T: Element>(
                 fop64(op, p, origin)
             }
             _ => {
-                let _guard = dom.lock(idx, false);
+                let _guard = dom.lock(idx, true);
                 let slot = p.cast::<T::Raw>();
                 let old = T::from_raw(slot.read_unaligned());
                 if op != Op::NoOp {
@@ -515,7 +532,7 @@ pub unsafe fn cas_element<T: Element>(
                 cas64(p, origin, compare)
             }
             _ => {
-                let _guard = dom.lock(idx, false);
+                let _guard = dom.lock(idx, true);
                 let slot = p.cast::<T::Raw>();
                 let old = T::from_raw(slot.read_unaligned());
                 if old == compare {

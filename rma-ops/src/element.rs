@@ -171,17 +171,22 @@ macro_rules! complex_element {
             }
         }
     };
-    // 8-byte complex: one atomic word, real part in the low half
+    // 8-byte complex: one atomic word holding the element's bytes in memory order (as
+    // an AtomicU64 over the element reads them, on either endianness)
     (@bits $t:ident, narrow) => {
         #[inline(always)]
         fn to_bits(self) -> u64 {
-            (self.re.to_bits() as u64) | ((self.im.to_bits() as u64) << 32)
+            let mut b = [0u8; 8];
+            b[..4].copy_from_slice(&self.re.to_ne_bytes());
+            b[4..].copy_from_slice(&self.im.to_ne_bytes());
+            u64::from_ne_bytes(b)
         }
         #[inline(always)]
         fn from_bits(bits: u64) -> $t {
+            let b = bits.to_ne_bytes();
             $t {
-                re: f32::from_bits(bits as u32),
-                im: f32::from_bits((bits >> 32) as u32),
+                re: f32::from_ne_bytes([b[0], b[1], b[2], b[3]]),
+                im: f32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
             }
         }
     };

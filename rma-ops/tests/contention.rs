@@ -566,3 +566,61 @@ fn bulk_and_element_updates_never_lose_an_increment() {
         }
     }
 }
+
+/// Two threads updating through the same announcement slot (one origin used from two
+/// threads) while another origin streams bulk updates over the same elements: the
+/// second thread finds the slot busy and takes the chunk lock, so no increment is lost.
+#[test]
+fn threads_sharing_a_slot_never_race_a_bulk_update() {
+    const N: usize = 64;
+    let iters: usize = std::env::var("RMA_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let mut buf = vec![0u64; N];
+    let addr = Addr(buf.as_mut_ptr() as usize);
+    let tables = HeapDomain::new(2, 16);
+    let one = 1i64.to_ne_bytes();
+    let ones: Vec<u8> = one.repeat(N);
+    let bulk_rounds = iters / 50;
+    std::thread::scope(|s| {
+        for t in 0..3 {
+            let (tables, one, ones) = (&tables, &one, &ones);
+            s.spawn(move || {
+                // threads 0 and 1 share slot 0; thread 2 is origin 1
+                let dom = tables.domain(t / 2).unwrap();
+                let p = addr.0 as *mut u8;
+                if t < 2 {
+                    for i in 0..iters {
+                        let k = 8 * (i % N);
+                        let mut old = [0u8; 8];
+                        // SAFETY: element i % N of the shared 8-aligned buffer; all
+                        // access goes through the kernels with these tables.
+                        unsafe {
+                            atomic::fetch_and_op(
+                                BasicType::I64,
+                                Op::Sum,
+                                p.add(k),
+                                k,
+                                &dom,
+                                one,
+                                &mut old,
+                            )
+                        };
+                    }
+                } else {
+                    for _ in 0..bulk_rounds {
+                        // SAFETY: the whole shared buffer, through the kernels.
+                        unsafe { atomic::accumulate(BasicType::I64, Op::Sum, p, 0, &dom, ones) };
+                    }
+                }
+            });
+        }
+    });
+    let total: u64 = buf.iter().sum();
+    assert_eq!(
+        total,
+        (2 * iters + bulk_rounds * N) as u64,
+        "an increment was lost"
+    );
+}

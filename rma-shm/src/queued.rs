@@ -110,12 +110,14 @@ pub(crate) struct Request<'a> {
     pub(crate) reply_len: usize,
 }
 
-/// Decodes and validates one request record against a window of `window_len` bytes.
+/// Decodes and validates one request record against a window of `window_len` bytes
+/// whose start lies at address `base_addr` in this process (for element alignment).
 /// Every failure is an error string; nothing is touched.
 pub(crate) fn decode_request(
     tag: u32,
     msg: &[u8],
     window_len: usize,
+    base_addr: usize,
 ) -> std::result::Result<Request<'_>, String> {
     let hdr = Hdr::decode(msg).ok_or("record shorter than a header")?;
     if !matches!(
@@ -163,7 +165,12 @@ pub(crate) fn decode_request(
     let atomic = matches!(tag, TAG_ACC | TAG_GACC | TAG_FOP | TAG_CAS);
     if atomic {
         let (size, align) = (basic.size(), atomic_align(basic));
-        if runs.iter().any(|&(s, l)| s % align != 0 || l % size != 0) {
+        // alignment is that of the real address: a window created over a caller's
+        // buffer may start anywhere
+        if runs
+            .iter()
+            .any(|&(s, l)| base_addr.wrapping_add(s) % align != 0 || l % size != 0)
+        {
             return Err(format!("runs not aligned to whole {basic} elements"));
         }
         let call = match tag {
@@ -322,7 +329,7 @@ impl Engine {
 
     fn handle(&self, origin: usize, tag: u32, msg: &[u8]) {
         let window_len = self.mem.len_of(self.me);
-        let req = match decode_request(tag, msg, window_len) {
+        let req = match decode_request(tag, msg, window_len, self.mem.base_addr(self.me)) {
             Ok(r) => r,
             Err(why) => {
                 tracing::warn!(origin, why, "rejected a malformed request");
@@ -1017,11 +1024,11 @@ mod tests {
             &[(0, 16), (32, 8)],
             &[0u8; 24],
         );
-        let r = decode_request(TAG_ACC, &m, 128).unwrap();
+        let r = decode_request(TAG_ACC, &m, 128, 0).unwrap();
         assert_eq!(r.runs, vec![(64, 16), (96, 8)]);
         assert_eq!((r.data.len(), r.reply_len), (24, 0));
         let m = request(TAG_GET, BasicType::Byte, Op::NoOp, 0, &[(5, 3)], &[]);
-        assert_eq!(decode_request(TAG_GET, &m, 8).unwrap().reply_len, 3);
+        assert_eq!(decode_request(TAG_GET, &m, 8, 0).unwrap().reply_len, 3);
         let m = request(
             TAG_CAS,
             BasicType::I32,
@@ -1030,7 +1037,7 @@ mod tests {
             &[(0, 4)],
             &[0u8; 8],
         );
-        assert!(decode_request(TAG_CAS, &m, 8).is_ok());
+        assert!(decode_request(TAG_CAS, &m, 8, 0).is_ok());
     }
 
     #[test]
@@ -1138,21 +1145,21 @@ mod tests {
         ];
         for (what, tag, msg, len) in cases {
             assert!(
-                decode_request(tag, &msg, len).is_err(),
+                decode_request(tag, &msg, len, 0).is_err(),
                 "{what} was accepted"
             );
         }
         // bad basic type / op bytes
         let mut m = ok.clone();
         m[8] = 200;
-        assert!(decode_request(TAG_ACC, &m, 128).is_err());
+        assert!(decode_request(TAG_ACC, &m, 128, 0).is_err());
         let mut m = ok.clone();
         m[9] = 200;
-        assert!(decode_request(TAG_ACC, &m, 128).is_err());
+        assert!(decode_request(TAG_ACC, &m, 128, 0).is_err());
         // a run count that overflows the record
         let mut m = ok;
         m[12..16].copy_from_slice(&u32::MAX.to_ne_bytes());
-        assert!(decode_request(TAG_ACC, &m, 128).is_err());
+        assert!(decode_request(TAG_ACC, &m, 128, 0).is_err());
     }
 
     /// Random bytes and random mutations of valid requests never panic, and whatever
@@ -1224,7 +1231,7 @@ mod tests {
                 m = (0..(next() % 96)).map(|_| next() as u8).collect();
             }
             let tag = tags[(next() % tags.len() as u64) as usize];
-            if let Ok(r) = decode_request(tag, &m, window) {
+            if let Ok(r) = decode_request(tag, &m, window, 0) {
                 for &(s, l) in &r.runs {
                     assert!(s + l <= window, "accepted a run outside the window: {r:?}");
                 }

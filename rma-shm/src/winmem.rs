@@ -127,6 +127,10 @@ struct Peer {
     /// The data, or null where this rank cannot reach it (another process's private
     /// memory).
     data: *mut u8,
+    /// The data's address in its owner's process (for alignment arithmetic: equal to
+    /// `data` where this rank maps it, the owner's buffer address for a window created
+    /// over another process's private memory).
+    owner_addr: usize,
     len: usize,
     disp_unit: usize,
 }
@@ -357,7 +361,12 @@ impl WindowMemory {
             match Segment::open(&name_of(r), SYNC_OFFSET + PAGE)
                 .and_then(|seg| Self::peer(seg, flavor, plen, pdu, reach, ranks, opts))
             {
-                Ok(p) => peers.push(p),
+                Ok(mut p) => {
+                    if flavor == Flavor::Create {
+                        p.owner_addr = paddr;
+                    }
+                    peers.push(p)
+                }
                 Err(e) => {
                     failure = Some(e);
                     break;
@@ -451,6 +460,7 @@ impl WindowMemory {
         Ok(Peer {
             seg,
             data,
+            owner_addr: data as usize,
             len,
             disp_unit,
         })
@@ -475,6 +485,14 @@ impl WindowMemory {
     /// Whether the segments hold the queued transport's rings.
     pub fn has_queues(&self) -> bool {
         self.queues
+    }
+
+    /// The address of `rank`'s window start in its owner's address space, for
+    /// alignment arithmetic only: an element's alignment is that of its real address,
+    /// and a window created over a caller's buffer may start anywhere. (For allocated
+    /// windows, any mapping's address has the same alignment: the data is page-aligned.)
+    pub fn base_addr(&self, rank: usize) -> usize {
+        self.peers[rank].owner_addr
     }
 
     /// The window size of `rank` in bytes.

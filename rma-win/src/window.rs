@@ -301,13 +301,13 @@ impl<'w> Window<'w> {
                 // every run starts at first + i * stride: aligned if both terms are
                 Some(st) if st.stride.unsigned_abs() % align == 0 => {
                     let first = (base as isize + st.offset) as usize;
-                    if first % align != 0 {
+                    if !self.aligned_at(t, first, align) {
                         bad = Some(first);
                     }
                 }
                 _ => layout.for_each_run(&mut |r| {
                     let at = (base as isize + r.offset) as usize;
-                    if bad.is_none() && at % align != 0 {
+                    if bad.is_none() && !self.aligned_at(t, at, align) {
                         bad = Some(at);
                     }
                 }),
@@ -363,7 +363,8 @@ impl<'w> Window<'w> {
             .ok()?
             .checked_mul(self.mem.disp_unit_of(t))?;
         let end = base.checked_add(bytes)?;
-        (bytes > 0 && end <= self.mem.len_of(t) && base % align == 0).then_some((t, base))
+        (bytes > 0 && end <= self.mem.len_of(t) && self.aligned_at(t, base, align))
+            .then_some((t, base))
     }
 
     /// [`Window::fast_run`] for one element of `basic` of at most 8 bytes (the calls
@@ -375,6 +376,13 @@ impl<'w> Window<'w> {
             return None;
         }
         self.fast_run(rank, disp, size, atomic_align(basic))
+    }
+
+    /// Whether byte `offset` of `t`'s window lies at an address aligned to `align` (a
+    /// window created over a caller's buffer may itself start unaligned).
+    #[inline]
+    fn aligned_at(&self, t: usize, offset: usize, align: usize) -> bool {
+        self.mem.base_addr(t).wrapping_add(offset) % align == 0
     }
 
     /// The transport's view of a call to target `t`.
@@ -584,7 +592,7 @@ impl<'w> Window<'w> {
             });
         }
         let align = atomic_align(basic);
-        if offset % align != 0 {
+        if !self.aligned_at(t, offset, align) {
             return Err(Error::Misaligned {
                 call,
                 basic,

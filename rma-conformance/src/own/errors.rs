@@ -250,6 +250,36 @@ pub(crate) fn passive_error_classes(world: &World, info: &Info) -> Result<()> {
     Ok(())
 }
 
+/// A window created over a buffer that starts one byte past an 8-byte boundary: an
+/// atomic call is refused (DISP) where the element's address is misaligned, even though
+/// its offset from the window's start is a multiple of its size, and accepted where the
+/// address is aligned.
+pub(crate) fn misaligned_created_window(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    // an 8-aligned allocation (u64), viewed as bytes from its second byte on
+    let mut words = vec![0u64; 10];
+    let bytes = rma_datatype::bytes_of_mut(&mut words).expect("u64 has a byte view");
+    let mut win = Window::create::<u8>(world, &mut bytes[1..73], info)?;
+    let t = Rank::new(((me + 1) % p) as u32);
+    win.lock_all(Assert::NONE)?;
+    expect_class(win.fetch_and_op(1i64, t, 0, Op::Sum), ErrorClass::Disp);
+    expect_class(win.accumulate(&[1i32], t, 8, Op::Sum), ErrorClass::Disp);
+    expect_class(win.compare_and_swap(1u16, 0, t, 2), ErrorClass::Disp);
+    // address 8-aligned: offset 7
+    win.fetch_and_op(1i64, t, 7, Op::Sum)?;
+    win.unlock_all()?;
+    world.barrier()?;
+    let local: Vec<u8> = win.local_vec()?;
+    let landed = i64::from_ne_bytes(local[7..15].try_into().unwrap_or_default());
+    assert_eq!(landed, 1, "the aligned fetch_and_op landed once");
+    assert_eq!(
+        local.iter().filter(|b| **b != 0).count(),
+        1,
+        "the refused calls changed nothing"
+    );
+    win.free()
+}
+
 /// Fence-mode misuse of SEMANTICS.md rule 16: calls with no epoch, after a fence that
 /// closed the epoch, NOPRECEDE with calls pending, free with calls pending.
 pub(crate) fn sync_errors(world: &World, info: &Info) -> Result<()> {

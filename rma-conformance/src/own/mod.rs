@@ -82,6 +82,11 @@ pub fn cases() -> Vec<Case> {
             3,
             errors::passive_error_classes,
         ),
+        c(
+            "own_misaligned_created_window",
+            2,
+            errors::misaligned_created_window,
+        ),
         c("own_sync_errors", 2, errors::sync_errors),
         c("own_info_effective_values", 2, windows::info_values),
         c("own_create_over_private_memory", 3, windows::create_private),
