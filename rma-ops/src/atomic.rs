@@ -226,6 +226,21 @@ impl<'a> Domain<'a> {
         }
     }
 
+    /// Claims the element of `size` bytes at window byte `key` for a single-element
+    /// update: announced for a native atomic (up to 8 bytes), its chunk lock with the
+    /// announcements drained for a wider element (updated with plain reads and writes).
+    #[inline(always)]
+    fn claim_element(&self, key: usize, size: usize) -> Claim<'a> {
+        let idx = self.index(key);
+        if size <= 8 {
+            self.announce(idx)
+        } else {
+            Claim::Locked {
+                _lock: self.lock(idx, true),
+            }
+        }
+    }
+
     #[cold]
     fn wait_unlocked(&self, idx: usize) {
         let word = &self.chunks[idx];
@@ -464,30 +479,18 @@ pub unsafe fn fetch_op_element<T: Element>(
     dom: &Domain<'_>,
     origin: T,
 ) -> T {
-    let idx = dom.index(key);
+    let _claim = dom.claim_element(key, std::mem::size_of::<T>());
     // SAFETY: (every arm) the width matches `T`'s size and the contract above gives
-    // validity and alignment; the announcement (or the chunk lock) excludes plain
-    // bulk loops over this element, so concurrent accesses are atomic.
+    // validity and alignment; the claim (an announcement, or the chunk lock for wide
+    // elements) excludes plain bulk loops over this element, so concurrent accesses
+    // are atomic (or, for wide elements, serialized by the lock).
     unsafe {
         match std::mem::size_of::<T>() {
-            1 => {
-                let _a = dom.announce(idx);
-                fop8(op, p, origin)
-            }
-            2 => {
-                let _a = dom.announce(idx);
-                fop16(op, p, origin)
-            }
-            4 => {
-                let _a = dom.announce(idx);
-                fop32(op, p, origin)
-            }
-            8 => {
-                let _a = dom.announce(idx);
-                fop64(op, p, origin)
-            }
+            1 => fop8(op, p, origin),
+            2 => fop16(op, p, origin),
+            4 => fop32(op, p, origin),
+            8 => fop64(op, p, origin),
             _ => {
-                let _guard = dom.lock(idx, true);
                 let slot = p.cast::<T::Raw>();
                 let old = T::from_raw(slot.read_unaligned());
                 if op != Op::NoOp {
@@ -511,28 +514,15 @@ pub unsafe fn cas_element<T: Element>(
     origin: T,
     compare: T,
 ) -> T {
-    let idx = dom.index(key);
+    let _claim = dom.claim_element(key, std::mem::size_of::<T>());
     // SAFETY: (every arm) as in `fetch_op_element`.
     unsafe {
         match std::mem::size_of::<T>() {
-            1 => {
-                let _a = dom.announce(idx);
-                cas8(p, origin, compare)
-            }
-            2 => {
-                let _a = dom.announce(idx);
-                cas16(p, origin, compare)
-            }
-            4 => {
-                let _a = dom.announce(idx);
-                cas32(p, origin, compare)
-            }
-            8 => {
-                let _a = dom.announce(idx);
-                cas64(p, origin, compare)
-            }
+            1 => cas8(p, origin, compare),
+            2 => cas16(p, origin, compare),
+            4 => cas32(p, origin, compare),
+            8 => cas64(p, origin, compare),
             _ => {
-                let _guard = dom.lock(idx, true);
                 let slot = p.cast::<T::Raw>();
                 let old = T::from_raw(slot.read_unaligned());
                 if old == compare {
