@@ -256,7 +256,7 @@ impl Report<'_> {
         }
     }
 
-    /// A result, or why there is none ("n/a: <config>: <reason>").
+    /// A result, or why there is none (`n/a: <config>: <reason>`).
     fn need(&self, key: &str, section: &str, test: &str, n: u64) -> Result<Stat, String> {
         let c = config(key);
         self.summary
