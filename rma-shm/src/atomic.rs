@@ -6,7 +6,7 @@
 
 use crate::winmem::WindowMemory;
 use rma_core::{Access, BasicType, Op, Rank, Result, Run, Strided, Transport};
-use rma_ops::atomic;
+use rma_ops::atomic::{self, Domain};
 use std::sync::Arc;
 
 /// The atomic transport over one window.
@@ -89,7 +89,9 @@ impl AtomicTransport {
         Some((p, first as usize, st))
     }
 
-    fn element(&self, target: Rank, offset: usize, size: usize) -> *mut u8 {
+    /// One element of `size` bytes at byte `offset` of `target`'s window, and the
+    /// window's atomicity domain as this rank uses it.
+    fn element(&self, target: Rank, offset: usize, size: usize) -> (*mut u8, Domain<'_>) {
         let t = self.target_index(target);
         if offset
             .checked_add(size)
@@ -98,7 +100,8 @@ impl AtomicTransport {
             broken_contract("element outside the target window");
         }
         // SAFETY: offset + size <= window length, checked just above.
-        unsafe { self.mem.data_ptr(t).add(offset) }
+        let p = unsafe { self.mem.data_ptr(t).add(offset) };
+        (p, self.mem.domain(t, self.mem.rank()))
     }
 }
 
@@ -210,8 +213,7 @@ impl Transport for AtomicTransport {
         origin: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let p = self.element(target, offset, basic.size());
-        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
+        let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: one element inside the target window, aligned (checked by rma-win);
         // same kernels, domain and key scheme as every other accumulate.
         unsafe { atomic::fetch_and_op(basic, op, p, offset, &dom, origin, out) };
@@ -227,8 +229,7 @@ impl Transport for AtomicTransport {
         compare: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let p = self.element(target, offset, basic.size());
-        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
+        let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: as in `fetch_and_op`.
         unsafe { atomic::compare_and_swap(basic, p, offset, &dom, origin, compare, out) };
         Ok(())
@@ -242,8 +243,7 @@ impl Transport for AtomicTransport {
         op: Op,
         origin: u64,
     ) -> Result<u64> {
-        let p = self.element(target, offset, basic.size());
-        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
+        let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: as in `fetch_and_op` (the bits form takes elements of up to 8 bytes,
         // which rma-win guarantees).
         Ok(unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) })
@@ -257,8 +257,7 @@ impl Transport for AtomicTransport {
         origin: u64,
         compare: u64,
     ) -> Result<u64> {
-        let p = self.element(target, offset, basic.size());
-        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
+        let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: as in `fetch_and_op_bits`.
         Ok(unsafe { atomic::compare_and_swap_bits(basic, p, offset, &dom, origin, compare) })
     }
@@ -272,7 +271,7 @@ impl Transport for AtomicTransport {
         op: Op,
         origin: u64,
     ) -> Result<()> {
-        let p = self.element(target, offset, basic.size());
+        let (p, dom) = self.element(target, offset, basic.size());
         if exclusive {
             let mut bytes = [0u8; 8];
             rma_core::bytes_from_bits(origin, &mut bytes[..basic.size()]);
@@ -283,7 +282,6 @@ impl Transport for AtomicTransport {
             });
             return Ok(());
         }
-        let dom = self.mem.domain(self.target_index(target), self.mem.rank());
         // SAFETY: as in `fetch_and_op_bits`; the fetched value is dropped.
         unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) };
         Ok(())
