@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RMA_MPI_SHIM_ABI 1
+#define RMA_MPI_SHIM_ABI 2
 #define RMA_MPI_EBADCODE (-1)
 #define RMA_MPI_ENOMEM (-2)
 
@@ -135,6 +135,13 @@ int rma_mpi_comm_rank(intptr_t comm, int *rank) { return MPI_Comm_rank(COMM(comm
 int rma_mpi_comm_size(intptr_t comm, int *size) { return MPI_Comm_size(COMM(comm), size); }
 
 int rma_mpi_barrier(intptr_t comm) { return MPI_Barrier(COMM(comm)); }
+
+/* Lets the library's progress engine run once (a non-blocking probe that matches
+ * nothing rma sends: rma uses no point-to-point messages). */
+int rma_mpi_progress(intptr_t comm) {
+    int flag = 0;
+    return MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, COMM(comm), &flag, MPI_STATUS_IGNORE);
+}
 
 int rma_mpi_allgather_i64(intptr_t comm, int64_t mine, int64_t *all) {
     return MPI_Allgather(&mine, 1, MPI_INT64_T, all, 1, MPI_INT64_T, COMM(comm));

@@ -304,6 +304,16 @@ impl World {
         self.check(rc, Call::new("MPI_Barrier"))
     }
 
+    /// Lets the library's progress engine run once (MPI_Iprobe). A rank that waits
+    /// outside MPI — polling its own window memory — calls this so that libraries
+    /// whose target side needs the target inside MPI (MPICH's ch4:ucx for the
+    /// accumulate family) still apply other ranks' calls.
+    pub fn progress(&self) -> Result<()> {
+        // SAFETY: `comm` is live while `self` is.
+        let rc = self.mpi(|api| unsafe { (api.progress)(self.comm) });
+        self.check(rc, Call::new("MPI_Iprobe"))
+    }
+
     /// Every rank contributes `mine` (any length); every rank receives all
     /// contributions, indexed by rank (MPI_Allgather of the lengths, then
     /// MPI_Allgatherv). The total must stay below 2 GiB.

@@ -38,10 +38,12 @@
 //!   to every other (active target).
 
 mod buffers;
+mod memory;
 mod request;
 mod sync;
 mod transport;
 mod window;
+mod world;
 
 pub use buffers::{Buffer, BufferMut, Target};
 pub use request::Request;
@@ -52,21 +54,8 @@ pub use rma_datatype::{
     Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongInt, Order, ShortInt,
     TwoInt,
 };
-pub use rma_shm::{run_threads, Flavor, LaunchMode, World};
+pub use rma_shm::Flavor;
 pub use sync::Group;
-pub use transport::{chosen_transport, ENV_TRANSPORT, TRANSPORTS};
+pub use transport::{chosen_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
 pub use window::Window;
-
-/// Runs `f` as one rank of a world: as the process rank started by `rmarun` when the
-/// environment says so, otherwise on `default_ranks` threads of this process. Returns
-/// this process's results (one in process mode, one per rank in thread mode).
-pub fn launch<R, F>(default_ranks: usize, f: F) -> Result<Vec<R>>
-where
-    R: Send,
-    F: Fn(World) -> R + Sync,
-{
-    match World::from_env()? {
-        Some(world) => Ok(vec![f(world)]),
-        None => run_threads(default_ranks, f),
-    }
-}
+pub use world::{launch, run_threads, LaunchMode, World};

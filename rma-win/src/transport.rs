@@ -4,6 +4,8 @@
 //! lives in rma-core so that rma-shm can implement it without knowing rma-win, so the
 //! dispatch here is a `match`, as crossbeam-channel does for its flavors.)
 
+use crate::memory::MpiSide;
+use crate::world::LaunchMode;
 use rma_core::{Access, BasicType, Error, Op, Rank, Result, Transport, WinInfo};
 use rma_shm::{AtomicTransport, Liveness, QueuedTransport, WindowMemory};
 use std::sync::Arc;
@@ -11,14 +13,20 @@ use std::sync::Arc;
 /// Environment variable choosing the transport of windows whose info does not name one.
 pub const ENV_TRANSPORT: &str = "RMA_TRANSPORT";
 
-/// The transports this build offers.
+/// The transports of windows in rma's own worlds (threads, or processes started by
+/// `rmarun`), sharing memory on one node.
 pub const TRANSPORTS: &[&str] = &["atomic", "queued"];
+
+/// The transport of every window in a world started by an MPI launcher: the system
+/// MPI library's RMA.
+pub const MPI_TRANSPORT: &str = "mpi";
 
 /// The transport a window uses.
 #[derive(Debug)]
-pub(crate) enum AnyTransport {
+pub(crate) enum AnyTransport<'w> {
     Atomic(AtomicTransport),
     Queued(QueuedTransport),
+    Mpi(Arc<MpiSide<'w>>),
 }
 
 macro_rules! dispatch {
@@ -26,33 +34,48 @@ macro_rules! dispatch {
         match $self {
             AnyTransport::Atomic($t) => $call,
             AnyTransport::Queued($t) => $call,
+            AnyTransport::Mpi(side) => {
+                // the trait's methods, not MpiWindow's inherent ones of the same names
+                let $t: &dyn Transport = &side.data;
+                $call
+            }
         }
     };
 }
 
-/// The transport name a window with this info would use: the info key, else the
-/// environment, else `atomic`.
-pub fn chosen_transport(info: &WinInfo) -> Result<String> {
+/// The transport name a window with this info would use in a world of `mode`: under
+/// an MPI launcher always [`MPI_TRANSPORT`] (whatever was asked: the shared-memory
+/// transports need an rma world); otherwise the info key, else the environment
+/// ([`ENV_TRANSPORT`]), else `atomic`.
+pub fn chosen_transport(info: &WinInfo, mode: LaunchMode) -> Result<String> {
     let name = match &info.transport {
         Some(n) => n.clone(),
         None => std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "atomic".to_owned()),
     };
+    if mode == LaunchMode::Mpi {
+        return Ok(MPI_TRANSPORT.to_owned());
+    }
     if TRANSPORTS.contains(&name.as_str()) {
         Ok(name)
+    } else if name == MPI_TRANSPORT {
+        Err(Error::arg(format!(
+            "the {MPI_TRANSPORT} transport needs a world started by an MPI launcher \
+             (mpiexec, mpirun); this one runs as {mode}"
+        )))
     } else {
         Err(Error::UnknownTransport {
             name,
-            available: TRANSPORTS.join(", "),
+            available: format!("{}, {MPI_TRANSPORT} (under mpiexec)", TRANSPORTS.join(", ")),
         })
     }
 }
 
-impl AnyTransport {
-    pub(crate) fn new(
+impl AnyTransport<'_> {
+    pub(crate) fn shm(
         name: &str,
         mem: Arc<WindowMemory>,
         liveness: Liveness,
-    ) -> Result<AnyTransport> {
+    ) -> Result<AnyTransport<'static>> {
         match name {
             "atomic" => Ok(AnyTransport::Atomic(AtomicTransport::new(mem)?)),
             "queued" => Ok(AnyTransport::Queued(QueuedTransport::new(mem, liveness)?)),
@@ -64,7 +87,7 @@ impl AnyTransport {
     }
 }
 
-impl Transport for AnyTransport {
+impl Transport for AnyTransport<'_> {
     fn name(&self) -> &'static str {
         dispatch!(self, t => t.name())
     }

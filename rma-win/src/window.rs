@@ -6,16 +6,19 @@
 #![allow(clippy::unnecessary_lazy_evaluations)]
 
 use crate::buffers::{Buffer, BufferMut, Dt, Resolved, Target};
+use crate::memory::{Memory, MpiSide, Shape};
 use crate::request::Request;
 use crate::sync::Epochs;
 use crate::transport::{chosen_transport, AnyTransport};
+use crate::world::{Kind, LaunchMode, World};
 use rma_core::{
     Access, BasicType, Contiguous, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport,
     WinInfo,
 };
 use rma_datatype::{Datatype, Equivalence};
+use rma_mpi::MpiWindow;
 use rma_ops::atomic::atomic_align;
-use rma_shm::{Flavor, LaunchMode, MemoryOptions, WindowMemory, World};
+use rma_shm::{Flavor, MemoryOptions, WindowMemory};
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -29,8 +32,10 @@ use std::sync::Arc;
 /// byte moves; a call that returns an error has changed nothing.
 pub struct Window<'w> {
     pub(crate) world: &'w World,
-    pub(crate) mem: Arc<WindowMemory>,
-    pub(crate) transport: AnyTransport,
+    pub(crate) mem: Memory<'w>,
+    pub(crate) transport: AnyTransport<'w>,
+    /// Every rank's window shape, fixed at creation.
+    pub(crate) shapes: Box<[Shape]>,
     pub(crate) info: WinInfo,
     pub(crate) epochs: RefCell<Epochs>,
     /// Per target, what the calls' fast path needs from `epochs` (sync.rs `HELD`,
@@ -44,7 +49,7 @@ impl std::fmt::Debug for Window<'_> {
         f.debug_struct("Window")
             .field("rank", &self.world.rank())
             .field("ranks", &self.world.size())
-            .field("bytes", &self.mem.len_of(self.world.rank()))
+            .field("bytes", &self.local_len())
             .field("transport", &self.transport.name())
             .field("epochs", &self.epochs.borrow())
             .finish()
@@ -82,12 +87,24 @@ impl<'w> Window<'w> {
         info: &Info,
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_allocate", len, disp_unit).entered();
-        let (info, name) = Self::parse_info(info)?;
-        let opts = MemoryOptions {
-            queues: name == "queued",
-        };
-        let mem = Arc::new(WindowMemory::allocate(world, len, disp_unit, opts)?);
-        Self::finish(world, mem, info, &name)
+        let (parsed, name) = Self::parse_info(world, info)?;
+        match &world.kind {
+            Kind::Shm(w) => {
+                let opts = MemoryOptions {
+                    queues: name == "queued",
+                };
+                let mem = Arc::new(WindowMemory::allocate(w, len, disp_unit, opts)?);
+                Self::finish_shm(world, w, mem, parsed, &name)
+            }
+            Kind::Mpi(w) => {
+                if disp_unit == 0 {
+                    return Err(Error::InvalidDispUnit { disp_unit });
+                }
+                // displacement unit 1 on the MPI side: rma passes byte offsets
+                let data = MpiWindow::allocate(w, len, 1, info)?;
+                Self::finish_mpi(world, w, data, disp_unit, parsed)
+            }
+        }
     }
 
     /// Collectively creates a window over `buf`, memory this rank owns, with
@@ -105,7 +122,7 @@ impl<'w> Window<'w> {
         info: &Info,
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_create", len = std::mem::size_of_val(buf)).entered();
-        let (info, mut name) = Self::parse_info(info)?;
+        let (parsed, mut name) = Self::parse_info(world, info)?;
         if world.mode() == LaunchMode::Processes {
             name = "queued".to_owned();
         }
@@ -116,41 +133,80 @@ impl<'w> Window<'w> {
                 std::any::type_name::<T>()
             ))
         })?;
-        let opts = MemoryOptions {
-            queues: name == "queued",
-        };
-        // SAFETY: `bytes` is exclusively borrowed for 'w, which the returned Window
-        // holds (PhantomData<&'w mut [u8]>), so the memory stays valid and is reached
-        // only through the window while it lives.
-        let mem = unsafe {
-            WindowMemory::create(world, bytes.as_mut_ptr(), bytes.len(), disp_unit, opts)?
-        };
-        Self::finish(world, Arc::new(mem), info, &name)
+        let (base, len) = (bytes.as_mut_ptr(), bytes.len());
+        match &world.kind {
+            Kind::Shm(w) => {
+                let opts = MemoryOptions {
+                    queues: name == "queued",
+                };
+                // SAFETY: `bytes` is exclusively borrowed for 'w, which the returned
+                // Window holds (PhantomData<&'w mut [u8]>), so the memory stays valid
+                // and is reached only through the window while it lives.
+                let mem = unsafe { WindowMemory::create(w, base, len, disp_unit, opts)? };
+                Self::finish_shm(world, w, Arc::new(mem), parsed, &name)
+            }
+            Kind::Mpi(w) => {
+                // SAFETY: as above: `bytes` stays valid and is reached only through
+                // the window (whose MpiWindow frees the MPI window, collectively,
+                // when the Window drops) for 'w.
+                let data = unsafe { MpiWindow::create_raw(w, base, len, 1, info)? };
+                Self::finish_mpi(world, w, data, disp_unit, parsed)
+            }
+        }
     }
 
-    fn parse_info(info: &Info) -> Result<(WinInfo, String)> {
+    fn parse_info(world: &World, info: &Info) -> Result<(WinInfo, String)> {
         let parsed = WinInfo::from_info(info)?;
-        let name = chosen_transport(&parsed)?;
+        let name = chosen_transport(&parsed, world.mode())?;
         Ok((parsed, name))
+    }
+
+    fn finish_shm(
+        world: &'w World,
+        shm: &rma_shm::World,
+        mem: Arc<WindowMemory>,
+        info: WinInfo,
+        name: &str,
+    ) -> Result<Window<'w>> {
+        let liveness = shm.liveness();
+        let transport = AnyTransport::shm(name, mem.clone(), liveness.clone())?;
+        Ok(Self::finish(
+            world,
+            Memory::Shm { mem, liveness },
+            transport,
+            info,
+        ))
+    }
+
+    fn finish_mpi(
+        world: &'w World,
+        mpi: &'w rma_mpi::World,
+        data: MpiWindow<'w>,
+        disp_unit: usize,
+        info: WinInfo,
+    ) -> Result<Window<'w>> {
+        let side = Arc::new(MpiSide::new(mpi, data, disp_unit)?);
+        let transport = AnyTransport::Mpi(side.clone());
+        Ok(Self::finish(world, Memory::Mpi(side), transport, info))
     }
 
     fn finish(
         world: &'w World,
-        mem: Arc<WindowMemory>,
+        mem: Memory<'w>,
+        transport: AnyTransport<'w>,
         mut info: WinInfo,
-        name: &str,
-    ) -> Result<Window<'w>> {
-        let transport = AnyTransport::new(name, mem.clone(), world.liveness())?;
+    ) -> Window<'w> {
         info.transport = Some(transport.name().to_owned());
-        Ok(Window {
+        Window {
             world,
+            shapes: mem.shapes().into_boxed_slice(),
             mem,
             transport,
             info,
             epochs: RefCell::new(Epochs::new(world.size())),
             fast: (0..world.size()).map(|_| Cell::new(0)).collect(),
             _borrow: PhantomData,
-        })
+        }
     }
 
     /// This rank.
@@ -185,19 +241,19 @@ impl<'w> Window<'w> {
 
     /// This rank's window size in bytes.
     pub fn local_len(&self) -> usize {
-        self.mem.len_of(self.rank())
+        self.shapes[self.rank()].len
     }
 
     /// The window size of `rank` in bytes.
     pub fn len_of(&self, rank: usize) -> Result<usize> {
         self.check_rank(rank_of(rank))?;
-        Ok(self.mem.len_of(rank))
+        Ok(self.shapes[rank].len)
     }
 
     /// The displacement unit of `rank`.
     pub fn disp_unit_of(&self, rank: usize) -> Result<usize> {
         self.check_rank(rank_of(rank))?;
-        Ok(self.mem.disp_unit_of(rank))
+        Ok(self.shapes[rank].disp_unit)
     }
 
     // ---- local access -------------------------------------------------------------
@@ -257,7 +313,7 @@ impl<'w> Window<'w> {
         if disp < 0 {
             return Err(Error::NegativeDisp { disp });
         }
-        let unit = self.mem.disp_unit_of(target);
+        let unit = self.shapes[target].disp_unit;
         (disp as u64)
             .checked_mul(unit as u64)
             .and_then(|b| usize::try_from(b).ok())
@@ -282,9 +338,9 @@ impl<'w> Window<'w> {
             if writes {
                 m.check_no_overlap()?;
             }
-            m.check_fits(base, self.mem.len_of(t), rank_of(t))?;
+            m.check_fits(base, self.shapes[t].len, rank_of(t))?;
         } else if let Some((_, hi)) = layout.span() {
-            let len = self.mem.len_of(t);
+            let len = self.shapes[t].len;
             if base.checked_add(hi as usize).is_none_or(|end| end > len) {
                 return Err(Error::OutOfWindow {
                     rank: rank_of(t),
@@ -361,9 +417,9 @@ impl<'w> Window<'w> {
         let t = self.fast_target(rank)?;
         let base = usize::try_from(disp)
             .ok()?
-            .checked_mul(self.mem.disp_unit_of(t))?;
+            .checked_mul(self.shapes[t].disp_unit)?;
         let end = base.checked_add(bytes)?;
-        (bytes > 0 && end <= self.mem.len_of(t) && self.aligned_at(t, base, align))
+        (bytes > 0 && end <= self.shapes[t].len && self.aligned_at(t, base, align))
             .then_some((t, base))
     }
 
@@ -382,7 +438,7 @@ impl<'w> Window<'w> {
     /// window created over a caller's buffer may itself start unaligned).
     #[inline]
     fn aligned_at(&self, t: usize, offset: usize, align: usize) -> bool {
-        self.mem.base_addr(t).wrapping_add(offset) % align == 0
+        self.shapes[t].addr.wrapping_add(offset) % align == 0
     }
 
     /// The transport's view of a call to target `t`.
@@ -582,7 +638,7 @@ impl<'w> Window<'w> {
         disp: Disp,
     ) -> Result<usize> {
         let offset = self.byte_offset(t, disp)?;
-        let len = self.mem.len_of(t);
+        let len = self.shapes[t].len;
         if offset.checked_add(basic.size()).is_none_or(|end| end > len) {
             return Err(Error::OutOfWindow {
                 rank: rank_of(t),

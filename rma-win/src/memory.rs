@@ -1,0 +1,363 @@
+//! Where a window's memory lives and how its epochs synchronize: rma's shared memory
+//! (rma-shm: lock words, post and complete counters in the window's sync area), or a
+//! system MPI library's windows (rma-mpi), where the same primitives are built on a
+//! small control window.
+//!
+//! # The MPI side
+//!
+//! rma's calls return with their results in place and their origin buffers free, which
+//! MPI grants only inside passive-target epochs. So both MPI windows of an rma window —
+//! the data window (MPI displacement unit 1: rma passes byte offsets) and the control
+//! window — stay inside `MPI_Win_lock_all(MPI_MODE_NOCHECK)` from creation to free,
+//! and rma's own epochs are built over them:
+//!
+//! - fence: `MPI_Win_flush_all` on the data window, then `MPI_Barrier`;
+//! - lock / unlock: a reader-writer lock word per rank in the control window, taken
+//!   with MPI's atomics (fetch_and_op, compare_and_swap on 32-bit integers, which
+//!   every library handles), released after `MPI_Win_flush` of the data window;
+//! - post / start / complete / wait: per-pair counters in the control window,
+//!   incremented by the poster (completer) with fetch_and_op and polled by the waiter;
+//! - local access: `MPI_Win_sync` around loads and stores of the local window (MPI's
+//!   unified memory model).
+//!
+//! A waiter polls with MPI calls (so libraries whose targets need progress still make
+//! it), yielding at first and then sleeping up to a millisecond between polls, so
+//! waiting ranks leave the cores to ranks doing work.
+
+use rma_core::{Assert, BasicType, Disp, Error, Op, Rank, Result};
+use rma_mpi::{MpiWindow, Target};
+use rma_shm::{Flavor, Liveness, WindowMemory};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The shape of one rank's window, as every rank sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    /// Window size in bytes.
+    pub(crate) len: usize,
+    /// Displacement unit.
+    pub(crate) disp_unit: usize,
+    /// Address of the window's first byte in its owner's address space (alignment
+    /// checks: a created window may start unaligned).
+    pub(crate) addr: usize,
+}
+
+/// A window's memory and epoch primitives.
+#[derive(Debug)]
+pub(crate) enum Memory<'w> {
+    Shm {
+        mem: Arc<WindowMemory>,
+        liveness: Liveness,
+    },
+    Mpi(Arc<MpiSide<'w>>),
+}
+
+impl Memory<'_> {
+    /// Every rank's window shape.
+    pub(crate) fn shapes(&self) -> Vec<Shape> {
+        match self {
+            Memory::Shm { mem, .. } => (0..mem.ranks())
+                .map(|r| Shape {
+                    len: mem.len_of(r),
+                    disp_unit: mem.disp_unit_of(r),
+                    addr: mem.base_addr(r),
+                })
+                .collect(),
+            Memory::Mpi(m) => m.shapes.clone(),
+        }
+    }
+
+    pub(crate) fn flavor(&self) -> Flavor {
+        match self {
+            Memory::Shm { mem, .. } => mem.flavor(),
+            Memory::Mpi(m) => match m.data.flavor() {
+                rma_mpi::Flavor::Allocate => Flavor::Allocate,
+                rma_mpi::Flavor::Create => Flavor::Create,
+            },
+        }
+    }
+
+    pub(crate) fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        match self {
+            Memory::Shm { mem, .. } => mem.read_local(offset, out),
+            Memory::Mpi(m) => {
+                // let the library apply calls that wait for this rank, then make them
+                // visible to the loads
+                m.progress()?;
+                m.data.sync()?;
+                m.data.read_local(offset, out)
+            }
+        }
+    }
+
+    pub(crate) fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {
+        match self {
+            Memory::Shm { mem, .. } => mem.write_local(offset, data),
+            Memory::Mpi(m) => {
+                m.data.sync()?;
+                m.data.write_local(offset, data)?;
+                m.data.sync()
+            }
+        }
+    }
+
+    /// Takes `target`'s lock (shared or exclusive), waiting until it is granted.
+    pub(crate) fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        match self {
+            Memory::Shm { mem, liveness } => mem.acquire_lock(target, exclusive, liveness),
+            Memory::Mpi(m) => m.acquire_lock(target, exclusive),
+        }
+    }
+
+    /// Releases `target`'s lock; every call to it must be complete.
+    pub(crate) fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        match self {
+            Memory::Shm { mem, .. } => {
+                mem.release_lock(target, exclusive);
+                Ok(())
+            }
+            Memory::Mpi(m) => m.release_lock(target, exclusive),
+        }
+    }
+
+    /// Tells `origin` that this rank's window is exposed to it (post).
+    pub(crate) fn post_to(&self, origin: usize) -> Result<()> {
+        match self {
+            Memory::Shm { mem, .. } => {
+                mem.post_to(origin);
+                Ok(())
+            }
+            Memory::Mpi(m) => {
+                m.data.sync()?; // local stores before the post are visible to the origin
+                m.add(origin, m.posted(m.me), 1)
+            }
+        }
+    }
+
+    /// Waits until `target` has posted to this rank `want` times in all.
+    pub(crate) fn wait_posted(&self, target: usize, want: u32) -> Result<()> {
+        match self {
+            Memory::Shm { mem, liveness } => mem.wait_posted(target, want, liveness),
+            Memory::Mpi(m) => m.wait_for(m.posted(target), want),
+        }
+    }
+
+    /// Tells `target` that this rank's access epoch to it is complete; every call to
+    /// it must be complete.
+    pub(crate) fn complete_to(&self, target: usize) -> Result<()> {
+        match self {
+            Memory::Shm { mem, .. } => {
+                mem.complete_to(target);
+                Ok(())
+            }
+            Memory::Mpi(m) => m.add(target, m.completed(m.me), 1),
+        }
+    }
+
+    /// Waits until `origin` has completed to this rank `want` times in all.
+    pub(crate) fn wait_completed(&self, origin: usize, want: u32) -> Result<()> {
+        match self {
+            Memory::Shm { mem, liveness } => mem.wait_completed(origin, want, liveness),
+            Memory::Mpi(m) => {
+                m.wait_for(m.completed(origin), want)?;
+                m.data.sync()
+            }
+        }
+    }
+
+    /// Whether `origin` has completed to this rank `want` times in all; never blocks.
+    pub(crate) fn has_completed(&self, origin: usize, want: u32) -> Result<bool> {
+        match self {
+            Memory::Shm { mem, .. } => Ok(mem.has_completed(origin, want)),
+            Memory::Mpi(m) => {
+                let done = reached(m.read(m.me, m.completed(origin))?, want);
+                if done {
+                    m.data.sync()?;
+                }
+                Ok(done)
+            }
+        }
+    }
+
+    /// `Err(ProcFailed)` if a peer died (rma worlds; MPI's launcher ends the job).
+    pub(crate) fn check_peers(&self) -> Result<()> {
+        match self {
+            Memory::Shm { liveness, .. } => liveness.check(),
+            Memory::Mpi(_) => Ok(()),
+        }
+    }
+
+    /// Synchronizes this rank's view of its window with other ranks' (MPI_Win_sync).
+    pub(crate) fn sync(&self) -> Result<()> {
+        match self {
+            Memory::Shm { .. } => {
+                std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            }
+            Memory::Mpi(m) => m.data.sync(),
+        }
+    }
+}
+
+/// Counter `now` has reached `want` (both count up from 0 and wrap).
+fn reached(now: u32, want: u32) -> bool {
+    now.wrapping_sub(want) as i32 >= 0
+}
+
+/// The lock word's writer bit; the bits below count shared holders (and shared
+/// requests about to back off).
+const WRITER: i32 = 1 << 30;
+
+/// An rma window over MPI: the data window and the control window, both kept in a
+/// NOCHECK lock_all epoch for their whole life.
+pub(crate) struct MpiSide<'w> {
+    pub(crate) data: MpiWindow<'w>,
+    ctl: MpiWindow<'w>,
+    world: &'w rma_mpi::World,
+    me: usize,
+    ranks: usize,
+    shapes: Vec<Shape>,
+}
+
+impl std::fmt::Debug for MpiSide<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpiSide")
+            .field("data", &self.data)
+            .field("ranks", &self.ranks)
+            .finish()
+    }
+}
+
+impl<'w> MpiSide<'w> {
+    /// Completes a freshly created data window (displacement unit 1) whose ranks use
+    /// `disp_unit`: the control window, the lock_all epochs, every rank's shape.
+    pub(crate) fn new(
+        world: &'w rma_mpi::World,
+        mut data: MpiWindow<'w>,
+        disp_unit: usize,
+    ) -> Result<MpiSide<'w>> {
+        let ranks = world.size();
+        // per rank: the lock word, then one posted and one completed counter per peer
+        let words = 1 + 2 * ranks;
+        let mut ctl = MpiWindow::allocate(world, 4 * words, 4, &rma_core::Info::new())?;
+        data.lock_all(Assert::NOCHECK)?;
+        ctl.lock_all(Assert::NOCHECK)?;
+        let mut mine = [0u8; 16];
+        mine[..8].copy_from_slice(&(disp_unit as u64).to_le_bytes());
+        mine[8..].copy_from_slice(&(data.local_ptr() as usize as u64).to_le_bytes());
+        let all = world.allgather(&mine)?;
+        let mut shapes = Vec::with_capacity(ranks);
+        for (r, bytes) in all.iter().enumerate() {
+            let word = |i: usize| {
+                bytes
+                    .get(8 * i..8 * i + 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_le_bytes)
+                    .ok_or_else(|| Error::arg(format!("rank {r} sent a malformed window shape")))
+            };
+            shapes.push(Shape {
+                len: data.len_of(Rank::new(r as u32))?,
+                disp_unit: word(0)? as usize,
+                addr: word(1)? as usize,
+            });
+        }
+        Ok(MpiSide {
+            data,
+            ctl,
+            world,
+            me: world.rank(),
+            ranks,
+            shapes,
+        })
+    }
+
+    fn posted(&self, from: usize) -> usize {
+        1 + from
+    }
+
+    fn completed(&self, from: usize) -> usize {
+        1 + self.ranks + from
+    }
+
+    fn progress(&self) -> Result<()> {
+        self.world.progress()
+    }
+
+    /// fetch_and_op on control word `word` of `target`: the old value.
+    fn fop(&self, target: usize, word: usize, op: Op, value: i32) -> Result<i32> {
+        let origin = value.to_ne_bytes();
+        let src: &[u8] = if op == Op::NoOp { &[] } else { &origin };
+        let mut out = [0u8; 4];
+        self.ctl.fetch_and_op(
+            BasicType::I32,
+            op,
+            src,
+            &mut out,
+            Rank::new(target as u32),
+            word as Disp,
+        )?;
+        Ok(i32::from_ne_bytes(out))
+    }
+
+    /// Adds `value` to control word `word` of `target`, complete at the target when
+    /// this returns.
+    fn add(&self, target: usize, word: usize, value: i32) -> Result<()> {
+        let v = value.to_ne_bytes();
+        self.ctl.accumulate(
+            BasicType::I32,
+            Op::Sum,
+            &v,
+            Target::contiguous(Rank::new(target as u32), word as Disp),
+        )?;
+        self.ctl.flush(Rank::new(target as u32))
+    }
+
+    fn read(&self, target: usize, word: usize) -> Result<u32> {
+        Ok(self.fop(target, word, Op::NoOp, 0)? as u32)
+    }
+
+    /// Polls until `probe` says done: yields for the first few polls, then sleeps,
+    /// doubling up to 1 ms.
+    fn poll(&self, mut probe: impl FnMut() -> Result<bool>) -> Result<()> {
+        let (mut pause, mut yields) = (Duration::from_micros(2), 0);
+        while !probe()? {
+            if yields < 8 {
+                yields += 1;
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(1));
+            }
+        }
+        Ok(())
+    }
+
+    fn wait_for(&self, word: usize, want: u32) -> Result<()> {
+        self.poll(|| Ok(reached(self.read(self.me, word)?, want)))
+    }
+
+    fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        if exclusive {
+            let rank = Rank::new(target as u32);
+            self.poll(|| {
+                let (mut out, origin, compare) = ([0u8; 4], WRITER.to_ne_bytes(), [0u8; 4]);
+                self.ctl
+                    .compare_and_swap(BasicType::I32, &origin, &compare, &mut out, rank, 0)?;
+                Ok(i32::from_ne_bytes(out) == 0)
+            })
+        } else {
+            self.poll(|| {
+                if self.fop(target, 0, Op::Sum, 1)? & WRITER == 0 {
+                    return Ok(true);
+                }
+                // a writer holds it: take the request back and try again later
+                self.fop(target, 0, Op::Sum, -1)?;
+                Ok(false)
+            })
+        }
+    }
+
+    fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        self.add(target, 0, if exclusive { -WRITER } else { -1 })
+    }
+}
