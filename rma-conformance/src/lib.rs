@@ -22,6 +22,29 @@ use rma_win::{Info, Result, World};
 /// Environment variable that tells a re-executed test binary which case to run.
 pub const ENV_CASE: &str = "RMA_CONFORMANCE_CASE";
 
+/// Environment variable dividing the iteration counts of the long-running cases
+/// (default 1). The MPI runs set it: there a call costs microseconds to milliseconds
+/// (each rank of MPICH's ch4:ucx must be scheduled for the calls that reach it, and 4
+/// ranks share 2 cores), against tens of nanoseconds on rma's own transports, so the
+/// same checks run on fewer calls.
+pub const ENV_DIVIDE: &str = "RMA_CONFORMANCE_DIVIDE";
+
+/// `n` divided by [`ENV_DIVIDE`] (at least 1): an iteration count.
+pub fn scaled<T: TryInto<u64> + TryFrom<u64> + Copy>(n: T) -> T {
+    static DIVISOR: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let d = *DIVISOR.get_or_init(|| {
+        std::env::var(ENV_DIVIDE)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&d| d > 0)
+            .unwrap_or(1)
+    });
+    match n.try_into() {
+        Ok(v) => T::try_from((v / d).max(1)).unwrap_or(n),
+        Err(_) => n,
+    }
+}
+
 /// The body of a case, run by every rank.
 pub type Body = fn(&World, &Info) -> Result<()>;
 

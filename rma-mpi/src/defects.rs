@@ -10,6 +10,7 @@
 //! | MPI_Fetch_and_op wrong for every type but 32/64-bit integers | Open MPI 4, osc/ucx | MPI_Rget_accumulate of one element instead |
 //! | MPI_Compare_and_swap on 1- and 2-byte types returns the origin, target unchanged | Open MPI 4, osc/ucx | refused (RMA_FLAVOR) |
 //! | MAXLOC / MINLOC on DOUBLE_INT, LONG_INT, SHORT_INT calls MPI_Abort ("currently unsupported") | Open MPI 4, osc/pt2pt | refused (RMA_FLAVOR) |
+//! | MAX / MIN on unsigned integers compare them as signed (max(200u8, 7) = 7), in accumulate, get_accumulate and fetch_and_op | MPICH 4.0 | refused (RMA_FLAVOR) |
 //!
 //! Whether a component "may be in use" follows Open MPI's `osc` selection (read
 //! through MPI_T, so `--mca osc ...`, `OMPI_MCA_osc` and parameter files all count;
@@ -38,6 +39,9 @@ pub(crate) struct Guards {
     /// The library is one where the refusals below were observed (Open MPI 4) and
     /// `RMA_MPI_NO_GUARDS` is unset.
     refuse: bool,
+    /// MPICH 4.0, whose MAX and MIN treat unsigned integers as signed, and
+    /// `RMA_MPI_NO_GUARDS` is unset.
+    mpich_signed_max: bool,
 }
 
 impl Guards {
@@ -51,6 +55,12 @@ impl Guards {
             ucx: open_mpi && may_select(osc, "ucx"),
             pt2pt: open_mpi && may_select(osc, "pt2pt"),
             refuse: open_mpi && version.starts_with("Open MPI v4.") && !lifted,
+            mpich_signed_max: library == Library::Mpich
+                && version
+                    .split("Version:")
+                    .nth(1)
+                    .is_some_and(|v| v.trim_start().starts_with("4.0"))
+                && !lifted,
         }
     }
 
@@ -87,6 +97,17 @@ impl Guards {
         op: Op,
         flavor: Flavor,
     ) -> Result<(), Error> {
+        use BasicType::{Usize, U16, U32, U64, U8};
+        let unsigned = matches!(basic, U8 | U16 | U32 | U64 | Usize);
+        if self.mpich_signed_max && unsigned && matches!(op, Op::Max | Op::Min) {
+            return Err(Error::Flavor {
+                reason: format!(
+                    "{op} on {basic} compares unsigned integers as signed in MPICH 4.0 \
+                     (max(200u8, 7) = 7); use a signed type or another MPI library, or set \
+                     {ENV_NO_GUARDS}=1 if this library is fixed"
+                ),
+            });
+        }
         if !self.refuse {
             return Ok(());
         }
@@ -154,6 +175,21 @@ mod tests {
         assert!(may_select(Some("sm,rdma"), "rdma"));
         assert!(!may_select(Some("^rdma"), "rdma"));
         assert!(may_select(Some("^ucx,pt2pt"), "rdma") && !may_select(Some("^ucx,pt2pt"), "ucx"));
+    }
+
+    #[test]
+    fn mpich_4_0_refuses_max_and_min_on_unsigned_only() {
+        let g = Guards::detect(Library::Mpich, "MPICH Version: 4.0.2\nMPICH Release date", None);
+        for basic in [BasicType::U8, BasicType::U16, BasicType::U32, BasicType::U64] {
+            for op in [Op::Max, Op::Min] {
+                let e = g.check_accumulate(basic, op, Flavor::Allocate).unwrap_err();
+                assert_eq!(e.class(), rma_core::ErrorClass::RmaFlavor);
+            }
+            assert!(g.check_accumulate(basic, Op::Sum, Flavor::Allocate).is_ok());
+        }
+        assert!(g.check_accumulate(BasicType::I8, Op::Max, Flavor::Allocate).is_ok());
+        let later = Guards::detect(Library::Mpich, "MPICH Version: 4.1", None);
+        assert!(later.check_accumulate(BasicType::U8, Op::Max, Flavor::Allocate).is_ok());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! and the [`rma_core::Transport`] impl) end: each places its target layout, issues the
 //! MPI call and completes it as the epoch allows.
 
+use crate::datatype::Placement;
 use crate::epoch::Mode;
 use crate::error::Call;
 use crate::ffi::Handle;
@@ -11,10 +12,22 @@ use std::ffi::c_int;
 
 impl MpiWindow<'_> {
     /// Waits for a request of a call whose buffers the caller keeps alive until then.
-    fn wait_request(&self, mut req: Handle, call: Call) -> Result<()> {
+    /// Waits for a request-based call at `p` to complete locally.
+    ///
+    /// MPICH 4.0's shared-memory path completes the request of an Rget (and Rput, ...)
+    /// whose target datatype is derived before it has written the origin buffer: the
+    /// bytes arrive at the next flush, after the buffer may be gone (valgrind: an
+    /// invalid write in MPI_Win_flush into a freed result buffer). With a derived
+    /// target type the wait is followed by MPI_Win_flush_local, which MPI defines to
+    /// complete the call at the origin.
+    fn wait_request(&self, mut req: Handle, p: &Placement<'_>, call: Call) -> Result<()> {
         // SAFETY: `req` is an active request of this process; MPI_Wait frees it.
         let rc = self.world.mpi(|api| unsafe { (api.wait)(&mut req) });
-        self.world.check(rc, call)
+        self.world.check(rc, call)?;
+        if p.derived() {
+            self.flush_local_of(p.rank, call)?;
+        }
+        Ok(())
     }
 
     /// put of `data` at `spot`.
@@ -53,7 +66,7 @@ impl MpiWindow<'_> {
                         ..call
                     },
                 )?;
-                self.wait_request(req, call)
+                self.wait_request(req, &p, call)
             }
             Mode::Active => {
                 let copy = data.to_vec();
@@ -103,7 +116,7 @@ impl MpiWindow<'_> {
         });
         let call = Call::new("MPI_Rget").rank(spot.rank).placed(&p, out.len());
         self.world.check(rc, call)?;
-        self.wait_request(req, call)
+        self.wait_request(req, &p, call)
     }
 
     /// accumulate of `data` into `spot`.
@@ -162,7 +175,7 @@ impl MpiWindow<'_> {
                         ..call
                     },
                 )?;
-                self.wait_request(req, call)
+                self.wait_request(req, &p, call)
             }
             Mode::Active => {
                 let copy = data.to_vec();
@@ -248,7 +261,7 @@ impl MpiWindow<'_> {
             .typed(basic, Some(op))
             .placed(&p, out.len());
         self.world.check(rc, call)?;
-        self.wait_request(req, call)
+        self.wait_request(req, &p, call)
     }
 
     /// The displacement of the element at `byte` of `rank`'s window, checked to lie

@@ -73,6 +73,7 @@ mod epoch;
 mod error;
 mod ffi;
 mod issue;
+pub mod launcher;
 mod request;
 mod sync;
 mod transport;

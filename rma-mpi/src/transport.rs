@@ -18,11 +18,17 @@ use crate::epoch::Mode;
 use crate::window::{MpiWindow, Spot};
 use rma_core::{Access, BasicType, Op, Rank, Result, Transport};
 
+/// Where `at` lands. A contiguous layout goes to MPI as a plain count of the basic
+/// type, not as a derived datatype (no type to build and free per call).
 fn spot<'l>(at: &Access<'l>) -> Spot<'l> {
+    let layout = match at.layout.as_contiguous() {
+        Some(_) => None,
+        None => Some(at.layout),
+    };
     Spot {
         rank: at.target,
         byte: at.base,
-        layout: Some(at.layout),
+        layout,
     }
 }
 

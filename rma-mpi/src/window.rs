@@ -144,8 +144,11 @@ struct CInfo {
 }
 
 impl CInfo {
+    /// The keys of `info` for MPI; the values of keys rma knows in the normalized form
+    /// rma parsed them to (MPICH 4.0 aborts on `accumulate_ordering` = "waw, rar",
+    /// with a space, which MPI allows).
     fn new(info: &Info) -> Result<CInfo> {
-        WinInfo::from_info(info)?;
+        let normalized = WinInfo::from_info(info)?.to_info();
         let mut out = CInfo {
             keys: Vec::new(),
             vals: Vec::new(),
@@ -158,6 +161,7 @@ impl CInfo {
             })
         };
         for (k, v) in info.iter().filter(|(k, _)| *k != WinInfo::TRANSPORT_KEY) {
+            let v = normalized.get(k).unwrap_or(v);
             out.keys.push(c(k, k)?);
             out.vals.push(c(k, v)?);
         }
@@ -194,7 +198,12 @@ impl<'a> MpiWindow<'a> {
         disp_unit: usize,
         info: &Info,
     ) -> Result<MpiWindow<'a>> {
-        let (size, du) = check_shape(len, disp_unit)?;
+        let (_, du) = check_shape(len, disp_unit)?;
+        // MPICH 4.0's shared-memory windows overlap when a rank asks for fewer than 16
+        // bytes (every rank's fetch_and_op on its own 4-byte window lands in rank 0's,
+        // reproduced in C): ask every library for whole 64-byte lines; the window
+        // stays `len` bytes long for every check.
+        let (size, _) = check_shape(len.div_ceil(64).max(1) * 64, disp_unit)?;
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);

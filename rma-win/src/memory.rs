@@ -12,9 +12,10 @@
 //! and rma's own epochs are built over them:
 //!
 //! - fence: `MPI_Win_flush_all` on the data window, then `MPI_Barrier`;
-//! - lock / unlock: a reader-writer lock word per rank in the control window, taken
-//!   with MPI's atomics (fetch_and_op, compare_and_swap on 32-bit integers, which
-//!   every library handles), released after `MPI_Win_flush` of the data window;
+//! - lock / unlock: a fair reader-writer ticket lock per rank in the control window
+//!   (next ticket, ticket served, readers inside), taken with MPI's fetch_and_op on
+//!   32-bit integers (which every library handles), released after `MPI_Win_flush`
+//!   of the data window; requests are served in arrival order, as on rma-shm;
 //! - post / start / complete / wait: per-pair counters in the control window,
 //!   incremented by the poster (completer) with fetch_and_op and polled by the waiter;
 //! - local access: `MPI_Win_sync` around loads and stores of the local window (MPI's
@@ -70,7 +71,7 @@ impl Memory<'_> {
     pub(crate) fn flavor(&self) -> Flavor {
         match self {
             Memory::Shm { mem, .. } => mem.flavor(),
-            Memory::Mpi(m) => match m.data.flavor() {
+            Memory::Mpi(m) => match m.data().flavor() {
                 rma_mpi::Flavor::Allocate => Flavor::Allocate,
                 rma_mpi::Flavor::Create => Flavor::Create,
             },
@@ -84,8 +85,8 @@ impl Memory<'_> {
                 // let the library apply calls that wait for this rank, then make them
                 // visible to the loads
                 m.progress()?;
-                m.data.sync()?;
-                m.data.read_local(offset, out)
+                m.data().sync()?;
+                m.data().read_local(offset, out)
             }
         }
     }
@@ -94,9 +95,9 @@ impl Memory<'_> {
         match self {
             Memory::Shm { mem, .. } => mem.write_local(offset, data),
             Memory::Mpi(m) => {
-                m.data.sync()?;
-                m.data.write_local(offset, data)?;
-                m.data.sync()
+                m.data().sync()?;
+                m.data().write_local(offset, data)?;
+                m.data().sync()
             }
         }
     }
@@ -128,7 +129,7 @@ impl Memory<'_> {
                 Ok(())
             }
             Memory::Mpi(m) => {
-                m.data.sync()?; // local stores before the post are visible to the origin
+                m.data().sync()?; // local stores before the post are visible to the origin
                 m.add(origin, m.posted(m.me), 1)
             }
         }
@@ -160,7 +161,7 @@ impl Memory<'_> {
             Memory::Shm { mem, liveness } => mem.wait_completed(origin, want, liveness),
             Memory::Mpi(m) => {
                 m.wait_for(m.completed(origin), want)?;
-                m.data.sync()
+                m.data().sync()
             }
         }
     }
@@ -172,7 +173,7 @@ impl Memory<'_> {
             Memory::Mpi(m) => {
                 let done = reached(m.read(m.me, m.completed(origin))?, want);
                 if done {
-                    m.data.sync()?;
+                    m.data().sync()?;
                 }
                 Ok(done)
             }
@@ -194,7 +195,7 @@ impl Memory<'_> {
                 std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
                 Ok(())
             }
-            Memory::Mpi(m) => m.data.sync(),
+            Memory::Mpi(m) => m.data().sync(),
         }
     }
 }
@@ -204,25 +205,66 @@ fn reached(now: u32, want: u32) -> bool {
     now.wrapping_sub(want) as i32 >= 0
 }
 
-/// The lock word's writer bit; the bits below count shared holders (and shared
-/// requests about to back off).
-const WRITER: i32 = 1 << 30;
+/// Control words of each rank: the lock's next ticket, the ticket being served, and
+/// the shared holders inside; then one posted and one completed counter per peer.
+const NEXT: usize = 0;
+const SERVING: usize = 1;
+const READERS: usize = 2;
+const LOCK_WORDS: usize = 3;
 
 /// An rma window over MPI: the data window and the control window, both kept in a
 /// NOCHECK lock_all epoch for their whole life.
 pub(crate) struct MpiSide<'w> {
-    pub(crate) data: MpiWindow<'w>,
+    /// The data window; `None` only while dropping (it is freed first).
+    window: Option<MpiWindow<'w>>,
     ctl: MpiWindow<'w>,
     world: &'w rma_mpi::World,
     me: usize,
     ranks: usize,
     shapes: Vec<Shape>,
+    /// A created window's memory: see [`Shadow`].
+    shadow: Option<Shadow<'w>>,
+}
+
+/// The memory an MPI window created over a caller's buffer really exposes: a 64-byte
+/// aligned heap copy, copied back into the buffer when the MPI window is freed. MPICH
+/// 4.0 does not reach windows created at addresses that are not 16-byte aligned (calls
+/// land elsewhere, fetches return other memory, the process gets corrupted; reproduced
+/// in C with a heap buffer at offset 8), and the buffer is reachable only through the
+/// window while it lives, so the copy is not observable — except that the window's
+/// alignment is the copy's, which rma's alignment checks use.
+pub(crate) struct Shadow<'w> {
+    heap: Vec<u8>,
+    pad: usize,
+    buf: &'w mut [u8],
+}
+
+impl<'w> Shadow<'w> {
+    /// A copy of `buf`, and the address of its first byte.
+    pub(crate) fn new(buf: &'w mut [u8]) -> (Shadow<'w>, *mut u8) {
+        let mut heap = vec![0u8; buf.len() + 64];
+        let pad = (64 - heap.as_ptr() as usize % 64) % 64;
+        heap[pad..pad + buf.len()].copy_from_slice(buf);
+        let base = heap[pad..].as_mut_ptr();
+        (Shadow { heap, pad, buf }, base)
+    }
+}
+
+impl Drop for MpiSide<'_> {
+    fn drop(&mut self) {
+        // free the MPI window (collectively) first: nothing reaches the copy after it
+        drop(self.window.take());
+        if let Some(sh) = self.shadow.as_mut() {
+            let n = sh.buf.len();
+            sh.buf.copy_from_slice(&sh.heap[sh.pad..sh.pad + n]);
+        }
+    }
 }
 
 impl std::fmt::Debug for MpiSide<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MpiSide")
-            .field("data", &self.data)
+            .field("data", &self.window)
             .field("ranks", &self.ranks)
             .finish()
     }
@@ -231,14 +273,17 @@ impl std::fmt::Debug for MpiSide<'_> {
 impl<'w> MpiSide<'w> {
     /// Completes a freshly created data window (displacement unit 1) whose ranks use
     /// `disp_unit`: the control window, the lock_all epochs, every rank's shape.
+    ///
+    /// `shadow` is declared before `data`: on an early return parameters drop in
+    /// reverse order, so the MPI window is freed before the memory it exposes.
     pub(crate) fn new(
         world: &'w rma_mpi::World,
+        shadow: Option<Shadow<'w>>,
         mut data: MpiWindow<'w>,
         disp_unit: usize,
     ) -> Result<MpiSide<'w>> {
         let ranks = world.size();
-        // per rank: the lock word, then one posted and one completed counter per peer
-        let words = 1 + 2 * ranks;
+        let words = LOCK_WORDS + 2 * ranks;
         let mut ctl = MpiWindow::allocate(world, 4 * words, 4, &rma_core::Info::new())?;
         data.lock_all(Assert::NOCHECK)?;
         ctl.lock_all(Assert::NOCHECK)?;
@@ -262,21 +307,29 @@ impl<'w> MpiSide<'w> {
             });
         }
         Ok(MpiSide {
-            data,
+            window: Some(data),
             ctl,
             world,
             me: world.rank(),
             ranks,
             shapes,
+            shadow,
         })
     }
 
+    /// The data window.
+    pub(crate) fn data(&self) -> &MpiWindow<'w> {
+        self.window
+            .as_ref()
+            .expect("the data window lives until MpiSide drops")
+    }
+
     fn posted(&self, from: usize) -> usize {
-        1 + from
+        LOCK_WORDS + from
     }
 
     fn completed(&self, from: usize) -> usize {
-        1 + self.ranks + from
+        LOCK_WORDS + self.ranks + from
     }
 
     fn progress(&self) -> Result<()> {
@@ -336,28 +389,24 @@ impl<'w> MpiSide<'w> {
         self.poll(|| Ok(reached(self.read(self.me, word)?, want)))
     }
 
+    /// Takes a ticket, waits for its turn, then (exclusive) waits for the shared
+    /// holders to leave, or (shared) enters and passes the turn on at once.
     fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        let ticket = self.fop(target, NEXT, Op::Sum, 1)? as u32;
+        self.poll(|| Ok(self.read(target, SERVING)? == ticket))?;
         if exclusive {
-            let rank = Rank::new(target as u32);
-            self.poll(|| {
-                let (mut out, origin, compare) = ([0u8; 4], WRITER.to_ne_bytes(), [0u8; 4]);
-                self.ctl
-                    .compare_and_swap(BasicType::I32, &origin, &compare, &mut out, rank, 0)?;
-                Ok(i32::from_ne_bytes(out) == 0)
-            })
+            self.poll(|| Ok(self.read(target, READERS)? == 0))
         } else {
-            self.poll(|| {
-                if self.fop(target, 0, Op::Sum, 1)? & WRITER == 0 {
-                    return Ok(true);
-                }
-                // a writer holds it: take the request back and try again later
-                self.fop(target, 0, Op::Sum, -1)?;
-                Ok(false)
-            })
+            self.add(target, READERS, 1)?;
+            self.add(target, SERVING, 1)
         }
     }
 
     fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
-        self.add(target, 0, if exclusive { -WRITER } else { -1 })
+        if exclusive {
+            self.add(target, SERVING, 1)
+        } else {
+            self.add(target, READERS, -1)
+        }
     }
 }

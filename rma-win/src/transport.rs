@@ -36,7 +36,7 @@ macro_rules! dispatch {
             AnyTransport::Queued($t) => $call,
             AnyTransport::Mpi(side) => {
                 // the trait's methods, not MpiWindow's inherent ones of the same names
-                let $t: &dyn Transport = &side.data;
+                let $t: &dyn Transport = side.data();
                 $call
             }
         }
@@ -52,7 +52,8 @@ pub fn chosen_transport(info: &WinInfo, mode: LaunchMode) -> Result<String> {
         Some(n) => n.clone(),
         None => std::env::var(ENV_TRANSPORT).unwrap_or_else(|_| "atomic".to_owned()),
     };
-    if mode == LaunchMode::Mpi {
+    let known = TRANSPORTS.contains(&name.as_str()) || name == MPI_TRANSPORT;
+    if mode == LaunchMode::Mpi && known {
         return Ok(MPI_TRANSPORT.to_owned());
     }
     if TRANSPORTS.contains(&name.as_str()) {

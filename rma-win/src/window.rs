@@ -6,7 +6,7 @@
 #![allow(clippy::unnecessary_lazy_evaluations)]
 
 use crate::buffers::{Buffer, BufferMut, Dt, Resolved, Target};
-use crate::memory::{Memory, MpiSide, Shape};
+use crate::memory::{Memory, MpiSide, Shadow, Shape};
 use crate::request::Request;
 use crate::sync::Epochs;
 use crate::transport::{chosen_transport, AnyTransport};
@@ -102,7 +102,7 @@ impl<'w> Window<'w> {
                 }
                 // displacement unit 1 on the MPI side: rma passes byte offsets
                 let data = MpiWindow::allocate(w, len, 1, info)?;
-                Self::finish_mpi(world, w, data, disp_unit, parsed)
+                Self::finish_mpi(world, w, None, data, disp_unit, parsed)
             }
         }
     }
@@ -146,11 +146,14 @@ impl<'w> Window<'w> {
                 Self::finish_shm(world, w, Arc::new(mem), parsed, &name)
             }
             Kind::Mpi(w) => {
-                // SAFETY: as above: `bytes` stays valid and is reached only through
-                // the window (whose MpiWindow frees the MPI window, collectively,
-                // when the Window drops) for 'w.
+                let (shadow, base) = Shadow::new(bytes);
+                // SAFETY: `base` points to `len` bytes of the shadow's heap buffer,
+                // which the MpiSide built below owns and keeps (a Vec's heap memory
+                // does not move) until it has freed the MPI window; nothing else
+                // reaches those bytes meanwhile. If building the MpiSide fails, the
+                // MpiWindow is dropped (freed) before the shadow.
                 let data = unsafe { MpiWindow::create_raw(w, base, len, 1, info)? };
-                Self::finish_mpi(world, w, data, disp_unit, parsed)
+                Self::finish_mpi(world, w, Some(shadow), data, disp_unit, parsed)
             }
         }
     }
@@ -181,11 +184,12 @@ impl<'w> Window<'w> {
     fn finish_mpi(
         world: &'w World,
         mpi: &'w rma_mpi::World,
+        shadow: Option<Shadow<'w>>,
         data: MpiWindow<'w>,
         disp_unit: usize,
         info: WinInfo,
     ) -> Result<Window<'w>> {
-        let side = Arc::new(MpiSide::new(mpi, data, disp_unit)?);
+        let side = Arc::new(MpiSide::new(mpi, shadow, data, disp_unit)?);
         let transport = AnyTransport::Mpi(side.clone());
         Ok(Self::finish(world, Memory::Mpi(side), transport, info))
     }

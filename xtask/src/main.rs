@@ -30,20 +30,74 @@ Tasks:
   demo [ARGS]          the main job: every example (Examples 11.1-11.3 of the MPI
                        standard, a shared counter, an arg-max, a linked list appended
                        with compare_and_swap, a ticket lock) on 4 ranks as threads and
-                       as processes under rmarun, for every transport; ARGS go to each
+                       as processes under rmarun, for every transport, and the same
+                       binaries under mpiexec (MPICH) and mpirun (Open MPI) when an MPI
+                       is installed (the mpi transport); ARGS go to each
   help                 this text
 ";
 
-/// A test group: a name and the nextest arguments that select it.
+/// A test group: a name and the tests it selects (a package, optionally one test
+/// binary of it and a test-name prefix).
 struct Group {
     name: String,
-    args: Vec<String>,
+    package: &'static str,
+    binary: Option<&'static str>,
+    prefix: Option<String>,
+    /// One test at a time (MPI jobs: each already runs several ranks on 2 cores).
+    serial: bool,
+}
+
+impl Group {
+    fn new(name: impl Into<String>, package: &'static str) -> Group {
+        Group {
+            name: name.into(),
+            package,
+            binary: None,
+            prefix: None,
+            serial: false,
+        }
+    }
+
+    /// nextest arguments: the whole workspace filtered, so that every group builds
+    /// with the same features and nothing is rebuilt between groups.
+    fn nextest_args(&self) -> Vec<String> {
+        let mut expr = format!("package({})", self.package);
+        if let Some(b) = self.binary {
+            expr.push_str(&format!(" & binary({b})"));
+        }
+        if let Some(p) = &self.prefix {
+            expr.push_str(&format!(" & test(/^{p}/)"));
+        }
+        let mut v = vec!["--workspace".into(), "-E".into(), expr];
+        if self.serial {
+            v.extend(["-j".into(), "1".into()]);
+        }
+        v
+    }
+
+    /// cargo test arguments (no filter expressions there: a package, a binary, a name
+    /// filter).
+    fn cargo_test_args(&self) -> Vec<String> {
+        let mut v = vec!["-p".into(), self.package.into()];
+        if let Some(b) = self.binary {
+            v.extend(["--test".into(), b.into()]);
+        }
+        if let Some(p) = &self.prefix {
+            v.extend(["--".into(), p.clone()]);
+            if self.serial {
+                v.extend(["--test-threads".into(), "1".into()]);
+            }
+        }
+        v
+    }
 }
 
 /// The transports the conformance suite is stamped out for (rma-win's `TRANSPORTS`).
 const TRANSPORTS: &[&str] = &["atomic", "queued"];
 /// The launch modes.
 const MODES: &[&str] = &["threads", "processes"];
+/// The MPI configurations the conformance suite runs in (rma-mpi's `launcher`).
+const MPI_CONFIGS: &[&str] = &["mpich", "mpich_nolocal", "openmpi", "openmpi_noshm"];
 /// The examples, each run plainly (threads) and under rmarun.
 const EXAMPLES: &[&str] = &[
     "sum",
@@ -55,56 +109,69 @@ const EXAMPLES: &[&str] = &[
     "ticket_lock",
 ];
 
-fn groups() -> Vec<Group> {
-    let crate_group = |name: &'static str, pkg: &'static str| Group {
-        name: name.into(),
-        args: vec!["-p".into(), pkg.into()],
-    };
-    let mut v = vec![
-        crate_group("rma-core", "rma-core"),
-        crate_group("rma-datatype", "rma-datatype"),
-        crate_group("rma-ops", "rma-ops"),
-        crate_group("rma-shm", "rma-shm"),
-        crate_group("rma-win", "rma-win"),
-        crate_group("xtask (bench summarizer)", "xtask"),
-    ];
-    v.push(Group {
-        name: "dead peers (processes, SIGKILL)".into(),
-        args: vec![
-            "-p".into(),
-            "rma-conformance".into(),
-            "--test".into(),
-            "faults".into(),
-        ],
-    });
-    // the MPI transport's own checks, under every installed MPI (rma-mpi builds a shim
-    // per MPI compiler wrapper it finds); skipped where no MPI is installed
-    if ["mpicc.mpich", "mpicc.openmpi", "mpicc"]
+/// MPI launchers the examples run under, with their arguments for 4 ranks.
+const MPI_LAUNCHERS: &[(&str, &[&str])] = &[
+    ("mpiexec.mpich", &["-n", "4"]),
+    (
+        "mpirun.openmpi",
+        &["--allow-run-as-root", "--oversubscribe", "-np", "4"],
+    ),
+];
+
+/// Whether an MPI C compiler wrapper is installed: rma-mpi can then build its shim,
+/// and every build here turns on the `mpi` feature.
+fn have_mpi() -> bool {
+    ["mpicc.mpich", "mpicc.openmpi", "mpicc"]
         .iter()
         .any(|c| bench::which(c).is_some())
-    {
+}
+
+/// The cargo feature arguments of every build and test run.
+fn feature_args() -> Vec<String> {
+    if have_mpi() {
+        vec!["--features".into(), "rma-win/mpi".into()]
+    } else {
+        vec![]
+    }
+}
+
+fn groups() -> Vec<Group> {
+    let mut v = vec![
+        Group::new("rma-core", "rma-core"),
+        Group::new("rma-datatype", "rma-datatype"),
+        Group::new("rma-ops", "rma-ops"),
+        Group::new("rma-shm", "rma-shm"),
+        Group::new("rma-win", "rma-win"),
+        Group::new("xtask (bench summarizer)", "xtask"),
+    ];
+    v.push(Group {
+        binary: Some("faults"),
+        ..Group::new("dead peers (processes, SIGKILL)", "rma-conformance")
+    });
+    let mpi = have_mpi();
+    if mpi {
+        // the MPI transport's own checks, under every installed MPI
         v.push(Group {
-            name: "rma-mpi (system MPI, mpiexec)".into(),
-            args: vec![
-                "-p".into(),
-                "rma-mpi".into(),
-                "--features".into(),
-                "mpi".into(),
-            ],
+            serial: true,
+            ..Group::new("rma-mpi (system MPI, mpiexec)", "rma-mpi")
         });
     }
     for t in TRANSPORTS {
         for m in MODES {
             v.push(Group {
-                name: format!("conformance {t} x {m}"),
-                args: vec![
-                    "-p".into(),
-                    "rma-conformance".into(),
-                    "--test".into(),
-                    "conformance".into(),
-                    "-E".into(),
-                    format!("test(/^{t}::{m}::/)"),
-                ],
+                binary: Some("conformance"),
+                prefix: Some(format!("{t}::{m}::")),
+                ..Group::new(format!("conformance {t} x {m}"), "rma-conformance")
+            });
+        }
+    }
+    if mpi {
+        for c in MPI_CONFIGS {
+            v.push(Group {
+                binary: Some("conformance"),
+                prefix: Some(format!("mpi::{c}::")),
+                serial: true,
+                ..Group::new(format!("conformance mpi x {c}"), "rma-conformance")
             });
         }
     }
@@ -204,20 +271,20 @@ fn test_all(quick: bool, long: bool) -> bool {
     let mut lines = vec![];
     let mut all_groups = groups();
     if !quick {
-        all_groups.push(Group {
-            name: "doctests".into(),
-            args: vec![],
-        });
+        all_groups.push(Group::new("doctests", ""));
     }
     // build once up front (release: the concurrency tests need real speed)
+    let features = feature_args();
     let mut build = cargo();
-    build.args([
-        "build",
-        "--release",
-        "--workspace",
-        "--all-targets",
-        "--quiet",
-    ]);
+    build
+        .args([
+            "build",
+            "--release",
+            "--workspace",
+            "--all-targets",
+            "--quiet",
+        ])
+        .args(&features);
     if !status(build) {
         println!("test-all: 0 passed, 1 failed (the build failed)");
         return false;
@@ -227,7 +294,8 @@ fn test_all(quick: bool, long: bool) -> bool {
         let mut cmd = cargo();
         let doc = g.name == "doctests";
         if doc {
-            cmd.args(["test", "--release", "--workspace", "--doc"]);
+            cmd.args(["test", "--release", "--workspace", "--doc"])
+                .args(&features);
         } else if nextest {
             cmd.args([
                 "nextest",
@@ -236,23 +304,12 @@ fn test_all(quick: bool, long: bool) -> bool {
                 "--no-fail-fast",
                 "--cargo-quiet",
             ])
-            .args(&g.args);
+            .args(&features)
+            .args(g.nextest_args());
         } else {
-            // cargo test has no filter expressions: run the package, filtered by name
-            let mut args = g.args.clone();
-            let filter = args.iter().position(|a| a == "-E");
-            let name_filter = filter.map(|i| {
-                let expr = args.remove(i + 1);
-                args.remove(i);
-                expr.trim_start_matches("test(/^")
-                    .trim_end_matches("/)")
-                    .to_owned()
-            });
             cmd.args(["test", "--release", "--no-fail-fast"])
-                .args(&args);
-            if let Some(f) = name_filter {
-                cmd.args(["--", &f]);
-            }
+                .args(&features)
+                .args(g.cargo_test_args());
         }
         let (success, out) = run_captured(cmd);
         let counts = if doc || !nextest {
@@ -345,24 +402,35 @@ fn status(mut cmd: Command) -> bool {
 /// transport; returns (passed, failed). Extra arguments go to every example.
 fn run_examples(extra: &[&str]) -> (u64, u64) {
     let mut build = cargo();
-    build.args([
-        "build",
-        "--release",
-        "--quiet",
-        "-p",
-        "rma-examples",
-        "--examples",
-        "-p",
-        "rma-shm",
-        "--bin",
-        "rmarun",
-    ]);
+    build
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "rma-examples",
+            "--examples",
+            "-p",
+            "rma-shm",
+            "--bin",
+            "rmarun",
+        ])
+        .args(feature_args());
     if !status(build) {
         return (0, 1);
     }
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
     let rmarun = format!("{target}/release/rmarun");
     let (mut passed, mut failed) = (0, 0);
+    let mut count = |ok: bool, out: String, what: String| {
+        print!("{out}");
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+            println!("example {what} FAILED");
+        }
+    };
     for t in TRANSPORTS {
         for ex in EXAMPLES {
             let exe = format!("{target}/release/examples/{ex}");
@@ -377,20 +445,29 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
                 };
                 cmd.args(["--transport", t]).args(extra);
                 let (ok, out) = run_captured(cmd);
-                print!("{out}");
-                if ok {
-                    passed += 1;
+                let how = if launcher.is_some() {
+                    "rmarun -n 4"
                 } else {
-                    failed += 1;
-                    println!(
-                        "example {ex} ({}, {t}) FAILED",
-                        if launcher.is_some() {
-                            "rmarun -n 4"
-                        } else {
-                            "threads"
-                        }
-                    );
-                }
+                    "threads"
+                };
+                count(ok, out, format!("{ex} ({how}, {t})"));
+            }
+        }
+    }
+    // the same binaries under each installed MPI launcher: the mpi transport
+    if have_mpi() {
+        for (launcher, args) in MPI_LAUNCHERS {
+            if bench::which(launcher).is_none() {
+                println!("xtask: {launcher} is not installed; its example runs are skipped");
+                continue;
+            }
+            for ex in EXAMPLES {
+                let mut cmd = Command::new(launcher);
+                cmd.args(*args)
+                    .arg(format!("{target}/release/examples/{ex}"))
+                    .args(extra);
+                let (ok, out) = run_captured(cmd);
+                count(ok, out, format!("{ex} ({launcher} -n 4, mpi)"));
             }
         }
     }

@@ -13,7 +13,9 @@
 
 use rma_win::{Assert, Info, Rank, Result, Window, World};
 
-const ROUNDS: usize = 20;
+fn rounds() -> usize {
+    crate::scaled(20)
+}
 const ELEMS: usize = 20000;
 const DEST: usize = 2;
 
@@ -21,7 +23,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();
     let mut win = Window::allocate::<i32>(world, if me == DEST { ELEMS } else { 0 }, info)?;
     let dest = Rank::new(DEST as u32);
-    for round in 0..ROUNDS {
+    for round in 0..rounds() {
         if me == DEST {
             win.write_local(0, &vec![0i32; ELEMS])?;
         }

@@ -12,20 +12,26 @@
 
 use rma_win::{Assert, Info, Op, Rank, Result, Window, World};
 
-const ROUNDS: usize = 15;
-const MANY: usize = 10_000;
-const FEW: usize = 1000;
+fn rounds() -> usize {
+    crate::scaled(15)
+}
+fn many() -> usize {
+    crate::scaled(10_000)
+}
+fn few() -> usize {
+    crate::scaled(1000)
+}
 const DEST: usize = 2;
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();
     let calls = match me {
-        0 => MANY,
-        1 => FEW,
+        0 => many(),
+        1 => few(),
         _ => 0,
     };
     let mut win = Window::allocate::<i32>(world, if me == DEST { 1 } else { 0 }, info)?;
-    for round in 0..ROUNDS {
+    for round in 0..rounds() {
         if me == DEST {
             win.write_local(0, &[0i32])?;
         }
@@ -35,7 +41,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
             fetched.push(win.fetch_and_op(1i32, Rank::new(DEST as u32), 0, Op::Sum)?);
         }
         win.fence(Assert::NONE)?;
-        let total = (MANY + FEW) as i32;
+        let total = (many() + few()) as i32;
         if me == DEST {
             assert_eq!(
                 win.local_vec::<i32>()?,
@@ -43,7 +49,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
                 "round {round}: final value"
             );
         }
-        let mut all: Vec<i32> = super::gather_all(world, info, &fetched, MANY)?
+        let mut all: Vec<i32> = super::gather_all(world, info, &fetched, many())?
             .into_iter()
             .flatten()
             .collect();

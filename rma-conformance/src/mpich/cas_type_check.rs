@@ -15,7 +15,9 @@
 
 use rma_win::{Assert, BasicType, Datatype, ErrorClass, Info, Rank, Result, Window, World};
 
-const ITER: usize = 10000;
+fn iter() -> usize {
+    crate::scaled(10000)
+}
 
 fn one_type(world: &World, info: &Info, dt: &Datatype, accepted: bool) -> Result<()> {
     let size = dt.size();
@@ -24,7 +26,7 @@ fn one_type(world: &World, info: &Info, dt: &Datatype, accepted: bool) -> Result
     let compare = vec![0u8; size];
     let root = Rank::new(0);
     win.fence(Assert::NOPRECEDE)?;
-    for i in 0..ITER {
+    for i in 0..iter() {
         let mut result = vec![0xA5u8; size];
         let r = win.compare_and_swap_with(&origin, &compare, &mut result, dt, root, 0);
         if accepted {

@@ -12,12 +12,16 @@
 //! Each phase runs twice: once in one fence epoch (our version, with the resets between
 //! fences), and once as MPICH does it, every call in its own exclusive lock epoch on the
 //! target, with barriers around the resets and final values read under an exclusive
-//! lock on oneself. The locked phases run fewer calls (`LOCK_ITER`).
+//! lock on oneself. The locked phases run fewer calls (`lock_iter()`).
 
 use rma_win::{Assert, Info, LockType, Rank, Result, Window, World};
 
-const ITER: i32 = 5000;
-const LOCK_ITER: i32 = 300;
+fn iter() -> i32 {
+    crate::scaled(5000)
+}
+fn lock_iter() -> i32 {
+    crate::scaled(300)
+}
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();
@@ -26,22 +30,26 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
 
     for (phase, target) in [("self", me), ("neighbour", (me + 1) % n)] {
         win.fence(Assert::NONE)?;
-        for i in 0..ITER {
+        for i in 0..iter() {
             let old = win.compare_and_swap(i + 1, i, Rank::new(target as u32), 0)?;
             assert_eq!(old, i, "{phase}: call {i} on rank {target}");
         }
         win.fence(Assert::NONE)?;
-        assert_eq!(win.local_vec::<i32>()?, vec![ITER], "{phase}: final value");
+        assert_eq!(
+            win.local_vec::<i32>()?,
+            vec![iter()],
+            "{phase}: final value"
+        );
         win.write_local(0, &[0i32])?;
     }
 
     win.fence(Assert::NONE)?;
     let mut wins = 0u32;
     if me != 0 {
-        for i in 0..ITER {
+        for i in 0..iter() {
             let old = win.compare_and_swap(i + 1, i, Rank::new(0), 0)?;
             assert!(
-                old >= i && old <= ITER,
+                old >= i && old <= iter(),
                 "contention: call {i} fetched {old}"
             );
             if old == i {
@@ -53,7 +61,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     if me == 0 {
         assert_eq!(
             win.local_vec::<i32>()?,
-            vec![ITER],
+            vec![iter()],
             "contention: final value"
         );
     }
@@ -63,7 +71,8 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
         .map(|b| u32::from_le_bytes(b[..4].try_into().expect("4 bytes")))
         .sum();
     assert_eq!(
-        total, ITER as u32,
+        total,
+        iter() as u32,
         "contention: successful swaps over all ranks"
     );
     win.fence(Assert::NOSUCCEED)?;
@@ -100,21 +109,21 @@ fn locked(world: &World, win: &Window<'_>) -> Result<()> {
     own_value(world, win, Some(0))?;
     world.barrier()?;
     for (phase, target) in [("locked self", me), ("locked neighbour", (me + 1) % n)] {
-        for i in 0..LOCK_ITER {
+        for i in 0..lock_iter() {
             let old = locked_cas(win, i + 1, i, target)?;
             assert_eq!(old, i, "{phase}: call {i} on rank {target}");
         }
         world.barrier()?;
         let v = own_value(world, win, Some(0))?;
-        assert_eq!(v, LOCK_ITER, "{phase}: final value");
+        assert_eq!(v, lock_iter(), "{phase}: final value");
         world.barrier()?;
     }
     let mut wins = 0u32;
     if me != 0 {
-        for i in 0..LOCK_ITER {
+        for i in 0..lock_iter() {
             let old = locked_cas(win, i + 1, i, 0)?;
             assert!(
-                old >= i && old <= LOCK_ITER,
+                old >= i && old <= lock_iter(),
                 "locked contention: call {i} fetched {old}"
             );
             wins += u32::from(old == i);
@@ -123,7 +132,7 @@ fn locked(world: &World, win: &Window<'_>) -> Result<()> {
     world.barrier()?;
     if me == 0 {
         let v = own_value(world, win, None)?;
-        assert_eq!(v, LOCK_ITER, "locked contention: final value");
+        assert_eq!(v, lock_iter(), "locked contention: final value");
     }
     let total: u32 = world
         .allgather(&wins.to_le_bytes())?
@@ -131,7 +140,8 @@ fn locked(world: &World, win: &Window<'_>) -> Result<()> {
         .map(|b| u32::from_le_bytes(b[..4].try_into().expect("4 bytes")))
         .sum();
     assert_eq!(
-        total, LOCK_ITER as u32,
+        total,
+        lock_iter() as u32,
         "locked contention: successful swaps over all ranks"
     );
     world.barrier()

@@ -15,7 +15,9 @@ const BLOCKS: usize = 100;
 const STRIDE: usize = 200;
 const DATA: usize = BLOCKS * STRIDE;
 const ELEMS: usize = DATA - BLOCKS;
-const OPS: i32 = 100;
+fn ops() -> i32 {
+    crate::scaled(100)
+}
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();
@@ -27,7 +29,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     for writer in [1, 2] {
         if me == writer {
             win.lock(LockType::Shared, zero, Assert::NONE)?;
-            for _ in 0..OPS {
+            for _ in 0..ops() {
                 win.accumulate_with(
                     Buffer::typed(&origin, 1, &vt),
                     Target::of::<i32>(zero, 0, ELEMS),
@@ -41,7 +43,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
         if me == 0 {
             let got = win.local_vec::<i32>()?;
             for (i, g) in got.iter().enumerate() {
-                let want = if i < ELEMS { OPS } else { 0 };
+                let want = if i < ELEMS { ops() } else { 0 };
                 assert_eq!(*g, want, "writer {writer}: element {i}");
             }
             win.write_local(0, &vec![0i32; DATA])?;

@@ -26,7 +26,7 @@
 //! has only locked ones; it has a fence all-to-all like ours); integer
 //! sums wrap (the 8-bit counts here overflow), so expected values are computed with
 //! wrapping arithmetic; every float value involved is a small integer, hence exact.
-//! The passive-target phases run fewer calls (`LOCK_ITER`) than the fence ones.
+//! The passive-target phases run fewer calls (`lock_iter()`) than the fence ones.
 
 use rma_win::{Assert, Equivalence, Info, LockType, Op, Rank, Result, Window, World};
 use std::fmt::Debug;
@@ -71,11 +71,17 @@ impl Elem for f64 {
 }
 
 /// Calls per rank in the self, neighbour and contention phases.
-const ITER: i64 = 5000;
+fn iter() -> i64 {
+    crate::scaled(5000)
+}
 /// Rounds of the all-to-all phase (two fences each).
-const ROUNDS: i64 = 100;
+fn rounds() -> i64 {
+    crate::scaled(100)
+}
 /// Calls per rank in the passive-target phases (one lock epoch each, or per round).
-const LOCK_ITER: i64 = 300;
+fn lock_iter() -> i64 {
+    crate::scaled(300)
+}
 
 /// Between fences: sets this rank's whole window to `v`.
 fn reset<T: Elem>(win: &Window<'_>, n: usize, v: T) -> Result<()> {
@@ -92,23 +98,23 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
 
     // self
     win.fence(Assert::NONE)?;
-    for i in 0..ITER {
+    for i in 0..iter() {
         let old = win.fetch_and_op(one, own, 0, Op::Sum)?;
         assert_eq!(old, T::of(i), "self: call {i} fetched");
     }
     win.fence(Assert::NONE)?;
-    assert_eq!(win.local_vec::<T>()?[0], T::of(ITER), "self: final value");
+    assert_eq!(win.local_vec::<T>()?[0], T::of(iter()), "self: final value");
     reset(&win, n, T::of(0))?;
 
     // neighbour
     win.fence(Assert::NONE)?;
-    for i in 0..ITER {
+    for i in 0..iter() {
         let old = win.fetch_and_op(one, Rank::new(right as u32), 0, Op::Sum)?;
         assert_eq!(old, T::of(i), "neighbour {right}: call {i} fetched");
     }
     win.fence(Assert::NONE)?;
     let got = win.local_vec::<T>()?;
-    assert_eq!(got[0], T::of(ITER), "neighbour: final value");
+    assert_eq!(got[0], T::of(iter()), "neighbour: final value");
     assert!(
         got[1..].iter().all(|v| *v == T::of(0)),
         "neighbour: other elements {got:?}"
@@ -119,12 +125,12 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     win.fence(Assert::NONE)?;
     let mut fetched = Vec::new();
     if me != 0 {
-        for _ in 0..ITER {
+        for _ in 0..iter() {
             fetched.push(win.fetch_and_op(one, Rank::new(0), 0, Op::Sum)?);
         }
     }
     win.fence(Assert::NONE)?;
-    let total = ITER * (n as i64 - 1);
+    let total = iter() * (n as i64 - 1);
     if me == 0 {
         assert_eq!(
             win.local_vec::<T>()?[0],
@@ -132,7 +138,7 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
             "contention: final value"
         );
     }
-    let mut all: Vec<u64> = super::gather_all(world, info, &fetched, ITER as usize)?
+    let mut all: Vec<u64> = super::gather_all(world, info, &fetched, iter() as usize)?
         .into_iter()
         .flatten()
         .map(T::key)
@@ -149,7 +155,7 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     // all-to-all, one fence epoch per round
     win.fence(Assert::NONE)?;
     let mine = T::of(me as i64);
-    for i in 0..ROUNDS {
+    for i in 0..rounds() {
         win.fence(Assert::NOPRECEDE)?;
         let mut results = vec![T::of(-1); n];
         for (j, r) in results.iter_mut().enumerate() {
@@ -166,14 +172,14 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     }
     let got = win.local_vec::<T>()?;
     for (i, v) in got.iter().enumerate() {
-        assert_eq!(*v, T::of(ROUNDS * i as i64), "all-to-all: element {i}");
+        assert_eq!(*v, T::of(rounds() * i as i64), "all-to-all: element {i}");
     }
 
     // NO_OP, neighbour then self: every element holds the owner's rank
     reset(&win, n, T::of(me as i64))?;
     win.fence(Assert::NONE)?;
     for target in [right, me] {
-        for i in 0..ITER {
+        for i in 0..iter() {
             let got = win.fetch_and_op(T::of(-7), Rank::new(target as u32), 0, Op::NoOp)?;
             assert_eq!(got, T::of(target as i64), "NO_OP to {target}: call {i}");
         }
@@ -227,30 +233,30 @@ fn lock_phases<T: Elem>(world: &World, info: &Info, win: &Window<'_>) -> Result<
 
     // self and neighbour, a lock per call
     for (phase, target) in [("locked self", me), ("locked neighbour", right)] {
-        for i in 0..LOCK_ITER {
+        for i in 0..lock_iter() {
             let old = locked_fop(win, one, target, 0, Op::Sum)?;
             assert_eq!(old, T::of(i), "{phase}: call {i} fetched");
         }
         world.barrier()?;
         let got = read_own::<T>(win, me)?;
-        assert_eq!(got[0], T::of(LOCK_ITER), "{phase}: final value");
+        assert_eq!(got[0], T::of(lock_iter()), "{phase}: final value");
         reset_locked(world, win, n, T::of(0))?;
     }
 
     // contention, a lock per call
     let mut fetched = Vec::new();
     if me != 0 {
-        for _ in 0..LOCK_ITER {
+        for _ in 0..lock_iter() {
             fetched.push(locked_fop(win, one, 0, 0, Op::Sum)?);
         }
     }
     world.barrier()?;
-    let total = LOCK_ITER * (n as i64 - 1);
+    let total = lock_iter() * (n as i64 - 1);
     if me == 0 {
         let got = read_own::<T>(win, me)?;
         assert_eq!(got[0], T::of(total), "locked contention: final value");
     }
-    let mut all: Vec<u64> = super::gather_all(world, info, &fetched, LOCK_ITER as usize)?
+    let mut all: Vec<u64> = super::gather_all(world, info, &fetched, lock_iter() as usize)?
         .into_iter()
         .flatten()
         .map(T::key)
@@ -267,7 +273,7 @@ fn lock_phases<T: Elem>(world: &World, info: &Info, win: &Window<'_>) -> Result<
     // all-to-all, one lock_all epoch per round, without and with a flush per call
     let mine = T::of(me as i64);
     for flush in [false, true] {
-        for i in 0..ROUNDS {
+        for i in 0..rounds() {
             let mut results = vec![T::of(-1); n];
             win.lock_all(Assert::NONE)?;
             for (j, r) in results.iter_mut().enumerate() {
@@ -291,7 +297,7 @@ fn lock_phases<T: Elem>(world: &World, info: &Info, win: &Window<'_>) -> Result<
         for (i, v) in got.iter().enumerate() {
             assert_eq!(
                 *v,
-                T::of(ROUNDS * i as i64),
+                T::of(rounds() * i as i64),
                 "lock_all (flush: {flush}): element {i}"
             );
         }
@@ -301,7 +307,7 @@ fn lock_phases<T: Elem>(world: &World, info: &Info, win: &Window<'_>) -> Result<
     // NO_OP, neighbour then self, a lock per call
     reset_locked(world, win, n, T::of(me as i64))?;
     for target in [right, me] {
-        for i in 0..LOCK_ITER {
+        for i in 0..lock_iter() {
             let got = locked_fop(win, T::of(-7), target, 0, Op::NoOp)?;
             assert_eq!(
                 got,

@@ -14,7 +14,9 @@ use rma_win::{
     Assert, BufferMut, Datatype, Info, LockType, Op, Rank, Result, Target, Window, World,
 };
 
-const NTIMES: usize = 200;
+fn ntimes() -> usize {
+    crate::scaled(200)
+}
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();
@@ -22,7 +24,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let zero = Rank::new(0);
     let mut win = Window::allocate::<i32>(world, if me == 0 { n } else { 0 }, info)?;
     world.barrier()?;
-    let mut taken = Vec::with_capacity(NTIMES);
+    let mut taken = Vec::with_capacity(ntimes());
     if me != 0 {
         let mut others = Datatype::indexed(
             &[me, n - me - 1],
@@ -31,7 +33,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
         )?;
         others.commit();
         let mut slots = vec![0i32; n];
-        for mine in 0..NTIMES as i32 {
+        for mine in 0..ntimes() as i32 {
             win.lock(LockType::Exclusive, zero, Assert::NONE)?;
             win.accumulate(&[1i32], zero, me as i64, Op::Sum)?;
             win.get_with(
@@ -45,16 +47,16 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     }
     world.barrier()?;
     if me == 0 {
-        let mut want = vec![NTIMES as i32; n];
+        let mut want = vec![ntimes() as i32; n];
         want[0] = 0;
         assert_eq!(win.local_vec::<i32>()?, want, "the counter's slots");
     }
-    let mut all: Vec<i32> = super::gather_all(world, info, &taken, NTIMES)?
+    let mut all: Vec<i32> = super::gather_all(world, info, &taken, ntimes())?
         .into_iter()
         .flatten()
         .collect();
     all.sort_unstable();
-    let total = (NTIMES * (n - 1)) as i32;
+    let total = (ntimes() * (n - 1)) as i32;
     assert_eq!(all, (0..total).collect::<Vec<_>>(), "the numbers taken");
     win.free()
 }

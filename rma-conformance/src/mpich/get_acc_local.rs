@@ -10,7 +10,9 @@
 
 use rma_win::{Assert, Info, LockType, Op, Rank, Result, Window, World};
 
-const NITER: i32 = 1000;
+fn niter() -> i32 {
+    crate::scaled(1000)
+}
 const ACC: i32 = 3;
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
@@ -18,7 +20,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let mut counter = [0i32];
     {
         let mut win = Window::create(world, &mut counter, info)?;
-        for i in 0..NITER {
+        for i in 0..niter() {
             let mut out = [-1i32];
             win.lock(LockType::Shared, me, Assert::NONE)?;
             win.get_accumulate(&[ACC], &mut out, me, 0, Op::Sum)?;
@@ -27,6 +29,6 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
         }
         win.free()?;
     }
-    assert_eq!(counter[0], ACC * NITER, "final counter");
+    assert_eq!(counter[0], ACC * niter(), "final counter");
     Ok(())
 }

@@ -29,7 +29,7 @@
 //!
 //! Adapted: MPICH's third NO_OP form passes MPI_DATATYPE_NULL as the origin type,
 //! which has no counterpart (no origin buffer at all is our closest); the
-//! passive-target phases run `LOCK_ITER` calls. Final values are read under an
+//! passive-target phases run `lock_iter()` calls. Final values are read under an
 //! exclusive lock on oneself, as MPICH does.
 
 use rma_win::{
@@ -57,9 +57,13 @@ macro_rules! elem {
 }
 elem!(i16, i32, i64, f64);
 
-const ROUNDS: i64 = 100;
+fn rounds() -> i64 {
+    crate::scaled(100)
+}
 /// Calls per rank in the passive-target phases.
-const LOCK_ITER: i64 = 100;
+fn lock_iter() -> i64 {
+    crate::scaled(100)
+}
 
 fn body<T: Elem>(world: &World, info: &Info, derived: bool) -> Result<()> {
     let me = world.rank();
@@ -76,7 +80,7 @@ fn body<T: Elem>(world: &World, info: &Info, derived: bool) -> Result<()> {
         let val = vec![T::of(me as i64); count];
         let mut res = vec![T::of(-1); n * count];
         win.fence(Assert::NONE)?;
-        for i in 0..ROUNDS {
+        for i in 0..rounds() {
             res.iter_mut().for_each(|r| *r = T::of(-1));
             win.fence(Assert::NOPRECEDE)?;
             for (j, block) in res.chunks_mut(count).enumerate() {
@@ -106,7 +110,7 @@ fn body<T: Elem>(world: &World, info: &Info, derived: bool) -> Result<()> {
         let got = win.local_vec::<T>()?;
         for (k, v) in got.iter().enumerate() {
             let from = (k / count) as i64;
-            assert_eq!(*v, T::of(ROUNDS * from), "count {count}: element {k}");
+            assert_eq!(*v, T::of(rounds() * from), "count {count}: element {k}");
         }
         win.fence(Assert::NOSUCCEED)?;
         let basic = Datatype::of::<T>();
@@ -179,7 +183,7 @@ impl Passive<'_, '_> {
         self.own(Some(T::of(0)))?;
 
         for (phase, target) in [("self", me), ("neighbour", right)] {
-            for i in 0..LOCK_ITER {
+            for i in 0..lock_iter() {
                 let got = self.locked(Some(&ones), target, 0, Op::Sum)?;
                 assert!(
                     block(&got, i),
@@ -188,7 +192,7 @@ impl Passive<'_, '_> {
             }
             let w = self.own(Some(T::of(0)))?;
             assert!(
-                block(&w[..count], LOCK_ITER),
+                block(&w[..count], lock_iter()),
                 "count {count}, locked {phase}: final block"
             );
             assert!(
@@ -199,7 +203,7 @@ impl Passive<'_, '_> {
 
         let mut firsts = vec![];
         if me != 0 {
-            for i in 0..LOCK_ITER {
+            for i in 0..lock_iter() {
                 let got = self.locked(Some(&ones), 0, 0, Op::Sum)?;
                 assert!(
                     block(&got, got[0].int()),
@@ -209,7 +213,7 @@ impl Passive<'_, '_> {
             }
         }
         let w = self.own(Some(T::of(0)))?;
-        let total = LOCK_ITER * (n as i64 - 1);
+        let total = lock_iter() * (n as i64 - 1);
         if me == 0 {
             assert!(
                 block(&w[..count], total),
@@ -217,7 +221,7 @@ impl Passive<'_, '_> {
             );
         }
         let mut all: Vec<i64> =
-            super::gather_all(self.world, self.info, &firsts, LOCK_ITER as usize)?
+            super::gather_all(self.world, self.info, &firsts, lock_iter() as usize)?
                 .into_iter()
                 .flatten()
                 .collect();
@@ -230,7 +234,7 @@ impl Passive<'_, '_> {
 
         let mine = vec![T::of(me as i64); count];
         for flush in [false, true] {
-            for i in 0..ROUNDS {
+            for i in 0..rounds() {
                 let mut res = vec![T::of(-1); n * count];
                 self.win.lock_all(Assert::NONE)?;
                 for (j, r) in res.chunks_mut(count).enumerate() {
@@ -257,7 +261,7 @@ impl Passive<'_, '_> {
                 let from = (k / count) as i64;
                 assert_eq!(
                     *v,
-                    T::of(ROUNDS * from),
+                    T::of(rounds() * from),
                     "count {count}, lock_all (flush: {flush}): element {k}"
                 );
             }
@@ -267,7 +271,7 @@ impl Passive<'_, '_> {
         let empty: [T; 0] = [];
         for target in [right, me] {
             let t = Rank::new(target as u32);
-            for i in 0..LOCK_ITER {
+            for i in 0..lock_iter() {
                 let a = self.locked::<T>(None, target, 0, Op::NoOp)?;
                 let mut b = vec![T::of(-1); count];
                 let mut c = vec![T::of(-1); count];

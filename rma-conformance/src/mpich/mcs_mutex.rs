@@ -12,7 +12,7 @@
 //!
 //! The test: as in the benchmark, odd ranks spin on trylock and even ranks use lock,
 //! so compare_and_swap and fetch_and_op contend on the tail; each rank enters the
-//! critical section ITER times. Inside it a rank increments a counter on rank 0 with a
+//! critical section iter() times. Inside it a rank increments a counter on rank 0 with a
 //! plain get + put (flushed), which comes out exact only if the mutex excludes; and an
 //! occupancy count (fetch_and_op SUM +1 on entry, -1 on exit) must read 0 on entry.
 //!
@@ -26,7 +26,9 @@ const NEXT: i64 = 0;
 const TAIL: i64 = 1;
 const GRANTED: i64 = 2;
 const NIL: i32 = -1;
-const ITER: u64 = 300;
+fn iter() -> u64 {
+    crate::scaled(300)
+}
 
 struct Mcs<'a, 'w> {
     world: &'a World,
@@ -130,7 +132,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
             me: me as i32,
             tail_rank: zero,
         };
-        for i in 0..ITER {
+        for i in 0..iter() {
             if me % 2 == 1 {
                 while !m.trylock()? {
                     m.pause()?;
@@ -159,7 +161,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     if me == 0 {
         assert_eq!(
             data.local_vec::<u64>()?,
-            vec![ITER * world.size() as u64, 0],
+            vec![iter() * world.size() as u64, 0],
             "counter and occupancy"
         );
     }

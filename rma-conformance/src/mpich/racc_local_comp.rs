@@ -12,8 +12,12 @@
 
 use rma_win::{Assert, Info, Op, Rank, Result, Window, World};
 
-const SMALL_ROUNDS: i32 = 100;
-const LARGE_ROUNDS: i32 = 20;
+fn small_rounds() -> i32 {
+    crate::scaled(100)
+}
+fn large_rounds() -> i32 {
+    crate::scaled(20)
+}
 const LARGE: usize = 65536;
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
@@ -23,7 +27,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let mut buf = vec![0i32; LARGE];
     win.lock_all(Assert::NONE)?;
     if me == 1 {
-        for i in 0..SMALL_ROUNDS {
+        for i in 0..small_rounds() {
             buf[0] = me as i32 * i;
             win.raccumulate(&buf[..1], zero, 0, Op::Replace)?.wait()?;
             buf[0] = 0;
@@ -37,7 +41,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     world.barrier()?;
     if me == 1 {
         let probes = [0, LARGE / 2, LARGE - 1];
-        for i in 0..LARGE_ROUNDS {
+        for i in 0..large_rounds() {
             for (j, b) in buf.iter_mut().enumerate() {
                 *b = me as i32 + j as i32 + i;
             }

@@ -14,9 +14,12 @@
 
 use rma_win::{Assert, Info, Rank, Request, Result, Window, World};
 
-const STEPS: usize = 100;
 const N: usize = 1000;
 const M: usize = 10;
+/// Steps: whole rounds of M.
+fn steps() -> usize {
+    M * crate::scaled(10)
+}
 
 fn initial(owner: usize, k: usize) -> f64 {
     (owner * 1_000_000 + k) as f64
@@ -27,14 +30,14 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let p = world.size();
     let right = (me + 1) % p;
     let target = Rank::new(right as u32);
-    let mut win = Window::allocate::<f64>(world, STEPS * N, info)?;
-    let mine: Vec<f64> = (0..STEPS * N).map(|k| initial(me, k)).collect();
+    let mut win = Window::allocate::<f64>(world, steps() * N, info)?;
+    let mine: Vec<f64> = (0..steps() * N).map(|k| initial(me, k)).collect();
     win.write_local(0, &mine)?;
     world.barrier()?;
 
     let mut data = vec![vec![0f64; N]; M];
     win.lock_all(Assert::NONE)?;
-    for round in 0..STEPS / M {
+    for round in 0..steps() / M {
         let mut puts = Vec::with_capacity(M);
         for (j, buf) in data.iter_mut().enumerate() {
             let step = round * M + j;

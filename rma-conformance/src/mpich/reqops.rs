@@ -19,7 +19,9 @@
 
 use rma_win::{Assert, Info, LockType, Op, Rank, Request, Result, Window, World};
 
-const ITER: i32 = 100;
+fn iter() -> i32 {
+    crate::scaled(100)
+}
 
 pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();
@@ -63,7 +65,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
             }
             world.barrier()?;
         }
-        for i in 0..ITER {
+        for i in 0..iter() {
             for turn in 0..n {
                 if turn == me {
                     let mine = [me as i32];

@@ -13,7 +13,9 @@
 
 use rma_win::{Assert, Info, Op, Rank, Result, Window, World};
 
-const ITER: i32 = 1000;
+fn iter() -> i32 {
+    crate::scaled(1000)
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Call {
@@ -30,7 +32,7 @@ fn body(world: &World, info: &Info, call: Call) -> Result<()> {
     let t = Rank::new(target as u32);
     let mut win = Window::allocate::<i32>(world, 1, info)?;
     win.lock_all(Assert::NONE)?;
-    for x in 0..ITER {
+    for x in 0..iter() {
         if me == target {
             win.write_local(0, &[0i32])?;
             win.sync()?;

@@ -8,11 +8,13 @@ use rma_win::{Assert, ErrorClass, Group, Info, LockType, Op, Rank, Result, Windo
 /// Every rank increments rank 0's counter with a plain get + put under an exclusive
 /// lock: the count is exact only if the lock excludes.
 pub(crate) fn exclusive_lock_excludes(world: &World, info: &Info) -> Result<()> {
-    const ROUNDS: u64 = 300;
+    fn rounds() -> u64 {
+        crate::scaled(300)
+    }
     let zero = Rank::new(0);
     let mut win = Window::allocate::<u64>(world, 1, info)?;
     world.barrier()?;
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds() {
         win.lock(LockType::Exclusive, zero, Assert::NONE)?;
         let mut v = [0u64];
         win.get(&mut v, zero, 0)?;
@@ -29,7 +31,7 @@ pub(crate) fn exclusive_lock_excludes(world: &World, info: &Info) -> Result<()> 
         win.unlock(zero)?;
         assert_eq!(
             v[0],
-            ROUNDS * world.size() as u64,
+            rounds() * world.size() as u64,
             "an exclusive lock let two origins in"
         );
     }

@@ -24,7 +24,7 @@
 //! must every result-buffer slot outside the result layout.
 //!
 //! # Duration
-//! [`CI_EPOCHS`] epochs by default; with `RMA_SOAK_SECS=N` it runs until N seconds have
+//! [`ci_epochs()`] epochs by default; with `RMA_SOAK_SECS=N` it runs until N seconds have
 //! passed, every rank deciding at epoch ends through an all-gather, so all agree on the
 //! epoch count. Rank 0 prints the epochs, calls and time to stderr. Mind the
 //! harness's limits for long runs: nextest's default profile kills a test after 120 s,
@@ -51,8 +51,10 @@ const XOR_BASE: usize = SUM_BASE + SUM_LEN;
 /// Window elements per rank.
 const WIN: usize = XOR_BASE + XOR_LEN;
 /// Epochs of a default (CI) run.
-const CI_EPOCHS: u64 = 2000;
-/// Environment variable: run for this many seconds instead of [`CI_EPOCHS`] epochs.
+fn ci_epochs() -> u64 {
+    crate::scaled(2000)
+}
+/// Environment variable: run for this many seconds instead of [`ci_epochs()`] epochs.
 pub(crate) const ENV_SECS: &str = "RMA_SOAK_SECS";
 const SEED: u64 = 0x50a4_2024_d1ce_f00d;
 /// What result buffers hold before a call; slots the call must not write keep it.
@@ -1218,7 +1220,7 @@ pub(crate) fn soak(world: &World, info: &Info) -> Result<()> {
         let local: Vec<i64> = win.local_vec()?;
         let stop = match secs {
             Some(s) => began.elapsed() >= Duration::from_secs(s),
-            None => epoch + 1 >= CI_EPOCHS,
+            None => epoch + 1 >= ci_epochs(),
         };
         // also the barrier after which others may write my window again
         let votes = world.allgather(&[stop as u8])?;

@@ -119,12 +119,14 @@ pub(crate) fn uneven_windows(world: &World, info: &Info) -> Result<()> {
 /// target only reads its own memory until it sees the expected count; a transport that
 /// needed its cooperation would leave it waiting past the deadline.
 pub(crate) fn progress_without_target_calls(world: &World, info: &Info) -> Result<()> {
-    const OPS: u64 = 200;
+    fn ops() -> u64 {
+        crate::scaled(200)
+    }
     let me = world.rank();
     let win = Window::allocate::<u64>(world, 1, info)?;
     win.fence(Assert::NONE)?;
     if me == 0 {
-        for k in 0..OPS {
+        for k in 0..ops() {
             assert_eq!(win.fetch_and_op(1u64, Rank::new(1), 0, Op::Sum)?, k);
         }
     } else {
@@ -132,7 +134,7 @@ pub(crate) fn progress_without_target_calls(world: &World, info: &Info) -> Resul
         let mut v = [0u64];
         loop {
             win.read_local(0, &mut v)?;
-            if v[0] == OPS {
+            if v[0] == ops() {
                 break;
             }
             assert!(
