@@ -72,8 +72,21 @@ fn case_timeout() -> Duration {
 /// the library crashes. They are registered as ignored, with the defect named here
 /// (`--ignored` runs them); rma-mpi's README describes each defect and its C repro.
 const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[
-    (MPICH_SIGNED, "own_every_op_and_type_concurrently", MAX_UNSIGNED),
-    (MPICH_SIGNED, "own_every_op_and_type_fetched_in_order", MAX_UNSIGNED),
+    (
+        MPICH_SIGNED,
+        "own_every_op_and_type_concurrently",
+        MAX_UNSIGNED,
+    ),
+    (
+        MPICH_SIGNED,
+        "own_every_op_and_type_fetched_in_order",
+        MAX_UNSIGNED,
+    ),
+    ("openmpi", "cas_type_check", RDMA_CAS64),
+    ("openmpi", "linked_list_fop", RDMA_CAS64),
+    ("openmpi", "own_compare_and_swap_every_type", RDMA_CAS64),
+    ("openmpi", "own_self_target_every_call", RDMA_CAS64),
+    ("openmpi", "own_soak", RDMA_CAS64),
     ("openmpi_noshm", "cas_type_check", UCX_CAS),
     ("openmpi_noshm", "own_compare_and_swap_every_type", UCX_CAS),
     (
@@ -85,6 +98,8 @@ const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[
 /// The MPICH configurations (both have the defect).
 const MPICH_SIGNED: &str = "mpich*";
 const MAX_UNSIGNED: &str = "MPICH 4.0 compares unsigned integers as signed in MAX/MIN";
+const RDMA_CAS64: &str =
+    "Open MPI 4 osc/rdma crashes the target on 8-byte compare_and_swap (ompi#11349)";
 const UCX_CAS: &str = "Open MPI 4 osc/ucx gets 1- and 2-byte compare_and_swap wrong";
 
 /// The defect that keeps `case` from passing in `config`, if any.
@@ -141,6 +156,10 @@ fn child(name: &str) -> ! {
         }
         Err(e) => {
             eprintln!("rank {rank}: {e} ({})", e.class());
+            if let Some(mpi) = world.mpi() {
+                // the other ranks may wait in a collective: end the whole job
+                mpi.abort(1);
+            }
             std::process::exit(1)
         }
     }

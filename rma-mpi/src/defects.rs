@@ -179,17 +179,30 @@ mod tests {
 
     #[test]
     fn mpich_4_0_refuses_max_and_min_on_unsigned_only() {
-        let g = Guards::detect(Library::Mpich, "MPICH Version: 4.0.2\nMPICH Release date", None);
-        for basic in [BasicType::U8, BasicType::U16, BasicType::U32, BasicType::U64] {
+        let g = Guards::detect(
+            Library::Mpich,
+            "MPICH Version: 4.0.2\nMPICH Release date",
+            None,
+        );
+        for basic in [
+            BasicType::U8,
+            BasicType::U16,
+            BasicType::U32,
+            BasicType::U64,
+        ] {
             for op in [Op::Max, Op::Min] {
                 let e = g.check_accumulate(basic, op, Flavor::Allocate).unwrap_err();
                 assert_eq!(e.class(), rma_core::ErrorClass::RmaFlavor);
             }
             assert!(g.check_accumulate(basic, Op::Sum, Flavor::Allocate).is_ok());
         }
-        assert!(g.check_accumulate(BasicType::I8, Op::Max, Flavor::Allocate).is_ok());
+        assert!(g
+            .check_accumulate(BasicType::I8, Op::Max, Flavor::Allocate)
+            .is_ok());
         let later = Guards::detect(Library::Mpich, "MPICH Version: 4.1", None);
-        assert!(later.check_accumulate(BasicType::U8, Op::Max, Flavor::Allocate).is_ok());
+        assert!(later
+            .check_accumulate(BasicType::U8, Op::Max, Flavor::Allocate)
+            .is_ok());
     }
 
     #[test]
@@ -207,6 +220,7 @@ mod tests {
             ucx: true,
             pt2pt: true,
             refuse: true,
+            mpich_signed_max: false,
         };
         let e = g
             .check_accumulate(BasicType::DoubleInt, Op::MaxLoc, Flavor::Allocate)
