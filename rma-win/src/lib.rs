@@ -11,12 +11,15 @@
 //!   range, alignment, overlap and epoch state are checked here, before a transport is
 //!   called; a call that returns an error has changed nothing.
 //! - **Transport per window, chosen at run time**: the `rma_transport` info key, else
-//!   the `RMA_TRANSPORT` environment variable, else `atomic`.
+//!   the `RMA_TRANSPORT` environment variable, else `atomic`. Under an MPI launcher
+//!   (`mpiexec`, `mpirun`; the `mpi` feature) every window uses the `mpi` transport:
+//!   the same program runs across nodes on the system MPI library's RMA.
 //!
 //! ```
 //! use rma_win::{Assert, Info, Op, Rank, Window};
 //!
-//! // 4 ranks as threads here; the same program runs as 4 processes under `rmarun -n 4`.
+//! // 4 ranks as threads here; the same program runs as 4 processes under `rmarun -n 4`,
+//! // and under `mpiexec -n 4` when built with the `mpi` feature.
 //! let results = rma_win::launch(4, |world| -> rma_win::Result<i64> {
 //!     let win = Window::allocate::<i64>(&world, 8, &Info::new())?;
 //!     win.fence(Assert::NONE)?;

@@ -181,3 +181,33 @@ impl Transport for AnyTransport<'_> {
         dispatch!(self, t => t.flush_all())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rma_core::{ErrorClass, Info};
+
+    fn info(name: &str) -> WinInfo {
+        WinInfo::from_info(&Info::new().with("rma_transport", name)).expect("valid info")
+    }
+
+    #[test]
+    fn under_mpi_every_known_name_is_mpi_and_elsewhere_mpi_is_refused() {
+        for name in ["atomic", "queued", "mpi"] {
+            assert_eq!(
+                chosen_transport(&info(name), LaunchMode::Mpi).unwrap(),
+                "mpi"
+            );
+        }
+        for mode in [LaunchMode::Threads, LaunchMode::Processes] {
+            assert_eq!(chosen_transport(&info("queued"), mode).unwrap(), "queued");
+            let e = chosen_transport(&info("mpi"), mode).unwrap_err();
+            assert_eq!(e.class(), ErrorClass::Arg, "{e}");
+            assert!(e.to_string().contains("MPI launcher"), "{e}");
+        }
+        for mode in [LaunchMode::Threads, LaunchMode::Mpi] {
+            let e = chosen_transport(&info("carrier-pigeon"), mode).unwrap_err();
+            assert_eq!(e.class(), ErrorClass::Arg, "{e}");
+        }
+    }
+}

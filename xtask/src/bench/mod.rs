@@ -33,6 +33,11 @@ pub(crate) enum Program {
         osc_sm: bool,
         create: bool,
     },
+    /// rma-bench itself under an MPI launcher: the mpi transport over MPICH (or Open
+    /// MPI), to compare with the same library called directly.
+    RmaMpi {
+        ompi: bool,
+    },
 }
 
 /// One column of the comparison.
@@ -121,6 +126,20 @@ pub(crate) const CONFIGS: &[Config] = &[
             create: false,
         },
         note: OMPI_CAS,
+    },
+    Config {
+        key: "rma_mpi_mpich",
+        label: "rma mpi/MPICH",
+        command: "mpiexec.mpich -n 2 -bind-to core rma-bench (built with the mpi feature)",
+        program: Program::RmaMpi { ompi: false },
+        note: "the mpi transport: rma-win's layer over the MPICH calls of the MPICH column",
+    },
+    Config {
+        key: "rma_mpi_ompi",
+        label: "rma mpi/OMPI",
+        command: "mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core rma-bench -x",
+        program: Program::RmaMpi { ompi: true },
+        note: "the mpi transport over Open MPI osc/rdma (compare with OMPI osc/rdma); -x as there",
     },
     Config {
         key: "ompi_rdma_create",
@@ -383,21 +402,23 @@ impl Ready {
             } else {
                 not_selected()
             },
-            rma: if wants(|p| matches!(p, Program::Rma { .. })) {
+            rma: if wants(|p| matches!(p, Program::Rma { .. } | Program::RmaMpi { .. })) {
                 let mut cmd = crate::cargo();
-                cmd.current_dir(&p.root).args([
-                    "build",
-                    "--release",
-                    "--quiet",
-                    "-p",
-                    "rma-shm",
-                    "--bin",
-                    "rmarun",
-                    "-p",
-                    "rma-benches",
-                    "--bin",
-                    "rma-bench",
-                ]);
+                cmd.current_dir(&p.root)
+                    .args([
+                        "build",
+                        "--release",
+                        "--quiet",
+                        "-p",
+                        "rma-shm",
+                        "--bin",
+                        "rmarun",
+                        "-p",
+                        "rma-benches",
+                        "--bin",
+                        "rma-bench",
+                    ])
+                    .args(crate::feature_args());
                 build(cmd, "rmarun and rma-bench (cargo build --release)")
             } else {
                 not_selected()
@@ -421,6 +442,14 @@ impl Ready {
             Program::Rma { .. } => &self.rma,
             Program::Mpich { .. } => &self.mpich,
             Program::Ompi { .. } => &self.ompi,
+            Program::RmaMpi { ompi } => {
+                let launcher = if ompi { &self.ompi } else { &self.mpich };
+                if self.rma.is_err() {
+                    &self.rma
+                } else {
+                    launcher
+                }
+            }
         }
     }
 }
@@ -468,6 +497,29 @@ fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
             }
             if create {
                 cmd.arg("-c");
+            }
+            cmd
+        }
+        Program::RmaMpi { ompi } => {
+            let mut cmd = if ompi {
+                let mut c = Command::new("mpirun.openmpi");
+                c.args([
+                    "--allow-run-as-root",
+                    "--oversubscribe",
+                    "-np",
+                    "2",
+                    "--bind-to",
+                    "core",
+                ]);
+                c
+            } else {
+                let mut c = Command::new("mpiexec.mpich");
+                c.args(["-n", "2", "-bind-to", "core"]);
+                c
+            };
+            cmd.arg(p.release("rma-bench"));
+            if ompi {
+                cmd.arg("-x");
             }
             cmd
         }
@@ -756,9 +808,12 @@ pub(crate) fn main(args: &[&str]) -> bool {
         return false;
     }
     let selected = o.selected();
-    let wants_mpi = selected
-        .iter()
-        .any(|c| matches!(c.program, Program::Mpich { .. } | Program::Ompi { .. }));
+    let wants_mpi = selected.iter().any(|c| {
+        matches!(
+            c.program,
+            Program::Mpich { .. } | Program::Ompi { .. } | Program::RmaMpi { .. }
+        )
+    });
     ensure_mpi(&p, wants_mpi);
     let ready = Ready::prepare(&p, &selected);
 

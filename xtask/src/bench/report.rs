@@ -427,6 +427,22 @@ impl Report<'_> {
             .sum()
     }
 
+    /// rma's mpi transport / the same library called directly, µs per call.
+    fn mpi_overhead(&self, rma: &str, direct: &str, test: &str) -> Result<Measured, String> {
+        let (a, b) = (self.lat(rma, test)?, self.lat(direct, test)?);
+        Ok(Measured {
+            text: format!(
+                "{} {} µs, {} {} µs",
+                config(rma).label,
+                num(a),
+                config(direct).label,
+                num(b)
+            ),
+            value: a / b,
+            also: None,
+        })
+    }
+
     /// rma atomic / OMPI osc/sm, µs per call.
     fn vs_sm(&self, test: &str) -> Result<Measured, String> {
         let (a, b) = (self.lat("rma_atomic", test)?, self.lat("ompi_sm", test)?);
@@ -619,6 +635,24 @@ impl Report<'_> {
                 "queued small-op latency {test}: rma queued / rma atomic, and below OMPI osc/rdma"
             );
             v.push(check(&target, Goal::AtMost(4.0), X, self.queued(test)));
+        }
+        for (rma, direct) in [
+            ("rma_mpi_mpich", "mpich_alloc"),
+            ("rma_mpi_ompi", "ompi_rdma"),
+        ] {
+            for test in ["fop", "acc", "gacc", "put", "get", "msgrate"] {
+                let target = format!(
+                    "mpi transport overhead, {test}: {} / {}",
+                    config(rma).label,
+                    config(direct).label
+                );
+                v.push(check(
+                    &target,
+                    Goal::AtMost(1.1),
+                    X,
+                    self.mpi_overhead(rma, direct, test),
+                ));
+            }
         }
         v.push(check(
             "window over private memory, accumulate + flush: rma create",
