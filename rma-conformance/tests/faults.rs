@@ -201,7 +201,12 @@ fn child(name: &str) -> ! {
     };
     let info = Info::new().with("rma_transport", &transport);
     match case(&world, &info) {
-        Ok(()) => std::process::exit(0),
+        Ok(()) => {
+            // leave the world (state Exited) before the process goes: a survivor still
+            // waiting must name the killed rank, not this one, as the failed peer
+            drop(world);
+            std::process::exit(0)
+        }
         Err(e) => {
             eprintln!("rank {}: {e}", world.rank());
             std::process::exit(1)
