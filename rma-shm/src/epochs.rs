@@ -43,8 +43,9 @@ fn wait_for(
     }
 }
 
-/// Whether counter value `now` has reached `want` (wrapping u32 arithmetic).
-fn reached(now: u32, want: u32) -> bool {
+/// Whether counter value `now` has reached `want` (wrapping u32 arithmetic): the
+/// comparison of every post / complete counter, here and in other epoch substrates.
+pub fn reached(now: u32, want: u32) -> bool {
     (now.wrapping_sub(want) as i32) >= 0
 }
 

@@ -48,6 +48,8 @@ mod world;
 #[cfg(not(loom))]
 pub use atomic::AtomicTransport;
 #[cfg(not(loom))]
+pub use epochs::reached;
+#[cfg(not(loom))]
 pub use queued::QueuedTransport;
 #[cfg(not(loom))]
 pub use winmem::{Flavor, MemoryOptions, WindowMemory};

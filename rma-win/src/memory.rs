@@ -27,7 +27,7 @@
 
 use rma_core::{Assert, BasicType, Disp, Error, Op, Rank, Result};
 use rma_mpi::{MpiWindow, Target};
-use rma_shm::{Flavor, Liveness, WindowMemory};
+use rma_shm::{reached, Flavor, Liveness, WindowMemory};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -198,11 +198,6 @@ impl Memory<'_> {
             Memory::Mpi(m) => m.data().sync(),
         }
     }
-}
-
-/// Counter `now` has reached `want` (both count up from 0 and wrap).
-fn reached(now: u32, want: u32) -> bool {
-    now.wrapping_sub(want) as i32 >= 0
 }
 
 /// Control words of each rank: the lock's next ticket, the ticket being served, and

@@ -454,6 +454,26 @@ impl Ready {
     }
 }
 
+/// The launcher of Open MPI (`ompi`) or MPICH for 2 ranks, one per core.
+fn mpi_launcher(ompi: bool) -> Command {
+    if ompi {
+        let mut c = Command::new("mpirun.openmpi");
+        c.args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-np",
+            "2",
+            "--bind-to",
+            "core",
+        ]);
+        c
+    } else {
+        let mut c = Command::new("mpiexec.mpich");
+        c.args(["-n", "2", "-bind-to", "core"]);
+        c
+    }
+}
+
 /// The command of one configuration's run, writing its CSV to `csv`.
 fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
     let mut cmd = match c.program {
@@ -470,24 +490,15 @@ fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
             cmd
         }
         Program::Mpich { create } => {
-            let mut cmd = Command::new("mpiexec.mpich");
-            cmd.args(["-n", "2", "-bind-to", "core"])
-                .arg(p.out.join("mpi_rma_bench.mpich"));
+            let mut cmd = mpi_launcher(false);
+            cmd.arg(p.out.join("mpi_rma_bench.mpich"));
             if create {
                 cmd.arg("-c");
             }
             cmd
         }
         Program::Ompi { osc_sm, create } => {
-            let mut cmd = Command::new("mpirun.openmpi");
-            cmd.args([
-                "--allow-run-as-root",
-                "--oversubscribe",
-                "-np",
-                "2",
-                "--bind-to",
-                "core",
-            ]);
+            let mut cmd = mpi_launcher(true);
             if osc_sm {
                 cmd.args(["--mca", "osc", "sm"]);
             }
@@ -501,22 +512,7 @@ fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
             cmd
         }
         Program::RmaMpi { ompi } => {
-            let mut cmd = if ompi {
-                let mut c = Command::new("mpirun.openmpi");
-                c.args([
-                    "--allow-run-as-root",
-                    "--oversubscribe",
-                    "-np",
-                    "2",
-                    "--bind-to",
-                    "core",
-                ]);
-                c
-            } else {
-                let mut c = Command::new("mpiexec.mpich");
-                c.args(["-n", "2", "-bind-to", "core"]);
-                c
-            };
+            let mut cmd = mpi_launcher(ompi);
             cmd.arg(p.release("rma-bench"));
             if ompi {
                 cmd.arg("-x");
