@@ -9,11 +9,13 @@ const HELP: &str = "\
 cargo xtask <task> [options]
 
 Tasks:
-  test-all [--quick] [--long]
+  test-all [--quick] [--long] [--only TEXT,...]
                        every test of the workspace (nextest) and the doctests, group by
                        group, with a one-line summary per group and a total; --long
                        also runs the long soak (RMA_SOAK_SECS=600 per transport x mode)
-                       and the long fuzzing runs (RMA_FUZZ_CASES=5000000)
+                       and the long fuzzing runs (RMA_FUZZ_CASES=5000000); --only runs
+                       the groups whose name contains one of the texts (for example
+                       --only mpich or --only 'atomic x,examples')
   ci                   format check, clippy (warnings denied), then test-all
   bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
                        rma against MPICH, Open MPI and the hardware limits: builds
@@ -273,7 +275,51 @@ fn have_nextest() -> bool {
         .unwrap_or(false)
 }
 
-fn test_all(quick: bool, long: bool) -> bool {
+/// What `test-all` was asked for.
+#[derive(Default)]
+struct TestAll {
+    quick: bool,
+    long: bool,
+    /// run only the groups whose name contains one of these (all when empty)
+    only: Vec<String>,
+}
+
+impl TestAll {
+    fn parse(args: &[&str]) -> Result<TestAll, String> {
+        let mut t = TestAll::default();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match *a {
+                "--quick" => t.quick = true,
+                "--long" => t.long = true,
+                "--only" => {
+                    let v = it.next().ok_or("--only needs a value")?;
+                    t.only = v.split(',').map(str::to_string).collect();
+                }
+                other => return Err(format!("test-all: unknown option {other:?}")),
+            }
+        }
+        Ok(t)
+    }
+
+    fn wants(&self, group: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| group.contains(o.as_str()))
+    }
+}
+
+/// One group's summary line, as test-all prints it.
+fn summary_line(name: &str, passed: u64, failed: u64, secs: f64, good: bool) -> String {
+    format!(
+        "{name:<32} {passed:>5} passed {failed:>3} failed  {secs:>7.1}s  {}",
+        if good { "ok" } else { "FAILED" }
+    )
+}
+
+const LOOM_GROUP: &str = "loom model of the ring";
+const EXAMPLES_GROUP: &str = "examples (threads, rmarun, mpi)";
+
+fn test_all(opts: &TestAll) -> bool {
+    let (quick, long) = (opts.quick, opts.long);
     if long {
         // seen by every test process this run starts
         std::env::set_var("RMA_SOAK_SECS", "600");
@@ -290,6 +336,7 @@ fn test_all(quick: bool, long: bool) -> bool {
     if !quick {
         all_groups.push(Group::new("doctests", ""));
     }
+    all_groups.retain(|g| opts.wants(&g.name));
     // build once up front (release: the concurrency tests need real speed)
     let features = feature_args();
     let mut build = cargo();
@@ -345,20 +392,13 @@ fn test_all(quick: bool, long: bool) -> bool {
                 eprintln!("{l}");
             }
         }
-        let line = format!(
-            "{:<32} {:>5} passed {:>3} failed  {:>7.1}s  {}",
-            g.name,
-            counts.passed,
-            counts.failed,
-            secs,
-            if good { "ok" } else { "FAILED" }
-        );
+        let line = summary_line(&g.name, counts.passed, counts.failed, secs, good);
         println!("{line}");
         lines.push(line);
         total.passed += counts.passed;
         total.failed += counts.failed + u64::from(!good && counts.failed == 0);
     }
-    if !quick {
+    if !quick && opts.wants(LOOM_GROUP) {
         // the ring protocol, model-checked with loom (its own build: --cfg loom)
         let start = Instant::now();
         let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
@@ -372,30 +412,19 @@ fn test_all(quick: bool, long: bool) -> bool {
         if !good {
             eprintln!("{out}");
         }
-        let line = format!(
-            "{:<32} {:>5} passed {:>3} failed  {:>7.1}s  {}",
-            "loom model of the ring",
-            counts.passed,
-            counts.failed,
-            start.elapsed().as_secs_f64(),
-            if good { "ok" } else { "FAILED" }
-        );
+        let secs = start.elapsed().as_secs_f64();
+        let line = summary_line(LOOM_GROUP, counts.passed, counts.failed, secs, good);
         println!("{line}");
         lines.push(line);
         total.passed += counts.passed;
         total.failed += counts.failed + u64::from(!good && counts.failed == 0);
         ok &= good;
-
+    }
+    if !quick && opts.wants(EXAMPLES_GROUP) {
         let start = Instant::now();
         let (passed, failed) = run_examples(&[]);
-        let line = format!(
-            "{:<32} {:>5} passed {:>3} failed  {:>7.1}s  {}",
-            "examples (threads, rmarun, mpi)",
-            passed,
-            failed,
-            start.elapsed().as_secs_f64(),
-            if failed == 0 { "ok" } else { "FAILED" }
-        );
+        let secs = start.elapsed().as_secs_f64();
+        let line = summary_line(EXAMPLES_GROUP, passed, failed, secs, failed == 0);
         println!("{line}");
         lines.push(line);
         total.passed += passed;
@@ -504,7 +533,17 @@ fn main() -> ExitCode {
     let task = args.first().map(String::as_str).unwrap_or("help");
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let ok = match task {
-        "test-all" => test_all(rest.contains(&"--quick"), rest.contains(&"--long")),
+        "test-all" | "ci" if rest.iter().any(|a| matches!(*a, "--help" | "-h")) => {
+            print!("{HELP}");
+            true
+        }
+        "test-all" => match TestAll::parse(&rest) {
+            Ok(opts) => test_all(&opts),
+            Err(e) => {
+                eprintln!("xtask: {e}\n\n{HELP}");
+                false
+            }
+        },
         "ci" => {
             let mut fmt = cargo();
             fmt.args(["fmt", "--all", "--", "--check"]);
@@ -517,7 +556,7 @@ fn main() -> ExitCode {
                 "-D",
                 "warnings",
             ]);
-            status(fmt) && status(clippy) && test_all(false, false)
+            status(fmt) && status(clippy) && test_all(&TestAll::default())
         }
         "bench" if rest.first() == Some(&"criterion") => {
             let mut cmd = cargo();
@@ -539,5 +578,22 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TestAll;
+
+    #[test]
+    fn test_all_options() {
+        let t = TestAll::parse(&["--quick", "--only", "mpich,examples"]).unwrap();
+        assert!(t.quick && !t.long);
+        assert!(t.wants("conformance mpi x mpich_nolocal"));
+        assert!(t.wants("examples (threads, rmarun, mpi)"));
+        assert!(!t.wants("conformance atomic x threads"));
+        assert!(TestAll::parse(&[]).unwrap().wants("anything"));
+        assert!(TestAll::parse(&["--only"]).is_err());
+        assert!(TestAll::parse(&["--qick"]).is_err());
     }
 }
