@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RMA_MPI_SHIM_ABI 2
+#define RMA_MPI_SHIM_ABI 3
 #define RMA_MPI_EBADCODE (-1)
 #define RMA_MPI_ENOMEM (-2)
 
@@ -395,6 +395,19 @@ int rma_mpi_accumulate(const void *o, int oc, intptr_t odt, int rank, int64_t di
     MPI_Op op;
     if (op_of(opc, &op)) return RMA_MPI_EBADCODE;
     return MPI_Accumulate(o, oc, TYPE(odt), rank, (MPI_Aint)disp, tc, TYPE(tdt), op, WIN(win));
+}
+
+int rma_mpi_get(void *o, int oc, intptr_t odt, int rank, int64_t disp, int tc, intptr_t tdt,
+                intptr_t win) {
+    return MPI_Get(o, oc, TYPE(odt), rank, (MPI_Aint)disp, tc, TYPE(tdt), WIN(win));
+}
+
+int rma_mpi_get_accumulate(const void *o, int oc, intptr_t odt, void *r, int rc_, intptr_t rdt,
+                           int rank, int64_t disp, int tc, intptr_t tdt, int opc, intptr_t win) {
+    MPI_Op op;
+    if (op_of(opc, &op)) return RMA_MPI_EBADCODE;
+    return MPI_Get_accumulate(o, oc, TYPE(odt), r, rc_, TYPE(rdt), rank, (MPI_Aint)disp, tc,
+                              TYPE(tdt), op, WIN(win));
 }
 
 int rma_mpi_fetch_and_op(const void *o, void *r, intptr_t dt, int rank, int64_t disp, int opc,

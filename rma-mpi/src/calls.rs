@@ -12,9 +12,9 @@ use rma_core::{BasicType, Disp, Op, Rank, Result, RmaCall};
 use std::ffi::c_int;
 
 impl MpiWindow<'_> {
-    /// Writes `data` to `to` (MPI_Put). In a passive-target epoch the call completes
-    /// locally before it returns; in an active-target one the window keeps a copy of
-    /// `data` until the closing synchronization.
+    /// Writes `data` to `to` (MPI_Put). The window keeps a copy of `data` until a
+    /// synchronization completes the put (a flush of the target, the closing call of
+    /// the epoch), so `data` is free when this returns.
     pub fn put(&self, data: &[u8], to: Target<'_>) -> Result<()> {
         if to.rank.is_null() {
             return Ok(());
@@ -23,8 +23,9 @@ impl MpiWindow<'_> {
         self.put_at(self.spot(to)?, data, mode)
     }
 
-    /// Reads `from` into `out` (MPI_Rget + MPI_Wait). Needs a passive-target epoch
-    /// covering the target.
+    /// Reads `from` into `out` (MPI_Get + MPI_Win_flush of the target, which completes
+    /// the target's earlier calls too). Needs a passive-target epoch covering the
+    /// target.
     pub fn get(&self, out: &mut [u8], from: Target<'_>) -> Result<()> {
         if from.rank.is_null() {
             return Ok(());
@@ -45,7 +46,7 @@ impl MpiWindow<'_> {
     }
 
     /// Fetches `at` into `out` and combines `data` into it with `op`, each element in
-    /// one atomic step (MPI_Rget_accumulate + MPI_Wait). `data` is as long as `out`,
+    /// one atomic step (MPI_Get_accumulate + MPI_Win_flush). `data` is as long as `out`,
     /// or empty for NO_OP. Needs a passive-target epoch covering the target.
     pub fn get_accumulate(
         &self,
@@ -66,7 +67,7 @@ impl MpiWindow<'_> {
 
     /// One element of `basic` at `disp` of `rank`'s window: fetches it into `out` and
     /// combines `origin` into it with `op`, atomically (MPI_Fetch_and_op +
-    /// MPI_Win_flush_local). `origin` may be empty for NO_OP. Needs a passive-target
+    /// MPI_Win_flush). `origin` may be empty for NO_OP. Needs a passive-target
     /// epoch covering the target.
     pub fn fetch_and_op(
         &self,
@@ -87,7 +88,7 @@ impl MpiWindow<'_> {
 
     /// One element of `basic` at `disp` of `rank`'s window: fetches it into `out` and
     /// replaces it with `origin` if it equals `compare`, atomically
-    /// (MPI_Compare_and_swap + MPI_Win_flush_local). Needs a passive-target epoch
+    /// (MPI_Compare_and_swap + MPI_Win_flush). Needs a passive-target epoch
     /// covering the target. 8-byte types are refused (class RMA_FLAVOR) where the
     /// library is known to crash on them ([`World::cas64_blocked`](crate::World::cas64_blocked)).
     pub fn compare_and_swap(
@@ -290,6 +291,8 @@ impl MpiWindow<'_> {
         let rc = issue(&p, origin.as_ptr(), result.as_mut_ptr(), n, ty, &mut req);
         self.world
             .check(rc, Call::new(name).rank(t.rank).typed(basic, None))?;
+        // the request completes the call locally; a flush completes it at the target
+        self.pending.issued(p.rank);
         Ok(Request::new(self.world, name, req, origin, result))
     }
 }

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 pub(crate) type Handle = isize;
 
 /// The shim ABI version this crate speaks (`RMA_MPI_SHIM_ABI` in shim.c).
-const SHIM_ABI: c_int = 2;
+const SHIM_ABI: c_int = 3;
 
 /// `name=path` pairs separated by `;`, one per shim built (empty without the `mpi`
 /// feature).
@@ -99,6 +99,8 @@ shim_api! {
     fn win_free(Handle) -> c_int;
     fn put(*const c_void, c_int, Handle, c_int, i64, c_int, Handle, Handle) -> c_int;
     fn accumulate(*const c_void, c_int, Handle, c_int, i64, c_int, Handle, c_int, Handle) -> c_int;
+    fn get(*mut c_void, c_int, Handle, c_int, i64, c_int, Handle, Handle) -> c_int;
+    fn get_accumulate(*const c_void, c_int, Handle, *mut c_void, c_int, Handle, c_int, i64, c_int, Handle, c_int, Handle) -> c_int;
     fn fetch_and_op(*const c_void, *mut c_void, Handle, c_int, i64, c_int, Handle) -> c_int;
     fn compare_and_swap(*const c_void, *const c_void, *mut c_void, Handle, c_int, i64, Handle) -> c_int;
     fn rput(*const c_void, c_int, Handle, c_int, i64, c_int, Handle, Handle, *mut Handle) -> c_int;

@@ -1,33 +1,26 @@
 //! The byte-level RMA calls of [`MpiWindow`], where both API levels (the public calls
 //! and the [`rma_core::Transport`] impl) end: each places its target layout, issues the
-//! MPI call and completes it as the epoch allows.
+//! MPI call and completes it as the epoch allows (see `pending.rs`): put and accumulate
+//! keep a copy of their origin for a later synchronization, fetching calls flush
+//! their target.
 
-use crate::datatype::Placement;
 use crate::epoch::Mode;
 use crate::error::Call;
-use crate::ffi::Handle;
 use crate::window::{MpiWindow, Spot};
 use rma_core::{BasicType, Error, Op, Rank, Result, RmaCall};
 use std::ffi::c_int;
 
 impl MpiWindow<'_> {
-    /// Waits for a request of a call whose buffers the caller keeps alive until then.
-    /// Waits for a request-based call at `p` to complete locally.
+    /// Completes a fetching call to `rank` with MPI_Win_flush, which also completes
+    /// every earlier call to it, at origin and target: the results are in place and
+    /// the target is clean.
     ///
-    /// MPICH 4.0's shared-memory path completes the request of an Rget (and Rput, ...)
-    /// whose target datatype is derived before it has written the origin buffer: the
-    /// bytes arrive at the next flush, after the buffer may be gone (valgrind: an
-    /// invalid write in MPI_Win_flush into a freed result buffer). With a derived
-    /// target type the wait is followed by MPI_Win_flush_local, which MPI defines to
-    /// complete the call at the origin.
-    fn wait_request(&self, mut req: Handle, p: &Placement<'_>, call: Call) -> Result<()> {
-        // SAFETY: `req` is an active request of this process; MPI_Wait frees it.
-        let rc = self.world.mpi(|api| unsafe { (api.wait)(&mut req) });
-        self.world.check(rc, call)?;
-        if p.derived() {
-            self.flush_local_of(p.rank, call)?;
-        }
-        Ok(())
+    /// A flush rather than a request and MPI_Wait: MPICH 4.0's shared-memory path
+    /// completes the request of an Rget whose target datatype is derived before it has
+    /// written the origin buffer (the bytes arrive at the next flush; valgrind shows
+    /// the write into the freed buffer). The flush is where they arrive.
+    fn complete_fetch(&self, rank: c_int) -> Result<()> {
+        self.flush_rank_now(rank, false, true)
     }
 
     /// put of `data` at `spot`.
@@ -41,54 +34,22 @@ impl MpiWindow<'_> {
             c_len(data.len())?,
         );
         let call = Call::new("MPI_Put").rank(spot.rank).placed(&p, data.len());
-        match mode {
-            Mode::Passive => {
-                let mut req: Handle = 0;
-                // SAFETY: `data` holds `n` bytes and stays borrowed until the request
-                // completes below; the placement's type and window are live.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.rput)(
-                        data.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        self.win,
-                        &mut req,
-                    )
-                });
-                self.world.check(
-                    rc,
-                    Call {
-                        name: "MPI_Rput",
-                        ..call
-                    },
-                )?;
-                self.wait_request(req, &p, call)
-            }
-            Mode::Active => {
-                let copy = data.to_vec();
-                // SAFETY: `copy` holds `n` bytes and is staged below, alive until the
-                // closing synchronization completes the put.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.put)(
-                        copy.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        self.win,
-                    )
-                });
-                self.world.check(rc, call)?;
-                self.stage(copy);
-                Ok(())
-            }
-        }
+        self.issue_copied(p.rank, data, mode, call, |origin| {
+            // SAFETY: `origin` holds `n` bytes, kept until a synchronization completes
+            // the put; the placement's type and the window are live.
+            self.world.mpi(|api| unsafe {
+                (api.put)(
+                    origin.cast(),
+                    n,
+                    ty,
+                    p.rank,
+                    p.disp,
+                    p.count,
+                    p.ty,
+                    self.win,
+                )
+            })
+        })
     }
 
     /// get of `spot` into `out`; passive epochs only.
@@ -98,11 +59,10 @@ impl MpiWindow<'_> {
         }
         let p = self.placement(spot, out.len(), BasicType::Byte)?;
         let (ty, n) = (self.world.basic_handle(BasicType::Byte)?, c_len(out.len())?);
-        let mut req: Handle = 0;
-        // SAFETY: `out` holds `n` bytes and stays borrowed until the request completes
-        // below; the placement's type and the window are live.
+        // SAFETY: `out` holds `n` bytes and stays borrowed until the flush below
+        // completes the get; the placement's type and the window are live.
         let rc = self.world.mpi(|api| unsafe {
-            (api.rget)(
+            (api.get)(
                 out.as_mut_ptr().cast(),
                 n,
                 ty,
@@ -111,12 +71,11 @@ impl MpiWindow<'_> {
                 p.count,
                 p.ty,
                 self.win,
-                &mut req,
             )
         });
-        let call = Call::new("MPI_Rget").rank(spot.rank).placed(&p, out.len());
+        let call = Call::new("MPI_Get").rank(spot.rank).placed(&p, out.len());
         self.world.check(rc, call)?;
-        self.wait_request(req, &p, call)
+        self.complete_fetch(p.rank)
     }
 
     /// accumulate of `data` into `spot`.
@@ -149,56 +108,23 @@ impl MpiWindow<'_> {
             .rank(spot.rank)
             .typed(basic, Some(op))
             .placed(&p, data.len());
-        match mode {
-            Mode::Passive => {
-                let mut req: Handle = 0;
-                // SAFETY: `data` holds `n` elements and stays borrowed until the request
-                // completes below.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.raccumulate)(
-                        data.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        op as c_int,
-                        self.win,
-                        &mut req,
-                    )
-                });
-                self.world.check(
-                    rc,
-                    Call {
-                        name: "MPI_Raccumulate",
-                        ..call
-                    },
-                )?;
-                self.wait_request(req, &p, call)
-            }
-            Mode::Active => {
-                let copy = data.to_vec();
-                // SAFETY: `copy` holds `n` elements and is staged below, alive until the
-                // closing synchronization completes the call.
-                let rc = self.world.mpi(|api| unsafe {
-                    (api.accumulate)(
-                        copy.as_ptr().cast(),
-                        n,
-                        ty,
-                        p.rank,
-                        p.disp,
-                        p.count,
-                        p.ty,
-                        op as c_int,
-                        self.win,
-                    )
-                });
-                self.world.check(rc, call)?;
-                self.stage(copy);
-                Ok(())
-            }
-        }
+        self.issue_copied(p.rank, data, mode, call, |origin| {
+            // SAFETY: `origin` holds `n` elements, kept until a synchronization completes
+            // the call; the placement's type and the window are live.
+            self.world.mpi(|api| unsafe {
+                (api.accumulate)(
+                    origin.cast(),
+                    n,
+                    ty,
+                    p.rank,
+                    p.disp,
+                    p.count,
+                    p.ty,
+                    op as c_int,
+                    self.win,
+                )
+            })
+        })
     }
 
     /// get_accumulate at `spot`; passive epochs only. `data` is empty or as long as
@@ -226,21 +152,39 @@ impl MpiWindow<'_> {
         } else {
             data
         };
-        if self.split(basic, out.len()) {
-            return self.each_element(spot, out.len(), basic, |one, r| {
-                self.get_accumulate_at(one, basic, op, &data[r.clone()], &mut out[r])
-            });
-        }
+        let r = self.world.c_rank(spot.rank)?;
+        let issued = if self.split(basic, out.len()) {
+            // one call per element, all completed by one flush
+            self.each_element(spot, out.len(), basic, |one, i| {
+                self.issue_get_accumulate(one, basic, op, &data[i.clone()], &mut out[i])
+            })
+        } else {
+            self.issue_get_accumulate(spot, basic, op, data, out)
+        };
+        // complete even after a failed element: the earlier ones write into `out`
+        let completed = self.complete_fetch(r);
+        issued.and(completed)
+    }
+
+    /// Issues MPI_Get_accumulate at `spot`, to be completed by the caller before `out`
+    /// is read or released.
+    fn issue_get_accumulate(
+        &self,
+        spot: Spot<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
         let p = self.placement(spot, out.len(), basic)?;
         let (ty, n) = (
             self.world.basic_handle(basic)?,
             c_len(out.len() / basic.size())?,
         );
-        let mut req: Handle = 0;
         // SAFETY: `data` and `out` hold `n` elements each and stay borrowed until the
-        // request completes below.
+        // caller's flush completes the call.
         let rc = self.world.mpi(|api| unsafe {
-            (api.rget_accumulate)(
+            (api.get_accumulate)(
                 data.as_ptr().cast(),
                 n,
                 ty,
@@ -253,15 +197,13 @@ impl MpiWindow<'_> {
                 p.ty,
                 op as c_int,
                 self.win,
-                &mut req,
             )
         });
-        let call = Call::new("MPI_Rget_accumulate")
+        let call = Call::new("MPI_Get_accumulate")
             .rank(spot.rank)
             .typed(basic, Some(op))
             .placed(&p, out.len());
-        self.world.check(rc, call)?;
-        self.wait_request(req, &p, call)
+        self.world.check(rc, call)
     }
 
     /// The displacement of the element at `byte` of `rank`'s window, checked to lie
@@ -342,20 +284,6 @@ impl MpiWindow<'_> {
         Ok(())
     }
 
-    fn flush_local_of(&self, rank: c_int, call: Call) -> Result<()> {
-        // SAFETY: the window is live; a passive epoch covers `rank` (checked by callers).
-        let rc = self
-            .world
-            .mpi(|api| unsafe { (api.win_flush_local)(rank, self.win) });
-        self.world.check(
-            rc,
-            Call {
-                name: "MPI_Win_flush_local",
-                ..call
-            },
-        )
-    }
-
     /// fetch_and_op on the element at `byte`; passive epochs only.
     pub(crate) fn fetch_and_op_at(
         &self,
@@ -390,7 +318,7 @@ impl MpiWindow<'_> {
             .rank(rank)
             .typed(basic, Some(op));
         // SAFETY: `origin` and `out` hold one element each (checked by callers) and stay
-        // borrowed until flush_local completes the call below.
+        // borrowed until the flush below completes the call.
         let rc = self.world.mpi(|api| unsafe {
             (api.fetch_and_op)(
                 origin.as_ptr().cast(),
@@ -403,7 +331,7 @@ impl MpiWindow<'_> {
             )
         });
         self.world.check(rc, call)?;
-        self.flush_local_of(r, call)
+        self.complete_fetch(r)
     }
 
     /// compare_and_swap on the element at `byte`; passive epochs only.
@@ -424,7 +352,7 @@ impl MpiWindow<'_> {
             .rank(rank)
             .typed(basic, None);
         // SAFETY: `origin`, `compare` and `out` hold one element each (checked by
-        // callers) and stay borrowed until flush_local completes the call below.
+        // callers) and stay borrowed until the flush below completes the call.
         let rc = self.world.mpi(|api| unsafe {
             (api.compare_and_swap)(
                 origin.as_ptr().cast(),
@@ -437,7 +365,7 @@ impl MpiWindow<'_> {
             )
         });
         self.world.check(rc, call)?;
-        self.flush_local_of(r, call)
+        self.complete_fetch(r)
     }
 }
 

@@ -74,6 +74,7 @@ mod error;
 mod ffi;
 mod issue;
 pub mod launcher;
+mod pending;
 mod request;
 mod sync;
 mod transport;

@@ -30,7 +30,7 @@ impl MpiWindow<'_> {
             .mpi(|api| unsafe { (api.win_fence)(bits as c_int, win) });
         self.check_rc(rc, Call::new("MPI_Win_fence").assert(bits, FENCE_BITS))?;
         self.epochs.fenced(!assert.contains(Assert::NOSUCCEED));
-        self.release_staged();
+        self.pending.closed(None);
         Ok(())
     }
 
@@ -71,6 +71,7 @@ impl MpiWindow<'_> {
         let rc = self.world().mpi(|api| unsafe { (api.win_unlock)(r, win) });
         self.check_rc(rc, Call::new("MPI_Win_unlock").rank(rank))?;
         self.epochs.unlocked(r as usize);
+        self.pending.closed(Some(r));
         Ok(())
     }
 
@@ -97,11 +98,13 @@ impl MpiWindow<'_> {
         let rc = self.world().mpi(|api| unsafe { (api.win_unlock_all)(win) });
         self.check_rc(rc, Call::new("MPI_Win_unlock_all"))?;
         self.epochs.set_lock_all(false);
+        self.pending.closed(None);
         Ok(())
     }
 
     /// Completes every call issued to `rank`, at origin and target (MPI_Win_flush).
-    /// Needs a passive-target epoch covering `rank`.
+    /// Needs a passive-target epoch covering `rank`. Nothing issued to `rank` since it
+    /// was last completed: nothing to do, and MPI is not called.
     pub fn flush(&self, rank: Rank) -> Result<()> {
         self.flush_one(rank, "flush", false)
     }
@@ -117,8 +120,19 @@ impl MpiWindow<'_> {
             return Ok(());
         }
         self.need_passive(rank, name)?;
-        let (r, win) = (self.world().c_rank(rank)?, self.handle());
-        // SAFETY: the window is live and a passive epoch covers `rank`.
+        let r = self.world().c_rank(rank)?;
+        self.flush_rank_now(r, local, false)
+    }
+
+    /// MPI_Win_flush (`local`: MPI_Win_flush_local) of `r`, which a passive epoch
+    /// covers. A remote flush of a clean target is skipped unless `always`.
+    pub(crate) fn flush_rank_now(&self, r: c_int, local: bool, always: bool) -> Result<()> {
+        let was_dirty = !local && self.pending.take_dirty(r);
+        if !local && !was_dirty && !always {
+            return Ok(());
+        }
+        let (mark, win) = (self.pending.mark(), self.handle());
+        // SAFETY: the window is live and a passive epoch covers `r` (callers').
         let rc = self.world().mpi(|api| unsafe {
             if local {
                 (api.win_flush_local)(r, win)
@@ -126,29 +140,43 @@ impl MpiWindow<'_> {
                 (api.win_flush)(r, win)
             }
         });
-        let mpi = if local {
-            "MPI_Win_flush_local"
-        } else {
-            "MPI_Win_flush"
-        };
-        self.check_rc(rc, Call::new(mpi).rank(rank))
+        if rc != 0 {
+            if was_dirty {
+                self.pending.restore_dirty(Some(r));
+            }
+            let mpi = if local {
+                "MPI_Win_flush_local"
+            } else {
+                "MPI_Win_flush"
+            };
+            let rank = Rank::new(r as u32);
+            return self.check_rc(rc, Call::new(mpi).rank(rank));
+        }
+        self.pending.release(Some(r), mark);
+        Ok(())
     }
 
     /// Completes every call issued to any rank, at origin and target
-    /// (MPI_Win_flush_all).
+    /// (MPI_Win_flush_all); skipped when nothing was issued since.
     pub fn flush_all(&self) -> Result<()> {
-        self.flush_every("flush_all", false)
+        self.epochs.need_any_passive("flush_all")?;
+        self.flush_every_now(false)
     }
 
     /// Completes every call issued to any rank locally (MPI_Win_flush_local_all).
     pub fn flush_local_all(&self) -> Result<()> {
-        self.flush_every("flush_local_all", true)
+        self.epochs.need_any_passive("flush_local_all")?;
+        self.flush_every_now(true)
     }
 
-    fn flush_every(&self, name: &'static str, local: bool) -> Result<()> {
-        self.epochs.need_any_passive(name)?;
-        let win = self.handle();
-        // SAFETY: the window is live and a passive epoch is open.
+    /// MPI_Win_flush_all (`local`: MPI_Win_flush_local_all) in an open passive epoch;
+    /// the remote one is skipped when no target is dirty.
+    pub(crate) fn flush_every_now(&self, local: bool) -> Result<()> {
+        if !local && !self.pending.take_all_dirty() {
+            return Ok(());
+        }
+        let (mark, win) = (self.pending.mark(), self.handle());
+        // SAFETY: the window is live and a passive epoch is open (callers').
         let rc = self.world().mpi(|api| unsafe {
             if local {
                 (api.win_flush_local_all)(win)
@@ -156,12 +184,19 @@ impl MpiWindow<'_> {
                 (api.win_flush_all)(win)
             }
         });
-        let mpi = if local {
-            "MPI_Win_flush_local_all"
-        } else {
-            "MPI_Win_flush_all"
-        };
-        self.check_rc(rc, Call::new(mpi))
+        if rc != 0 {
+            if !local {
+                self.pending.restore_dirty(None);
+            }
+            let mpi = if local {
+                "MPI_Win_flush_local_all"
+            } else {
+                "MPI_Win_flush_all"
+            };
+            return self.check_rc(rc, Call::new(mpi));
+        }
+        self.pending.release(None, mark);
+        Ok(())
     }
 
     /// Synchronizes the private and public copies of the local window (MPI_Win_sync).
@@ -226,7 +261,7 @@ impl MpiWindow<'_> {
         let rc = self.world().mpi(|api| unsafe { (api.win_complete)(win) });
         self.check_rc(rc, Call::new("MPI_Win_complete"))?;
         self.epochs.set_access(None);
-        self.release_staged();
+        self.pending.closed(None);
         Ok(())
     }
 

@@ -2,10 +2,11 @@
 //! shape `rma-win` drives its transports.
 //!
 //! The trait's contract asks that a call's results be in place and its origin buffer
-//! free when it returns. MPI gives that only in passive-target epochs (request-based
-//! calls plus MPI_Wait, MPI_Win_flush_local), so every call here needs a passive epoch
-//! covering the target — `rma-win` opens `lock_all` once and keeps it, building its
-//! own epochs on flush and barriers — and is refused with class RMA_SYNC otherwise.
+//! free when it returns. put and accumulate keep a copy of their origin until a flush
+//! completes them; fetching calls complete with MPI_Win_flush of their target. MPI
+//! allows both only in passive-target epochs, so every call here needs one covering
+//! the target — `rma-win` opens `lock_all` once and keeps it, building its own epochs
+//! on flush and barriers — and is refused with class RMA_SYNC otherwise.
 //!
 //! Atomicity (contract rule 1): accumulate, get_accumulate, fetch_and_op and
 //! compare_and_swap all map to MPI's accumulate family with the same predefined

@@ -5,11 +5,11 @@ use crate::datatype::{place, Placement, Region};
 use crate::epoch::{Epochs, Mode};
 use crate::error::Call;
 use crate::ffi::Handle;
+use crate::pending::Pending;
 use crate::world::World;
 use rma_core::{BasicType, Disp, Error, Info, Layout, Rank, Result, WinInfo};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::marker::PhantomData;
-use std::sync::{Mutex, PoisonError};
 
 /// How a window's memory was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -91,12 +91,16 @@ pub(crate) struct Peer {
 /// the library sees it; such an error has changed nothing. Errors the library raises
 /// keep its MPI error class.
 ///
-/// Completion: in a passive-target epoch every call completes locally before it
-/// returns (request-based form plus MPI_Wait, or MPI_Win_flush_local). In an
-/// active-target epoch (fence, start) put and accumulate copy their origin data, which
-/// the window keeps until the closing synchronization; fetching calls there are
-/// refused (class RMA_SYNC), since MPI delivers their results only at the closing
-/// call.
+/// Completion: put and accumulate copy their origin data and return once MPI has the
+/// call; the window keeps the copy until a synchronization completes the call (a
+/// flush of the target, the closing call of the epoch; in a passive-target epoch at
+/// most a bounded number are kept before MPI_Win_flush_local_all completes them).
+/// Fetching calls (get, get_accumulate, fetch_and_op, compare_and_swap) need a
+/// passive-target epoch and complete with MPI_Win_flush of their target before they
+/// return, so their results are in place; a flush of a target with nothing issued to
+/// it since is then skipped (see `pending.rs`). In an active-target epoch (fence,
+/// start) fetching calls are refused (class RMA_SYNC), since MPI delivers their
+/// results only at the closing call.
 pub struct MpiWindow<'a> {
     pub(crate) world: &'a World,
     pub(crate) win: Handle,
@@ -106,9 +110,8 @@ pub struct MpiWindow<'a> {
     pub(crate) flavor: Flavor,
     peers: Box<[Peer]>,
     pub(crate) epochs: Epochs,
-    /// Origin copies of put/accumulate issued in active-target epochs, read by MPI until
-    /// the closing synchronization.
-    pub(crate) staged: Mutex<Vec<Vec<u8>>>,
+    /// Origin copies MPI may still read, and the targets a flush must complete.
+    pub(crate) pending: Pending,
     /// The buffer a window created by [`MpiWindow::create`] exposes.
     owned: Option<Vec<u8>>,
     freed: bool,
@@ -119,10 +122,11 @@ pub struct MpiWindow<'a> {
 // (create) owns for the window's life and which is only reached through MPI calls and
 // the bounds-checked copies of read_local/write_local; every MPI call may come from
 // any thread, because the World required MPI_THREAD_MULTIPLE or serializes calls
-// itself; the epoch state changes only under `&mut self`; `staged` is a Mutex.
+// itself; the epoch state changes only under `&mut self`; `pending` is a Mutex and
+// atomics.
 unsafe impl Send for MpiWindow<'_> {}
 // SAFETY: as for Send: shared access only issues MPI calls (thread-safe, see above),
-// reads the epoch state (not written while shared) and locks `staged`.
+// reads the epoch state (not written while shared) and updates `pending`.
 unsafe impl Sync for MpiWindow<'_> {}
 
 impl std::fmt::Debug for MpiWindow<'_> {
@@ -327,7 +331,7 @@ impl<'a> MpiWindow<'a> {
             flavor,
             peers: Box::new([]),
             epochs: Epochs::new(world.size()),
-            staged: Mutex::new(Vec::new()),
+            pending: Pending::new(world.size()),
             owned,
             freed: false,
             _borrow: PhantomData,
@@ -502,38 +506,42 @@ impl<'a> MpiWindow<'a> {
         place(self.world, region, bytes, basic)
     }
 
-    /// Keeps an origin copy alive until the epoch's closing synchronization.
-    pub(crate) fn stage(&self, copy: Vec<u8>) {
-        self.staged
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(copy);
+    /// Issues a call whose origin is a copy of `data` (`issue` gets the copy's
+    /// address) and keeps the copy until a synchronization completes the call. In a
+    /// passive-target epoch the target is marked for the next flush, and when the
+    /// window holds too many copies they are all completed locally here.
+    pub(crate) fn issue_copied(
+        &self,
+        rank: c_int,
+        data: &[u8],
+        mode: Mode,
+        call: Call,
+        issue: impl FnOnce(*const u8) -> c_int,
+    ) -> Result<()> {
+        let copy: Box<[u8]> = data.into();
+        let rc = issue(copy.as_ptr());
+        self.world.check(rc, call)?;
+        let full = self.pending.keep(rank, copy);
+        if mode == Mode::Passive {
+            self.pending.issued(rank);
+            if full {
+                self.flush_every_now(true)?;
+            }
+        }
+        Ok(())
     }
 
     /// `Ok` unless calls issued after a fence still wait for the fence that completes
     /// them: another kind of epoch may not start over them (and their origin copies
     /// must stay alive until that fence).
     pub(crate) fn check_fence_drained(&mut self, call: &'static str) -> Result<()> {
-        let pending = !self
-            .staged
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty();
-        if self.epochs.fence_open() && pending {
+        if self.epochs.fence_open() && self.pending.has_copies() {
             return Err(Error::sync(
                 call,
                 "calls issued since the last fence are completed only by the next fence; fence first",
             ));
         }
         Ok(())
-    }
-
-    /// Drops origin copies: the closing synchronization completed their calls.
-    pub(crate) fn release_staged(&mut self) {
-        self.staged
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
     }
 
     pub(crate) fn handle(&self) -> Handle {
@@ -577,16 +585,12 @@ impl<'a> MpiWindow<'a> {
             self.world.mpi(|api| unsafe { (api.win_free)(self.win) })
         };
         if rc != 0 {
-            // MPI may still reach the memory: keep it (and the staged copies) forever
+            // MPI may still reach the memory: keep it (and the origin copies) forever
             std::mem::forget(self.owned.take());
-            std::mem::forget(std::mem::take(
-                self.staged
-                    .get_mut()
-                    .unwrap_or_else(PoisonError::into_inner),
-            ));
+            self.pending.leak();
             self.world.check(rc, Call::new("MPI_Win_free"))?;
         }
-        self.release_staged();
+        self.pending.closed(None);
         closed?;
         Ok(self.owned.take())
     }
@@ -602,11 +606,7 @@ impl Drop for MpiWindow<'_> {
         if std::thread::panicking() {
             self.freed = true;
             std::mem::forget(self.owned.take());
-            std::mem::forget(std::mem::take(
-                self.staged
-                    .get_mut()
-                    .unwrap_or_else(PoisonError::into_inner),
-            ));
+            self.pending.leak();
             return;
         }
         let _ = self.release();
