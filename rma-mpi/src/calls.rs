@@ -293,6 +293,12 @@ impl MpiWindow<'_> {
             .check(rc, Call::new(name).rank(t.rank).typed(basic, None))?;
         // the request completes the call locally; a flush completes it at the target
         self.pending.issued(p.rank);
-        Ok(Request::new(self.world, name, req, origin, result))
+        let fetches = !result.is_empty();
+        let request = Request::new(self.world, name, req, origin, result);
+        Ok(if fetches && p.derived() {
+            request.flush_local_after(p.rank, self.win)
+        } else {
+            request
+        })
     }
 }

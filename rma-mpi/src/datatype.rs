@@ -35,6 +35,13 @@ pub(crate) struct Placement<'w> {
     derived: bool,
 }
 
+impl Placement<'_> {
+    /// Whether the target datatype is a derived one (built for this call).
+    pub(crate) fn derived(&self) -> bool {
+        self.derived
+    }
+}
+
 impl Drop for Placement<'_> {
     fn drop(&mut self) {
         if self.derived {

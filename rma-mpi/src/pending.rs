@@ -19,7 +19,7 @@
 //!   target's copies numbered below it.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// Copies kept in a passive-target epoch before the window completes them all locally
@@ -40,13 +40,17 @@ struct Copy {
 #[derive(Default)]
 struct Copies {
     kept: Vec<Copy>,
-    next: u64,
     bytes: usize,
 }
 
 /// The origin copies and dirty targets of one window.
 pub(crate) struct Pending {
     copies: Mutex<Copies>,
+    /// The sequence number of the next copy kept.
+    next: AtomicU64,
+    /// How many copies are kept (read without the lock: a flush with none to drop
+    /// takes no lock; one kept meanwhile is dropped by a later synchronization).
+    count: AtomicUsize,
     /// Per target rank: a call to it waits for a flush to complete at the target.
     dirty: Box<[AtomicBool]>,
 }
@@ -55,6 +59,8 @@ impl Pending {
     pub(crate) fn new(size: usize) -> Pending {
         Pending {
             copies: Mutex::new(Copies::default()),
+            next: AtomicU64::new(0),
+            count: AtomicUsize::new(0),
             dirty: (0..size).map(|_| AtomicBool::new(false)).collect(),
         }
     }
@@ -67,26 +73,26 @@ impl Pending {
     /// the window now holds enough copies that it should complete them.
     pub(crate) fn keep(&self, rank: c_int, data: Box<[u8]>) -> bool {
         let mut c = self.copies();
-        let seq = c.next;
-        c.next += 1;
+        let seq = self.next.fetch_add(1, Ordering::AcqRel);
         c.bytes += data.len();
         c.kept.push(Copy { rank, seq, data });
+        self.count.store(c.kept.len(), Ordering::Release);
         c.kept.len() >= MAX_COPIES || c.bytes >= MAX_BYTES
     }
 
     /// The number a synchronization notes before calling MPI: copies kept before it
     /// belong to calls it completes.
     pub(crate) fn mark(&self) -> u64 {
-        self.copies().next
+        self.next.load(Ordering::Acquire)
     }
 
     /// Drops the copies of calls to `rank` (every rank for `None`) kept before `mark`:
     /// a synchronization that began after them has completed them.
     pub(crate) fn release(&self, rank: Option<c_int>, mark: u64) {
-        let mut c = self.copies();
-        if c.kept.is_empty() {
+        if self.count.load(Ordering::Acquire) == 0 {
             return;
         }
+        let mut c = self.copies();
         let mut freed = 0;
         c.kept.retain(|k| {
             let done = k.seq < mark && rank.is_none_or(|r| r == k.rank);
@@ -96,6 +102,7 @@ impl Pending {
             !done
         });
         c.bytes -= freed;
+        self.count.store(c.kept.len(), Ordering::Release);
     }
 
     /// Marks `rank` as having a call that a flush must complete at the target.
@@ -163,6 +170,7 @@ impl Pending {
                 .unwrap_or_else(PoisonError::into_inner),
         );
         std::mem::forget(c.kept);
+        self.count.store(0, Ordering::Release);
     }
 }
 

@@ -23,6 +23,9 @@ pub struct Request<'w> {
     done: bool,
     origin: Vec<u8>,
     result: Vec<u8>,
+    /// `(rank, window)` to MPI_Win_flush_local once MPI says the call is done (see
+    /// [`Request::flush_local_after`]).
+    flush_after: Option<(c_int, Handle)>,
 }
 
 impl<'w> Request<'w> {
@@ -41,7 +44,20 @@ impl<'w> Request<'w> {
             done: false,
             origin,
             result,
+            flush_after: None,
         }
+    }
+
+    /// Completes the call with MPI_Win_flush_local of `rank` on `win` after MPI_Wait
+    /// or MPI_Test reports it done, before the result is handed out.
+    ///
+    /// For fetching calls whose target datatype is derived: MPICH 4.0's shared-memory
+    /// path completes such an Rget's request before it has written the result buffer
+    /// (the bytes arrive at the next flush; valgrind shows the write into the freed
+    /// buffer). The flush is where they arrive.
+    pub(crate) fn flush_local_after(mut self, rank: c_int, win: Handle) -> Self {
+        self.flush_after = Some((rank, win));
+        self
     }
 
     /// A request with nothing to do (a call on the null rank or of zero bytes).
@@ -53,6 +69,7 @@ impl<'w> Request<'w> {
             done: true,
             origin: Vec::new(),
             result,
+            flush_after: None,
         }
     }
 
@@ -82,10 +99,12 @@ impl<'w> Request<'w> {
             .mpi(|api| unsafe { (api.test)(&mut self.handle, &mut flag) });
         if rc != 0 {
             self.abandon();
-        } else if flag != 0 {
-            self.done = true;
         }
         self.world.check(rc, Call::new("MPI_Test"))?;
+        if flag != 0 {
+            self.flush_after()?;
+            self.done = true;
+        }
         Ok(self.done)
     }
 
@@ -99,10 +118,27 @@ impl<'w> Request<'w> {
             .mpi(|api| unsafe { (api.wait)(&mut self.handle) });
         if rc != 0 {
             self.abandon();
-        } else {
-            self.done = true;
         }
-        self.world.check(rc, Call::new(self.name))
+        self.world.check(rc, Call::new(self.name))?;
+        self.flush_after()?;
+        self.done = true;
+        Ok(())
+    }
+
+    /// The flush [`Request::flush_local_after`] asked for, once MPI freed the request.
+    fn flush_after(&mut self) -> Result<()> {
+        let Some((rank, win)) = self.flush_after else {
+            return Ok(());
+        };
+        // SAFETY: the window is live (the request borrows it) and the passive epoch
+        // that covered the call is still open (closing it needs the window mutably).
+        let rc = self
+            .world
+            .mpi(|api| unsafe { (api.win_flush_local)(rank, win) });
+        if rc != 0 {
+            self.abandon();
+        }
+        self.world.check(rc, Call::new("MPI_Win_flush_local"))
     }
 
     /// After a failed wait or test MPI may still reach the buffers: leak them.

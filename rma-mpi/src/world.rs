@@ -72,6 +72,9 @@ pub struct World {
     /// collectives on one communicator at once (MPI leaves their matching undefined).
     collective: Mutex<()>,
     guards: Guards,
+    /// The predefined datatype of each basic type, by its discriminant (0: none; the
+    /// shim is asked again, for its error).
+    basic: [Handle; BasicType::ALL.len()],
     finalized: bool,
     _not_send: PhantomData<MutexGuard<'static, ()>>,
 }
@@ -137,8 +140,14 @@ impl World {
     /// `PMI_SIZE` or `PMIX_RANK`); `Ok(None)` otherwise, so that a program can fall
     /// back to another launch mode.
     pub fn from_env() -> Result<Option<World>> {
+        World::from_env_thread(ThreadLevel::Multiple)
+    }
+
+    /// [`World::from_env`] asking for thread level `required`
+    /// ([`World::init_thread`]).
+    pub fn from_env_thread(required: ThreadLevel) -> Result<Option<World>> {
         if World::launched() {
-            World::init().map(Some)
+            World::init_thread(required).map(Some)
         } else {
             Ok(None)
         }
@@ -161,6 +170,7 @@ impl World {
             gate: (level < ThreadLevel::Multiple).then(|| Mutex::new(())),
             collective: Mutex::new(()),
             guards: Guards::default(),
+            basic: [0; BasicType::ALL.len()],
             finalized: false,
             _not_send: PhantomData,
         };
@@ -181,6 +191,13 @@ impl World {
         world.library = library_of(&world.version, shim_library);
         let osc = world.osc_selection();
         world.guards = Guards::detect(world.library, &world.version, osc.as_deref());
+        for basic in BasicType::ALL {
+            let mut ty: Handle = 0;
+            // SAFETY: `ty` is a valid out-pointer; the shim only maps the code.
+            if unsafe { (api.basic)(basic as c_int, &mut ty) } == 0 {
+                world.basic[basic as usize] = ty;
+            }
+        }
         Ok(world)
     }
 
@@ -428,6 +445,10 @@ impl World {
 
     /// The predefined datatype of `basic`.
     pub(crate) fn basic_handle(&self, basic: BasicType) -> Result<Handle> {
+        let known = self.basic[basic as usize];
+        if known != 0 {
+            return Ok(known);
+        }
         let mut ty: Handle = 0;
         // SAFETY: `ty` is a valid out-pointer; the shim only maps the code.
         let rc = unsafe { (self.api.basic)(basic as c_int, &mut ty) };

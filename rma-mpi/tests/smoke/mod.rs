@@ -596,6 +596,26 @@ fn request_forms(world: &World, win: &mut MpiWindow<'_>) -> Check {
         .wait()
         .ctx("wait rget")?;
     ensure!(to_i64s(&back) == mine, "rget read {:?}", to_i64s(&back));
+    // a derived target type: slots 100 and 102 of `next`, through a stride-2 vector
+    // (MPICH 4.0 completes such an Rget's request before writing the result; the
+    // request flushes before handing it out)
+    let spread = [r as i64 + 7, -1, r as i64 + 9];
+    win.put(&i64s(&spread), Target::contiguous(next, 100))
+        .ctx("put")?;
+    win.flush(next).ctx("flush")?;
+    let mut every_other = Datatype::vector(2, 1, 2, &Datatype::of::<i64>()).ctx("vector")?;
+    every_other.commit();
+    let layout = every_other.type_map(1).ctx("type_map")?;
+    let picked = win
+        .rget(16, Target::with_layout(next, 100, &layout))
+        .ctx("strided rget")?
+        .wait()
+        .ctx("wait strided rget")?;
+    ensure!(
+        to_i64s(&picked) == [r as i64 + 7, r as i64 + 9],
+        "strided rget read {:?}",
+        to_i64s(&picked)
+    );
     let mut acc = win
         .raccumulate(
             BasicType::I64,
