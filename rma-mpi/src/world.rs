@@ -74,7 +74,7 @@ pub struct World {
     guards: Guards,
     /// The predefined datatype of each basic type, by its discriminant (0: none; the
     /// shim is asked again, for its error).
-    basic: [Handle; BasicType::ALL.len()],
+    basic: Box<[Handle; BasicType::ALL.len()]>,
     finalized: bool,
     _not_send: PhantomData<MutexGuard<'static, ()>>,
 }
@@ -170,7 +170,7 @@ impl World {
             gate: (level < ThreadLevel::Multiple).then(|| Mutex::new(())),
             collective: Mutex::new(()),
             guards: Guards::default(),
-            basic: [0; BasicType::ALL.len()],
+            basic: Box::new([0; BasicType::ALL.len()]),
             finalized: false,
             _not_send: PhantomData,
         };
