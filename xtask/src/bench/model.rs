@@ -104,12 +104,15 @@ type Key = (String, String, String, u64);
 #[derive(Debug, Default)]
 pub(crate) struct Summary {
     stats: BTreeMap<Key, Stat>,
+    /// Each key's median per round, for ratios of two configurations run side by side.
+    rounds: BTreeMap<Key, BTreeMap<u32, f64>>,
     errors: BTreeMap<String, u64>,
 }
 
 impl Summary {
     pub(crate) fn of(lines: &[Line]) -> Summary {
         let mut groups: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+        let mut rounds: BTreeMap<Key, BTreeMap<u32, f64>> = BTreeMap::new();
         let mut errors: BTreeMap<String, u64> = BTreeMap::new();
         for l in lines {
             if let Some(e) = l.contended_errors() {
@@ -117,13 +120,32 @@ impl Summary {
                 continue;
             }
             let key = (l.config.clone(), l.section.clone(), l.test.clone(), l.n);
-            groups.entry(key).or_default().push(l.med);
+            groups.entry(key.clone()).or_default().push(l.med);
+            rounds.entry(key).or_default().insert(l.round, l.med);
         }
         let stats = groups
             .into_iter()
             .filter_map(|(k, v)| Some((k, Stat::of(&v)?)))
             .collect();
-        Summary { stats, errors }
+        Summary {
+            stats,
+            rounds,
+            errors,
+        }
+    }
+
+    /// `a / b` for one `lat` scenario, paired by round: the ratio of the two
+    /// configurations' medians in each round both ran (a few seconds apart, so under about the
+    /// same load), summarized over those rounds. Robust where the machine's speed
+    /// shifts between rounds, which moves both sides of a pair together.
+    pub(crate) fn paired_lat_ratio(&self, a: &str, b: &str, test: &str) -> Option<Stat> {
+        let key = |c: &str| (c.to_owned(), "lat".to_owned(), test.to_owned(), 1);
+        let (ra, rb) = (self.rounds.get(&key(a))?, self.rounds.get(&key(b))?);
+        let ratios: Vec<f64> = ra
+            .iter()
+            .filter_map(|(round, x)| Some(x / rb.get(round)?))
+            .collect();
+        Stat::of(&ratios)
     }
 
     pub(crate) fn get(&self, config: &str, section: &str, test: &str, n: u64) -> Option<Stat> {
@@ -210,6 +232,23 @@ mod tests {
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].test, "avx_add");
         assert_eq!(all[0].n, 8192);
+    }
+
+    #[test]
+    fn paired_ratios_follow_the_rounds_both_ran() {
+        let lines = [
+            line("a", 1, "lat,acc,1,10,1.0,1,1"),
+            line("a", 2, "lat,acc,1,10,2.2,1,1"),
+            line("a", 3, "lat,acc,1,10,9.0,1,1"),
+            line("b", 1, "lat,acc,1,10,1.0,1,1"),
+            line("b", 2, "lat,acc,1,10,2.0,1,1"),
+        ];
+        let s = Summary::of(&lines);
+        let r = s.paired_lat_ratio("a", "b", "acc").unwrap();
+        assert_eq!(r.rounds, 2, "round 3 has no partner");
+        assert!((r.median - 1.05).abs() < 1e-12 && r.lo == 1.0 && (r.hi - 1.1).abs() < 1e-12);
+        // the ratio of medians would be 2.2 / 1.5
+        assert_eq!(s.paired_lat_ratio("a", "c", "acc"), None);
     }
 
     #[test]

@@ -427,18 +427,27 @@ impl Report<'_> {
             .sum()
     }
 
-    /// rma's mpi transport / the same library called directly, µs per call.
+    /// rma's mpi transport / the same library called directly, µs per call: the
+    /// median of the per-round ratios (each round runs both, a few seconds apart), with the
+    /// medians over rounds and the ratios' range.
     fn mpi_overhead(&self, rma: &str, direct: &str, test: &str) -> Result<Measured, String> {
         let (a, b) = (self.lat(rma, test)?, self.lat(direct, test)?);
+        let r = self
+            .summary
+            .paired_lat_ratio(rma, direct, test)
+            .ok_or_else(|| format!("no round ran both {rma} and {direct}"))?;
         Ok(Measured {
             text: format!(
-                "{} {} µs, {} {} µs",
+                "{} {} µs, {} {} µs; per-round ratio {}..{} over {} rounds",
                 config(rma).label,
                 num(a),
                 config(direct).label,
-                num(b)
+                num(b),
+                num(r.lo),
+                num(r.hi),
+                r.rounds
             ),
-            value: a / b,
+            value: r.median,
             also: None,
         })
     }
