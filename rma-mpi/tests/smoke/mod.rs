@@ -109,7 +109,7 @@ fn run_on(world: &World, win: &mut MpiWindow<'_>) -> Check {
     );
     world.barrier().ctx("barrier")?;
     type Step = fn(&World, &mut MpiWindow<'_>) -> Check;
-    let steps: [(&str, Step); 11] = [
+    let steps: [(&str, Step); 12] = [
         ("fence", fence_put_and_strided_accumulate),
         ("exclusive lock", exclusive_lock_counter),
         ("fetch_and_op", fetch_and_op_tickets),
@@ -117,6 +117,7 @@ fn run_on(world: &World, win: &mut MpiWindow<'_>) -> Check {
         ("get_accumulate", get_accumulate_and_pairs),
         ("basic types", every_basic_type),
         ("requests", request_forms),
+        ("many calls, one flush", many_calls_one_flush),
         ("pscw", pscw_ring),
         ("transport", transport_calls),
         ("threads", threads_share_the_window),
@@ -654,6 +655,34 @@ fn request_forms(world: &World, win: &mut MpiWindow<'_>) -> Check {
         got == [11 * n as i64, n as i64],
         "request-form accumulates: {got:?}"
     );
+    world.barrier().ctx("barrier")
+}
+
+/// More accumulates without a flush than the window keeps origin copies for (16 Ki):
+/// it completes them on its own along the way, and the sum comes out exact. One rank
+/// calls (with 4 ranks on 2 cores, MPICH's calls wait for the target to be scheduled).
+fn many_calls_one_flush(world: &World, win: &mut MpiWindow<'_>) -> Check {
+    const CALLS: i64 = 17_000;
+    let caller = world.size() - 1;
+    if world.rank() == caller {
+        win.lock(LockType::Shared, rank(0), Assert::NONE)
+            .ctx("lock")?;
+        for _ in 0..CALLS {
+            let one = i64s(&[1]);
+            win.accumulate(
+                BasicType::I64,
+                Op::Sum,
+                &one,
+                Target::contiguous(rank(0), 104),
+            )
+            .ctx("accumulate")?;
+        }
+        win.flush(rank(0)).ctx("flush")?;
+        win.unlock(rank(0)).ctx("unlock")?;
+    }
+    world.barrier().ctx("barrier")?;
+    let got = read(win, 0, 104, 1)?[0];
+    ensure!(got == CALLS, "{CALLS} accumulates summed to {got}");
     world.barrier().ctx("barrier")
 }
 
