@@ -49,6 +49,9 @@ pub(crate) enum Memory<'w> {
     Shm {
         mem: Arc<WindowMemory>,
         liveness: Liveness,
+        /// A window created over a caller's buffer with ranks as threads: see
+        /// [`Shadow`].
+        shadow: Option<Shadow<'w>>,
     },
     Mpi(Arc<MpiSide<'w>>),
 }
@@ -75,6 +78,18 @@ impl Memory<'_> {
                 rma_mpi::Flavor::Allocate => Flavor::Allocate,
                 rma_mpi::Flavor::Create => Flavor::Create,
             },
+        }
+    }
+
+    /// After the collective free: a created window's copy (with ranks as threads)
+    /// goes back into the caller's buffer. Under MPI that happens when the MPI window
+    /// is freed, as the window drops.
+    pub(crate) fn copy_back(&mut self) {
+        if let Memory::Shm {
+            shadow: Some(sh), ..
+        } = self
+        {
+            sh.copy_back();
         }
     }
 
@@ -105,7 +120,7 @@ impl Memory<'_> {
     /// Takes `target`'s lock (shared or exclusive), waiting until it is granted.
     pub(crate) fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
         match self {
-            Memory::Shm { mem, liveness } => mem.acquire_lock(target, exclusive, liveness),
+            Memory::Shm { mem, liveness, .. } => mem.acquire_lock(target, exclusive, liveness),
             Memory::Mpi(m) => m.acquire_lock(target, exclusive),
         }
     }
@@ -138,7 +153,7 @@ impl Memory<'_> {
     /// Waits until `target` has posted to this rank `want` times in all.
     pub(crate) fn wait_posted(&self, target: usize, want: u32) -> Result<()> {
         match self {
-            Memory::Shm { mem, liveness } => mem.wait_posted(target, want, liveness),
+            Memory::Shm { mem, liveness, .. } => mem.wait_posted(target, want, liveness),
             Memory::Mpi(m) => m.wait_for(m.posted(target), want),
         }
     }
@@ -158,7 +173,7 @@ impl Memory<'_> {
     /// Waits until `origin` has completed to this rank `want` times in all.
     pub(crate) fn wait_completed(&self, origin: usize, want: u32) -> Result<()> {
         match self {
-            Memory::Shm { mem, liveness } => mem.wait_completed(origin, want, liveness),
+            Memory::Shm { mem, liveness, .. } => mem.wait_completed(origin, want, liveness),
             Memory::Mpi(m) => {
                 m.wait_for(m.completed(origin), want)?;
                 m.data().sync()
@@ -221,17 +236,28 @@ pub(crate) struct MpiSide<'w> {
     shadow: Option<Shadow<'w>>,
 }
 
-/// The memory an MPI window created over a caller's buffer really exposes: a 64-byte
-/// aligned heap copy, copied back into the buffer when the MPI window is freed. MPICH
-/// 4.0 does not reach windows created at addresses that are not 16-byte aligned (calls
-/// land elsewhere, fetches return other memory, the process gets corrupted; reproduced
-/// in C with a heap buffer at offset 8), and the buffer is reachable only through the
-/// window while it lives, so the copy is not observable — except that the window's
-/// alignment is the copy's, which rma's alignment checks use.
+/// The memory a window created over a caller's buffer really exposes when other ranks
+/// could otherwise write into the buffer itself: a 64-byte aligned heap copy, copied
+/// back into the buffer once every rank is done with the window (a collective free).
+///
+/// - Under MPI: MPICH 4.0 does not reach windows created at addresses that are not
+///   16-byte aligned (calls land elsewhere, fetches return other memory, the process
+///   gets corrupted; reproduced in C with a heap buffer at offset 8).
+/// - With ranks as threads: the other threads write straight into the window's memory.
+///   Were that the caller's buffer, a window dropped without its collective free (an
+///   early `?` return, `mem::forget`) would end the borrow while they still write, a
+///   data race in safe code. A copy that is never copied back is leaked instead, so
+///   late writes land in memory nobody else uses.
+///
+/// The buffer is reachable only through the window while it lives, so the copy is not
+/// observable — except that the window's alignment is the copy's, which rma's
+/// alignment checks use, and that a window dropped without being freed leaves the
+/// buffer as it was.
 pub(crate) struct Shadow<'w> {
     heap: Vec<u8>,
     pad: usize,
     buf: &'w mut [u8],
+    returned: bool,
 }
 
 impl<'w> Shadow<'w> {
@@ -241,7 +267,43 @@ impl<'w> Shadow<'w> {
         let pad = (64 - heap.as_ptr() as usize % 64) % 64;
         heap[pad..pad + buf.len()].copy_from_slice(buf);
         let base = heap[pad..].as_mut_ptr();
-        (Shadow { heap, pad, buf }, base)
+        let returned = false;
+        (
+            Shadow {
+                heap,
+                pad,
+                buf,
+                returned,
+            },
+            base,
+        )
+    }
+
+    /// Copies the window's memory back into the buffer. Only once no rank can reach
+    /// the copy any more (after the collective free); afterwards the copy is freed
+    /// with the shadow instead of leaked.
+    pub(crate) fn copy_back(&mut self) {
+        let n = self.buf.len();
+        self.buf.copy_from_slice(&self.heap[self.pad..self.pad + n]);
+        self.returned = true;
+    }
+}
+
+impl Drop for Shadow<'_> {
+    fn drop(&mut self) {
+        if !self.returned {
+            // other ranks may still write into it: keep it for the process's life
+            std::mem::forget(std::mem::take(&mut self.heap));
+        }
+    }
+}
+
+impl std::fmt::Debug for Shadow<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shadow")
+            .field("len", &self.buf.len())
+            .field("returned", &self.returned)
+            .finish()
     }
 }
 
@@ -250,8 +312,7 @@ impl Drop for MpiSide<'_> {
         // free the MPI window (collectively) first: nothing reaches the copy after it
         drop(self.window.take());
         if let Some(sh) = self.shadow.as_mut() {
-            let n = sh.buf.len();
-            sh.buf.copy_from_slice(&sh.heap[sh.pad..sh.pad + n]);
+            sh.copy_back();
         }
     }
 }

@@ -319,6 +319,8 @@ impl Window<'_> {
         self.world.barrier()?;
         self.epochs.borrow_mut().freed = true;
         self.refresh_fast();
+        // every rank is past its last call: a created window's copy goes back
+        self.mem.copy_back();
         Ok(())
     }
 

@@ -32,8 +32,10 @@ use std::sync::Arc;
 /// byte moves; a call that returns an error has changed nothing.
 pub struct Window<'w> {
     pub(crate) world: &'w World,
-    pub(crate) mem: Memory<'w>,
+    /// Before `mem`: a transport's progress thread stops (dropping joins it) before a
+    /// created window's memory goes.
     pub(crate) transport: AnyTransport<'w>,
+    pub(crate) mem: Memory<'w>,
     /// Every rank's window shape, fixed at creation.
     pub(crate) shapes: Box<[Shape]>,
     pub(crate) info: WinInfo,
@@ -94,7 +96,7 @@ impl<'w> Window<'w> {
                     queues: name == "queued",
                 };
                 let mem = Arc::new(WindowMemory::allocate(w, len, disp_unit, opts)?);
-                Self::finish_shm(world, w, mem, parsed, &name)
+                Self::finish_shm(world, w, mem, None, parsed, &name)
             }
             Kind::Mpi(w) => {
                 if disp_unit == 0 {
@@ -116,6 +118,11 @@ impl<'w> Window<'w> {
     /// window uses the queued transport whatever was asked (DESIGN.md decision 6, as
     /// MPICH does); [`Window::info`] reports the transport in effect. With ranks as
     /// threads every transport works.
+    ///
+    /// With ranks as threads, and under MPI, the window exposes an aligned copy of
+    /// `buf` that goes back into `buf` at [`Window::free`] (under MPI: when the window
+    /// drops): other ranks then never write into `buf` itself, even if this rank drops
+    /// the window early. A window dropped without `free` leaves `buf` as it was.
     pub fn create<T: Equivalence>(
         world: &'w World,
         buf: &'w mut [T],
@@ -139,11 +146,24 @@ impl<'w> Window<'w> {
                 let opts = MemoryOptions {
                     queues: name == "queued",
                 };
+                if world.mode() == LaunchMode::Threads {
+                    // other threads write straight into the window: expose a copy
+                    // that outlives a window dropped without its free
+                    let (shadow, base) = Shadow::new(bytes);
+                    // SAFETY: `base` points to `len` bytes of the shadow's heap
+                    // buffer, which the window's memory holds and which is freed only
+                    // after the collective free (leaked otherwise); nothing else
+                    // reaches those bytes meanwhile.
+                    let mem = unsafe { WindowMemory::create(w, base, len, disp_unit, opts)? };
+                    return Self::finish_shm(world, w, Arc::new(mem), Some(shadow), parsed, &name);
+                }
                 // SAFETY: `bytes` is exclusively borrowed for 'w, which the returned
                 // Window holds (PhantomData<&'w mut [u8]>), so the memory stays valid
-                // and is reached only through the window while it lives.
+                // and is reached only through the window while it lives: with ranks as
+                // processes the queued transport's progress thread applies other
+                // ranks' calls, and dropping the window joins that thread.
                 let mem = unsafe { WindowMemory::create(w, base, len, disp_unit, opts)? };
-                Self::finish_shm(world, w, Arc::new(mem), parsed, &name)
+                Self::finish_shm(world, w, Arc::new(mem), None, parsed, &name)
             }
             Kind::Mpi(w) => {
                 let (shadow, base) = Shadow::new(bytes);
@@ -168,17 +188,18 @@ impl<'w> Window<'w> {
         world: &'w World,
         shm: &rma_shm::World,
         mem: Arc<WindowMemory>,
+        shadow: Option<Shadow<'w>>,
         info: WinInfo,
         name: &str,
     ) -> Result<Window<'w>> {
         let liveness = shm.liveness();
         let transport = AnyTransport::shm(name, mem.clone(), liveness.clone())?;
-        Ok(Self::finish(
-            world,
-            Memory::Shm { mem, liveness },
-            transport,
-            info,
-        ))
+        let mem = Memory::Shm {
+            mem,
+            liveness,
+            shadow,
+        };
+        Ok(Self::finish(world, mem, transport, info))
     }
 
     fn finish_mpi(

@@ -261,9 +261,10 @@ pub(crate) fn misaligned_created_window(world: &World, info: &Info) -> Result<()
     let bytes = rma_datatype::bytes_of_mut(&mut words).expect("u64 has a byte view");
     let mut win = Window::create::<u8>(world, &mut bytes[1..73], info)?;
     let t = Rank::new(((me + 1) % p) as u32);
-    if world.mode() == LaunchMode::Mpi {
-        // under MPI a created window exposes an aligned copy of the buffer (MPICH
-        // cannot expose unaligned memory), so these calls are aligned
+    if world.mode() != LaunchMode::Processes {
+        // under MPI and with ranks as threads a created window exposes an aligned copy
+        // of the buffer (MPICH cannot expose unaligned memory; threads must never
+        // write into a buffer whose window was dropped), so these calls are aligned
         return aligned_copy_window(world, win, t);
     }
     win.lock_all(Assert::NONE)?;
@@ -285,9 +286,9 @@ pub(crate) fn misaligned_created_window(world: &World, info: &Info) -> Result<()
     win.free()
 }
 
-/// [`misaligned_created_window`] under MPI: the window's memory is an aligned copy,
-/// so an 8-byte fetch_and_op at offset 0 is aligned and lands, and the buffer gets the
-/// result back when the window is freed.
+/// [`misaligned_created_window`] under MPI and with ranks as threads: the window's
+/// memory is an aligned copy, so an 8-byte fetch_and_op at offset 0 is aligned and
+/// lands.
 fn aligned_copy_window(world: &World, mut win: Window<'_>, t: Rank) -> Result<()> {
     win.lock_all(Assert::NONE)?;
     win.fetch_and_op(1i64, t, 0, Op::Sum)?;
