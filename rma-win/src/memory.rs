@@ -243,11 +243,13 @@ pub(crate) struct MpiSide<'w> {
 /// - Under MPI: MPICH 4.0 does not reach windows created at addresses that are not
 ///   16-byte aligned (calls land elsewhere, fetches return other memory, the process
 ///   gets corrupted; reproduced in C with a heap buffer at offset 8).
-/// - With ranks as threads: the other threads write straight into the window's memory.
-///   Were that the caller's buffer, a window dropped without its collective free (an
-///   early `?` return, `mem::forget`) would end the borrow while they still write, a
-///   data race in safe code. A copy that is never copied back is leaked instead, so
-///   late writes land in memory nobody else uses.
+/// - On rma's shared memory, in every launch mode: other ranks write into the window's
+///   memory (threads directly, the queued transport's progress thread for processes).
+///   Were that the caller's buffer, a window dropped or forgotten without its
+///   collective free (an early `?` return, `mem::forget`) would end the borrow while
+///   they still write: a use after free or a data race in safe code. A copy that is
+///   never copied back is leaked instead, so late writes land in memory nobody else
+///   uses.
 ///
 /// The buffer is reachable only through the window while it lives, so the copy is not
 /// observable — except that the window's alignment is the copy's, which rma's
@@ -263,7 +265,9 @@ pub(crate) struct Shadow<'w> {
 impl<'w> Shadow<'w> {
     /// A copy of `buf`, and the address of its first byte.
     pub(crate) fn new(buf: &'w mut [u8]) -> (Shadow<'w>, *mut u8) {
-        let mut heap = vec![0u8; buf.len() + 64];
+        // 64-byte aligned, and whole 8-byte words past the end: window memory is
+        // accessed in aligned words (rma_ops::shared)
+        let mut heap = vec![0u8; buf.len() + 128];
         let pad = (64 - heap.as_ptr() as usize % 64) % 64;
         heap[pad..pad + buf.len()].copy_from_slice(buf);
         let base = heap[pad..].as_mut_ptr();

@@ -119,10 +119,11 @@ impl<'w> Window<'w> {
     /// MPICH does); [`Window::info`] reports the transport in effect. With ranks as
     /// threads every transport works.
     ///
-    /// With ranks as threads, and under MPI, the window exposes an aligned copy of
-    /// `buf` that goes back into `buf` at [`Window::free`] (under MPI: when the window
-    /// drops): other ranks then never write into `buf` itself, even if this rank drops
-    /// the window early. A window dropped without `free` leaves `buf` as it was.
+    /// In every launch mode and on every transport the window exposes an aligned copy
+    /// of `buf` that goes back into `buf` at [`Window::free`] (under MPI: when the
+    /// window drops): other ranks then never write into `buf` itself, even if this
+    /// rank drops, leaks or `mem::forget`s the window. A window dropped without `free`
+    /// leaves `buf` as it was; one forgotten leaks its copy.
     pub fn create<T: Equivalence>(
         world: &'w World,
         buf: &'w mut [T],
@@ -140,30 +141,22 @@ impl<'w> Window<'w> {
                 std::any::type_name::<T>()
             ))
         })?;
-        let (base, len) = (bytes.as_mut_ptr(), bytes.len());
+        let len = bytes.len();
         match &world.kind {
             Kind::Shm(w) => {
                 let opts = MemoryOptions {
                     queues: name == "queued",
                 };
-                if world.mode() == LaunchMode::Threads {
-                    // other threads write straight into the window: expose a copy
-                    // that outlives a window dropped without its free
-                    let (shadow, base) = Shadow::new(bytes);
-                    // SAFETY: `base` points to `len` bytes of the shadow's heap
-                    // buffer, which the window's memory holds and which is freed only
-                    // after the collective free (leaked otherwise); nothing else
-                    // reaches those bytes meanwhile.
-                    let mem = unsafe { WindowMemory::create(w, base, len, disp_unit, opts)? };
-                    return Self::finish_shm(world, w, Arc::new(mem), Some(shadow), parsed, &name);
-                }
-                // SAFETY: `bytes` is exclusively borrowed for 'w, which the returned
-                // Window holds (PhantomData<&'w mut [u8]>), so the memory stays valid
-                // and is reached only through the window while it lives: with ranks as
-                // processes the queued transport's progress thread applies other
-                // ranks' calls, and dropping the window joins that thread.
+                // Other ranks' calls write into the window (threads directly, the
+                // queued transport's progress thread for processes): expose a copy that
+                // outlives a window dropped or forgotten without its free, never `buf`.
+                let (shadow, base) = Shadow::new(bytes);
+                // SAFETY: `base` points to `len` bytes of the shadow's heap buffer,
+                // which the window's memory holds and which is freed only after the
+                // collective free (leaked otherwise: `mem::forget` of the window leaks
+                // it too); nothing else reaches those bytes meanwhile.
                 let mem = unsafe { WindowMemory::create(w, base, len, disp_unit, opts)? };
-                Self::finish_shm(world, w, Arc::new(mem), None, parsed, &name)
+                Self::finish_shm(world, w, Arc::new(mem), Some(shadow), parsed, &name)
             }
             Kind::Mpi(w) => {
                 let (shadow, base) = Shadow::new(bytes);
