@@ -22,32 +22,70 @@ fn path_of(name: &str) -> PathBuf {
     PathBuf::from(SHM_DIR).join(name)
 }
 
+fn taken(name: &str) -> Error {
+    Error::Internal {
+        reason: format!("shared segment {name} already exists; refusing to reuse it"),
+    }
+}
+
 impl Segment {
     /// Creates segment `name` of `len` bytes (zero-filled), failing if the name exists.
     /// Permissions are 0600; the memory is reserved now, so a full /dev/shm is an error
     /// of class NO_MEM here rather than a SIGBUS later.
     pub fn create(name: &str, len: usize) -> Result<Segment> {
+        Self::create_new(name, len)?.ok_or_else(|| taken(name))
+    }
+
+    /// Creates a segment of `len` bytes under the first name of `names` that is free,
+    /// trying at most `attempts` names: a name someone else already holds (a squatter
+    /// that guessed it, say) is skipped, never reused. Errors other than a taken name
+    /// end the search at once.
+    pub fn create_unique(
+        mut names: impl FnMut() -> String,
+        len: usize,
+        attempts: usize,
+    ) -> Result<Segment> {
+        let mut last = None;
+        for _ in 0..attempts {
+            let name = names();
+            match Self::create_new(&name, len)? {
+                Some(seg) => return Ok(seg),
+                None => {
+                    tracing::warn!("shared segment {name} already exists; trying another name");
+                    last = Some(name);
+                }
+            }
+        }
+        Err(match last {
+            Some(name) => Error::Internal {
+                reason: format!(
+                    "shared segment {name} already exists, as did the {} names tried before it",
+                    attempts.saturating_sub(1)
+                ),
+            },
+            None => Error::arg("no segment name to try"),
+        })
+    }
+
+    /// Creates segment `name`, or `Ok(None)` if the name exists.
+    fn create_new(name: &str, len: usize) -> Result<Option<Segment>> {
         let path = path_of(name);
-        let file = OpenOptions::new()
+        let file = match OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&path)
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    Error::Internal {
-                        reason: format!(
-                            "shared segment {name} already exists; refusing to reuse it"
-                        ),
-                    }
-                } else {
-                    Error::Os {
-                        context: format!("creating shared segment {}", path.display()),
-                        source: e,
-                    }
-                }
-            })?;
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
+            Err(e) => {
+                return Err(Error::Os {
+                    context: format!("creating shared segment {}", path.display()),
+                    source: e,
+                })
+            }
+        };
         let sized = file
             .set_len(len as u64)
             .and_then(|_| crate::sys::reserve(&file, len as u64));
@@ -57,9 +95,11 @@ impl Segment {
                 reason: format!("cannot reserve {len} bytes of shared memory for {name}: {e}"),
             });
         }
-        Self::map(name, &file, len).inspect_err(|_| {
-            let _ = std::fs::remove_file(&path);
-        })
+        Self::map(name, &file, len)
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(&path);
+            })
+            .map(Some)
     }
 
     /// Opens and maps an existing segment, which must be at least `min_len` bytes.
@@ -127,6 +167,42 @@ impl Segment {
         n
     }
 
+    /// Removes what worlds of this user left in /dev/shm when the process that named
+    /// them died without cleaning up (a launcher killed together with its reaper, as a
+    /// cgroup or OOM kill does): every regular file owned by this user whose name has
+    /// the shape of a world's segment (`rma-<pid>-<16 hex digits>`, alone or followed by
+    /// `-` and a window's part) and whose pid is no longer a process. The pid in a name is
+    /// the launcher's (or, for ranks as threads, the process's), and the ranks of a
+    /// launcher die with it, so a dead pid means a dead world. Segments whose pid is alive
+    /// are never touched, nor are other users' files. Returns how many names were
+    /// removed. (Worlds in another pid namespace that share this /dev/shm under the same
+    /// user are beyond what a pid can tell.)
+    pub fn sweep_stale() -> usize {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        let mut n = 0;
+        let Ok(dir) = std::fs::read_dir(SHM_DIR) else {
+            return 0;
+        };
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(world_pid_of) else {
+                continue;
+            };
+            let ours = entry.metadata().is_ok_and(|m| {
+                use std::os::unix::fs::MetadataExt;
+                m.file_type().is_file() && m.uid() == me
+            });
+            if ours && !crate::sys::pid_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+                tracing::info!(
+                    "removed {name:?}, left in {SHM_DIR} by process {pid}, which is gone"
+                );
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// The segment's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -145,5 +221,48 @@ impl Segment {
     /// Whether the mapping is empty (never, for segments rma creates).
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// The pid in the name of a world's segment: `rma-<pid>-<16 hex digits>` (the world's
+/// control segment) or that followed by `-` and more (its windows' segments); None for
+/// any other name.
+pub(crate) fn world_pid_of(name: &str) -> Option<u32> {
+    let (pid, rest) = name.strip_prefix("rma-")?.split_once('-')?;
+    if pid.is_empty() || pid.len() > 10 || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let pid: u32 = pid.parse().ok()?;
+    let tag = rest.as_bytes().get(..16)?;
+    if !tag.iter().all(u8::is_ascii_hexdigit)
+        || !matches!(rest.as_bytes().get(16), None | Some(b'-'))
+    {
+        return None;
+    }
+    (1..=i32::MAX as u32).contains(&pid).then_some(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_pids_are_read_only_from_names_of_rmas_shape() {
+        let tag = "0123456789abcdef";
+        assert_eq!(world_pid_of(&format!("rma-42-{tag}")), Some(42));
+        assert_eq!(world_pid_of(&format!("rma-42-{tag}-{tag}-w3-r1")), Some(42));
+        for other in [
+            format!("rma-42-{tag}x"),
+            "rma-42-0123456789abcde".to_owned(),
+            format!("rma-test-{tag}"),
+            format!("rma--{tag}"),
+            format!("rma-0-{tag}"),
+            format!("rma-4294967296-{tag}"),
+            format!("rma-+42-{tag}"),
+            format!("sem.rma-42-{tag}"),
+            format!("rma-42-{}", "g".repeat(16)),
+        ] {
+            assert_eq!(world_pid_of(&other), None, "{other}");
+        }
     }
 }
