@@ -2,13 +2,17 @@
 //! launch ranks from their own binary.
 
 use crate::segment::Segment;
-use crate::world::{fresh_name, Control, RankState, ENV_RANK, ENV_SIZE, ENV_WORLD};
+use crate::world::{
+    format_key, fresh_key, Control, RankState, ENV_KEY, ENV_RANK, ENV_SIZE, ENV_WORLD,
+};
 use rma_core::{Error, Result};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How to launch a world of processes.
@@ -29,6 +33,9 @@ pub struct LaunchOptions {
     pub grace: Duration,
     /// Kill every rank after this long (none: no limit).
     pub timeout: Option<Duration>,
+    /// Say on stderr how start-up goes (ranks started, ranks joined) once it has taken
+    /// longer than a second.
+    pub progress: bool,
 }
 
 impl LaunchOptions {
@@ -42,6 +49,7 @@ impl LaunchOptions {
             prefix_output: true,
             grace: Duration::from_secs(5),
             timeout: None,
+            progress: false,
         }
     }
 }
@@ -56,6 +64,9 @@ pub struct LaunchReport {
     pub failures: Vec<(usize, String)>,
     /// Whether the timeout struck.
     pub timed_out: bool,
+    /// The ranks the launcher killed itself (after another rank failed and the grace
+    /// period ran out, or at the timeout), in rank order; they are among `failures`.
+    pub killed: Vec<usize>,
 }
 
 impl LaunchReport {
@@ -73,37 +84,122 @@ fn describe(status: ExitStatus) -> String {
     }
 }
 
-fn forward(
+/// One output stream of a rank, forwarded line by line with a `[rank] ` prefix.
+#[derive(Debug)]
+struct Stream {
     rank: usize,
-    prefix: bool,
-    stream: impl std::io::Read + Send + 'static,
     to_err: bool,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stream);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let mut buf = Vec::with_capacity(line.len() + 8);
-                    if prefix {
-                        buf.extend_from_slice(format!("[{rank}] ").as_bytes());
-                    }
-                    buf.extend_from_slice(&line);
-                    if !buf.ends_with(b"\n") {
-                        buf.push(b'\n');
-                    }
-                    let _ = if to_err {
-                        std::io::stderr().lock().write_all(&buf)
-                    } else {
-                        std::io::stdout().lock().write_all(&buf)
-                    };
+    file: std::fs::File,
+    /// The start of a line whose end has not come yet.
+    pending: Vec<u8>,
+}
+
+impl Stream {
+    fn new(rank: usize, to_err: bool, fd: impl Into<OwnedFd>) -> Stream {
+        Stream {
+            rank,
+            to_err,
+            file: std::fs::File::from(fd.into()),
+            pending: vec![],
+        }
+    }
+
+    /// Writes out every whole line received so far (at the end of the stream, what is
+    /// left too, with a newline added).
+    fn emit(&mut self, data: &[u8], eof: bool) {
+        self.pending.extend_from_slice(data);
+        let whole = if eof {
+            self.pending.len()
+        } else {
+            match self.pending.iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                None => return,
+            }
+        };
+        if whole == 0 {
+            return;
+        }
+        let prefix = format!("[{}] ", self.rank);
+        let mut buf = Vec::with_capacity(whole + 16);
+        for line in self.pending[..whole].split_inclusive(|&b| b == b'\n') {
+            buf.extend_from_slice(prefix.as_bytes());
+            buf.extend_from_slice(line);
+            if !line.ends_with(b"\n") {
+                buf.push(b'\n');
+            }
+        }
+        self.pending.drain(..whole);
+        let _ = if self.to_err {
+            std::io::stderr().lock().write_all(&buf)
+        } else {
+            std::io::stdout().lock().write_all(&buf)
+        };
+    }
+}
+
+/// Forwards every rank's output from one thread: it takes the ranks' streams from
+/// `streams` as they start and waits for any of them with poll(2), until every stream
+/// has ended and no more can come. (A thread per stream made starting many ranks slow:
+/// every fork of the launcher copied thousands of thread stacks' mappings.)
+fn forward_all(streams: mpsc::Receiver<Stream>) {
+    let mut open: Vec<Stream> = vec![];
+    let mut more = true;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        while more {
+            match streams.try_recv() {
+                Ok(s) => open.push(s),
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => more = false,
+            }
+        }
+        if open.is_empty() {
+            match streams.recv() {
+                Ok(s) => {
+                    open.push(s);
+                    continue;
+                }
+                Err(_) => return,
+            }
+        }
+        let mut fds: Vec<libc::pollfd> = open
+            .iter()
+            .map(|s| libc::pollfd {
+                fd: s.file.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // while ranks are still being started, look for new streams now and then
+        let timeout = if more { 20 } else { -1 };
+        // SAFETY: `fds` is a valid, writable array of `fds.len()` pollfd structs for the
+        // duration of the call, and every descriptor in it is open (owned by `open`).
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        if r < 0 {
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            continue;
+        }
+        // from the end, so that swap_remove moves only streams already looked at
+        for i in (0..open.len()).rev() {
+            if fds[i].revents == 0 {
+                continue;
+            }
+            match open[i].file.read(&mut buf) {
+                Ok(0) => {
+                    open[i].emit(&[], true);
+                    open.swap_remove(i);
+                }
+                Ok(n) => open[i].emit(&buf[..n], false),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    open[i].emit(&[], true);
+                    open.swap_remove(i);
                 }
             }
         }
-    })
+    }
 }
 
 /// Kills a rank and whatever it started (each rank leads its own process group).
@@ -125,37 +221,52 @@ fn kill_group(child: &mut Child) {
 /// removed once every rank has joined, each window segment's once every rank has mapped
 /// it, and at the end every name with the world's prefix is removed, after a crash too.
 /// Ranks die with the launcher (PR_SET_PDEATHSIG); if the launcher itself is killed, a
-/// small reaper process (`/bin/sh`, started first) removes what is left.
+/// small reaper process (`/bin/sh`, started first) removes what is left; if both are
+/// killed at once, the next world this user starts removes it
+/// ([`Segment::sweep_stale`]).
+///
+/// Only the processes started here can join the world: each gets the world's
+/// admission key ([`crate::ENV_KEY`]) in its environment, and a process without it is
+/// refused a rank.
 pub fn spawn(opts: &LaunchOptions) -> Result<LaunchReport> {
-    let name = fresh_name();
+    // what killed worlds of this user left behind goes first
+    Segment::sweep_stale();
     // started before the first segment exists, so that nothing can outlive a killed
-    // launcher
-    let mut reaper = Reaper::start(&name);
-    let result = Control::create(&name, opts.ranks).map(|ctl| {
-        let result = run(&name, &ctl, opts, &mut reaper);
+    // launcher; it learns the world's name on its stdin (not in its arguments, which
+    // every user can read)
+    let mut reaper = Reaper::start();
+    let key = fresh_key();
+    let result = Control::create(opts.ranks, key).map(|ctl| {
+        reaper.add_name(ctl.name());
+        let result = run(&ctl, &format_key(key), opts, &mut reaper);
         ctl.unlink();
+        Segment::unlink_prefix(ctl.name());
         result
     });
-    Segment::unlink_prefix(&name);
     reaper.dismiss();
     result.and_then(|r| r)
 }
 
-/// What the reaper runs: it collects the ranks' pids from its stdin until the launcher
-/// says `done`; if instead its stdin reaches end of file, the launcher died without
-/// cleaning up (SIGKILL, say): it kills the ranks' process groups (they die with the
-/// launcher anyway, by PR_SET_PDEATHSIG; this also catches what they started), gives
-/// a segment creation in flight a moment to finish, and removes every segment of the
-/// world. It ignores the signals a terminal sends and leads its own process group.
+/// What the reaper runs: it collects world names (`rma-...`) and the ranks' pids from
+/// its stdin until the launcher says `done`; if instead its stdin reaches end of file,
+/// the launcher died without cleaning up (SIGKILL, say): it kills the ranks' process
+/// groups (they die with the launcher anyway, by PR_SET_PDEATHSIG; this also catches
+/// what they started), gives a segment creation in flight a moment to finish, and
+/// removes every segment of the world. It ignores the signals a terminal sends and
+/// leads its own process group. (World names hold only letters, digits, `-` and `_`.)
 const REAPER_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT
+names=
 pids=
-while read -r p; do
-  [ "$p" = done ] && exit 0
-  pids="$pids $p"
+while read -r l; do
+  case "$l" in
+    done) exit 0;;
+    rma-*) names="$names $l";;
+    *) pids="$pids $l";;
+  esac
 done
 for p in $pids; do kill -9 "-$p" 2>/dev/null; done
 sleep 0.1
-rm -f -- "/dev/shm/$1" "/dev/shm/$1"-*
+for n in $names; do rm -f -- "/dev/shm/$n" "/dev/shm/$n"-*; done
 "#;
 
 /// A process that removes the world's segments if the launcher dies without doing it
@@ -165,9 +276,9 @@ struct Reaper {
 }
 
 impl Reaper {
-    fn start(name: &str) -> Reaper {
+    fn start() -> Reaper {
         let child = Command::new("/bin/sh")
-            .args(["-c", REAPER_SCRIPT, "rma-reaper", name])
+            .args(["-c", REAPER_SCRIPT, "rma-reaper"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -176,17 +287,28 @@ impl Reaper {
         match child {
             Ok(c) => Reaper { child: Some(c) },
             Err(e) => {
-                tracing::warn!("no reaper for world {name} ({e}): a killed launcher may leave segments in /dev/shm");
+                tracing::warn!("no reaper ({e}): a killed launcher may leave segments in /dev/shm");
                 Reaper { child: None }
             }
         }
     }
 
+    fn tell(&mut self, line: &str) {
+        if let Some(stdin) = self.child.as_mut().and_then(|c| c.stdin.as_mut()) {
+            let _ = writeln!(stdin, "{line}");
+        }
+    }
+
+    /// Tells the reaper the name of the world, whose segments it removes.
+    fn add_name(&mut self, name: &str) {
+        if crate::world::valid_name(name) {
+            self.tell(name);
+        }
+    }
+
     /// Tells the reaper about a rank's process (its group).
     fn rank_started(&mut self, pid: u32) {
-        if let Some(stdin) = self.child.as_mut().and_then(|c| c.stdin.as_mut()) {
-            let _ = writeln!(stdin, "{pid}");
-        }
+        self.tell(&pid.to_string());
     }
 
     /// The launcher cleaned up itself: the reaper leaves without doing anything.
@@ -210,20 +332,144 @@ impl Drop for Reaper {
     }
 }
 
+/// Raises this process's soft limit on open files to at least `needed` (capped at the
+/// hard limit), for the pipes of many ranks' output; returns the limit to restore.
+fn raise_open_files(needed: u64) -> Option<libc::rlimit> {
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `old` is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut old) } != 0 || old.rlim_cur >= needed {
+        return None;
+    }
+    let new = libc::rlimit {
+        rlim_cur: needed.min(old.rlim_max),
+        rlim_max: old.rlim_max,
+    };
+    // SAFETY: `new` is a valid rlimit whose soft limit does not exceed the hard one.
+    (unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } == 0).then_some(old)
+}
+
+/// Whether some child of this process has ended (without reaping it): a cheap test
+/// before looking at every rank's status one by one. True when it cannot tell.
+fn some_child_ended() -> bool {
+    // SAFETY: siginfo_t is plain data for which all-zero is valid; waitid requires it
+    // zeroed to report "nothing" under WNOHANG.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is valid and writable; WNOWAIT leaves the child waitable, so this
+    // reaps nothing that `Child::try_wait` expects to find.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: waitid filled `info` (or left it zeroed); si_pid is valid for SIGCHLD
+    // information, which is all waitid reports.
+    r != 0 || unsafe { info.si_pid() } != 0
+}
+
+/// Start-up progress on stderr, once start-up has taken more than a second.
+#[derive(Debug)]
+struct Progress {
+    on: bool,
+    ranks: usize,
+    start: Instant,
+    last: Option<Instant>,
+    joined_said: bool,
+}
+
+impl Progress {
+    fn new(on: bool, ranks: usize) -> Progress {
+        Progress {
+            on,
+            ranks,
+            start: Instant::now(),
+            last: None,
+            joined_said: false,
+        }
+    }
+
+    fn say(&mut self, force: bool, what: impl FnOnce(usize, f64) -> String) {
+        if !self.on {
+            return;
+        }
+        let now = Instant::now();
+        let due = now.duration_since(self.start) >= Duration::from_secs(1)
+            && self
+                .last
+                .is_none_or(|l| now.duration_since(l) >= Duration::from_secs(1));
+        if due || (force && self.last.is_some()) {
+            let secs = now.duration_since(self.start).as_secs_f64();
+            eprintln!("rmarun: {}", what(self.ranks, secs));
+            self.last = Some(now);
+        }
+    }
+
+    fn started(&mut self, k: usize) {
+        let all = k == self.ranks;
+        self.say(all, |n, t| {
+            if all {
+                format!("started all {n} ranks in {t:.1} s")
+            } else {
+                format!("started {k} of {n} ranks ({t:.1} s)")
+            }
+        });
+    }
+
+    fn joined(&mut self, k: usize) {
+        if k == 0 || self.joined_said {
+            return;
+        }
+        let all = k >= self.ranks;
+        self.say(all, |n, t| {
+            if all {
+                format!("all {n} ranks joined the world in {t:.1} s")
+            } else {
+                format!("{k} of {n} ranks joined the world ({t:.1} s)")
+            }
+        });
+        self.joined_said = all;
+    }
+}
+
 fn run(
-    name: &str,
     ctl: &Control,
+    key: &str,
     opts: &LaunchOptions,
     reaper: &mut Reaper,
 ) -> Result<LaunchReport> {
     let n = opts.ranks;
     let launcher = std::process::id();
-    let mut children: Vec<Option<Child>> = Vec::with_capacity(n);
-    let mut forwarders = vec![];
+    let mut progress = Progress::new(opts.progress, n);
+    let (to_forwarder, streams) = mpsc::channel();
+    let forwarder = if opts.prefix_output {
+        let t = std::thread::Builder::new()
+            .name("rmarun-output".into())
+            .spawn(move || forward_all(streams))
+            .map_err(|e| Error::Os {
+                context: "starting the output forwarder".into(),
+                source: e,
+            })?;
+        Some(t)
+    } else {
+        None
+    };
+    // two pipes per rank, and some to spare
+    let old_limit = if opts.prefix_output {
+        raise_open_files(2 * n as u64 + 64)
+    } else {
+        None
+    };
+    let mut children: Vec<Child> = Vec::with_capacity(n);
+    let mut failed_start = None;
     for rank in 0..n {
         let mut cmd = Command::new(&opts.program);
         cmd.args(&opts.args)
-            .env(ENV_WORLD, name)
+            .env(ENV_WORLD, ctl.name())
             .env(ENV_RANK, rank.to_string())
             .env(ENV_SIZE, n.to_string())
             .stdin(Stdio::null())
@@ -231,13 +477,16 @@ fn run(
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
+        // last, so that no extra variable replaces it
+        cmd.env(ENV_KEY, key);
         if opts.prefix_output {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid, _exit). If the launcher died
-        // before prctl took effect, the death signal will never come: the child then
-        // leaves at once rather than run as an orphan rank.
+        // async-signal-safe functions (prctl, getppid, setrlimit, _exit). If the
+        // launcher died before prctl took effect, the death signal will never come: the
+        // child then leaves at once rather than run as an orphan rank. A raised limit on
+        // open files is the launcher's own need: the rank gets the limit it had.
         unsafe {
             cmd.pre_exec(move || {
                 libc::prctl(
@@ -250,6 +499,9 @@ fn run(
                 if libc::getppid() as u32 != launcher {
                     libc::_exit(127);
                 }
+                if let Some(old) = old_limit.as_ref() {
+                    libc::setrlimit(libc::RLIMIT_NOFILE, old);
+                }
                 Ok(())
             });
         }
@@ -257,51 +509,86 @@ fn run(
             Ok(mut child) => {
                 reaper.rank_started(child.id());
                 if let Some(out) = child.stdout.take() {
-                    forwarders.push(forward(rank, true, out, false));
+                    let _ = to_forwarder.send(Stream::new(rank, false, out));
                 }
                 if let Some(err) = child.stderr.take() {
-                    forwarders.push(forward(rank, true, err, true));
+                    let _ = to_forwarder.send(Stream::new(rank, true, err));
                 }
-                children.push(Some(child));
+                children.push(child);
             }
             Err(e) => {
-                ctl.set_abort();
-                for c in children.iter_mut().flatten() {
-                    kill_group(c);
-                    let _ = c.wait();
-                }
-                return Err(Error::Os {
+                failed_start = Some(Error::Os {
                     context: format!("starting rank {rank}: {}", opts.program.display()),
                     source: e,
                 });
+                break;
             }
         }
+        progress.started(rank + 1);
+    }
+    drop(to_forwarder);
+    if let Some(old) = old_limit {
+        // the pipes are open; the launcher opens no more
+        // SAFETY: `old` is the valid limit read before.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &old) };
+    }
+    if let Some(e) = failed_start {
+        ctl.set_abort();
+        for c in children.iter_mut() {
+            kill_group(c);
+            let _ = c.wait();
+        }
+        if let Some(t) = forwarder {
+            let _ = t.join();
+        }
+        return Err(e);
     }
 
     let start = Instant::now();
     let mut statuses: Vec<Option<ExitStatus>> = vec![None; n];
     let mut failures = vec![];
+    let mut killed = vec![];
+    let mut killing = vec![false; n];
     let mut unlinked = false;
     let mut kill_at: Option<Instant> = None;
     let mut timed_out = false;
-    while statuses.iter().any(Option::is_none) {
-        if !unlinked && ctl.attached() == n {
-            ctl.unlink();
-            unlinked = true;
-        }
-        for rank in 0..n {
-            if statuses[rank].is_some() {
-                continue;
+    let mut last_scan = Instant::now();
+    let mut remaining = n;
+    while remaining > 0 {
+        if !unlinked {
+            let joined = ctl.attached();
+            progress.joined(joined);
+            if joined == n {
+                ctl.unlink();
+                unlinked = true;
             }
-            let Some(child) = children[rank].as_mut() else {
-                continue;
-            };
-            if let Ok(Some(status)) = child.try_wait() {
+        }
+        // looking at each rank's status is a system call per rank: with many ranks,
+        // only when some child has ended (and now and then regardless)
+        if some_child_ended() || last_scan.elapsed() >= Duration::from_millis(100) {
+            last_scan = Instant::now();
+            for (rank, child) in children.iter_mut().enumerate() {
+                if statuses[rank].is_some() {
+                    continue;
+                }
+                let Ok(Some(status)) = child.try_wait() else {
+                    continue;
+                };
                 statuses[rank] = Some(status);
+                remaining -= 1;
                 if status.success() {
                     if ctl.state(rank) != RankState::Exited as u32 {
                         ctl.set_state(rank, RankState::Exited);
                     }
+                } else if killing[rank] && status.signal() == Some(libc::SIGKILL) {
+                    ctl.set_state(rank, RankState::Dead);
+                    killed.push(rank);
+                    let why = if timed_out {
+                        "at the timeout"
+                    } else {
+                        "after another rank failed"
+                    };
+                    failures.push((rank, format!("was killed by the launcher {why}")));
                 } else {
                     ctl.set_state(rank, RankState::Dead);
                     failures.push((rank, describe(status)));
@@ -318,19 +605,19 @@ fn run(
         }
         if kill_at.is_some_and(|t| now >= t) {
             ctl.set_abort();
-            for (rank, child) in children.iter_mut().enumerate() {
+            for (rank, c) in children.iter_mut().enumerate() {
                 if statuses[rank].is_none() {
-                    if let Some(c) = child.as_mut() {
-                        kill_group(c);
-                    }
+                    killing[rank] = true;
+                    kill_group(c);
                 }
             }
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    for f in forwarders {
-        let _ = f.join();
+    if let Some(t) = forwarder {
+        let _ = t.join();
     }
+    killed.sort_unstable();
     Ok(LaunchReport {
         statuses: statuses
             .into_iter()
@@ -338,6 +625,7 @@ fn run(
             .collect(),
         failures,
         timed_out,
+        killed,
     })
 }
 

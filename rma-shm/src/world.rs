@@ -19,6 +19,10 @@ pub const ENV_WORLD: &str = "RMA_WORLD";
 pub const ENV_RANK: &str = "RMA_RANK";
 /// Environment variable holding the world size.
 pub const ENV_SIZE: &str = "RMA_SIZE";
+/// Environment variable holding the world's admission key (32 hex digits): the
+/// launcher makes one per world, gives it to the ranks it starts and keeps it in the
+/// world's control segment; a process without it cannot take a rank's place.
+pub const ENV_KEY: &str = "RMA_WORLD_KEY";
 
 const MAGIC: u64 = 0x726d_615f_776f_726c; // "rma_worl"
 /// Environment variable setting how often a waiting rank checks that its peers are
@@ -73,6 +77,9 @@ struct Header {
     abort: AtomicU32,
     /// Counts departures, so the first rank to leave can be named as the cause.
     departures: AtomicU32,
+    /// The admission key ([`ENV_KEY`]); zero for a world of threads, which no process
+    /// can join.
+    key: [AtomicU64; 2],
     bar_count: Padded,
     bar_gen: Padded,
     /// Ranks asleep (or about to sleep) on `bar_gen`: the last arriver makes the
@@ -113,23 +120,55 @@ unsafe impl Send for Control {}
 // SAFETY: as above; all shared state is atomic.
 unsafe impl Sync for Control {}
 
+/// How many fresh names a new world tries before it gives up: a name is taken only if
+/// someone guessed 64 random bits (or /dev/urandom is unreadable and the fallback's
+/// clock was predicted).
+pub(crate) const NAME_ATTEMPTS: usize = 16;
+
 impl Control {
-    /// Creates a fresh control segment for `size` ranks.
-    pub(crate) fn create(name: &str, size: usize) -> Result<Control> {
+    /// Creates the control segment of a new world of `size` ranks under a fresh name,
+    /// trying other fresh names if one is taken; processes may join it with `key`
+    /// (`[0, 0]`: none may).
+    pub(crate) fn create(size: usize, key: [u64; 2]) -> Result<Control> {
+        Self::create_named(fresh_name, size, key)
+    }
+
+    /// [`Control::create`] under the first free name of `names`.
+    fn create_named(names: impl FnMut() -> String, size: usize, key: [u64; 2]) -> Result<Control> {
         if size == 0 || size > MAX_RANKS {
             return Err(Error::arg(format!(
                 "a world needs 1 to {MAX_RANKS} ranks, got {size}"
             )));
         }
-        let seg = Segment::create(name, segment_len(size))?;
+        let seg = Segment::create_unique(names, segment_len(size), NAME_ATTEMPTS)?;
         let c = Control {
+            name: seg.name().to_owned(),
             seg,
             size,
-            name: name.to_owned(),
         };
-        c.header().size.store(size as u32, Ordering::Relaxed);
-        c.header().magic.store(MAGIC, Ordering::Release);
+        let h = c.header();
+        h.size.store(size as u32, Ordering::Relaxed);
+        h.key[0].store(key[0], Ordering::Relaxed);
+        h.key[1].store(key[1], Ordering::Relaxed);
+        // publishes the size and the key to whoever sees the magic
+        h.magic.store(MAGIC, Ordering::Release);
         Ok(c)
+    }
+
+    /// The world's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether `key` is this world's admission key (never for a world without one).
+    fn admits(&self, key: [u64; 2]) -> bool {
+        let h = self.header();
+        let stored = [
+            h.key[0].load(Ordering::Relaxed),
+            h.key[1].load(Ordering::Relaxed),
+        ];
+        // no early exit on the first differing word
+        stored != [0, 0] && ((stored[0] ^ key[0]) | (stored[1] ^ key[1])) == 0
     }
 
     /// Maps an existing control segment and validates its header.
@@ -407,7 +446,24 @@ impl World {
                 "{ENV_WORLD}={name:?} is not an rma world name"
             )));
         }
+        let key = std::env::var(ENV_KEY)
+            .ok()
+            .and_then(|k| parse_key(&k))
+            .ok_or_else(|| {
+                Error::arg(format!(
+                    "{ENV_WORLD} is set but {ENV_KEY} is missing or malformed: only the \
+                     processes a world's launcher (rmarun) started may join it"
+                ))
+            })?;
         let ctl = Control::open(&name, size)?;
+        // checked before the rank's slot is claimed: a process that lacks the key takes
+        // no place
+        if !ctl.admits(key) {
+            return Err(Error::arg(format!(
+                "rank {rank} of world {name}: wrong {ENV_KEY}; only the processes the \
+                 world's launcher started may join it"
+            )));
+        }
         if !ctl.try_attach(rank, std::process::id()) {
             return Err(Error::arg(format!(
                 "rank {rank} of world {name} has already joined"
@@ -562,6 +618,48 @@ pub(crate) fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// A fresh admission key for a world of processes ([`ENV_KEY`]), never `[0, 0]`.
+pub(crate) fn fresh_key() -> [u64; 2] {
+    let key = [random_u64(), random_u64()];
+    if key == [0, 0] {
+        [1, 0]
+    } else {
+        key
+    }
+}
+
+/// A key as the launcher writes it in the environment: 32 hex digits.
+pub(crate) fn format_key(key: [u64; 2]) -> String {
+    format!("{:016x}{:016x}", key[0], key[1])
+}
+
+/// The key in `text` (exactly 32 hex digits).
+fn parse_key(text: &str) -> Option<[u64; 2]> {
+    if text.len() != 32 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let word = |r: std::ops::Range<usize>| u64::from_str_radix(text.get(r)?, 16).ok();
+    Some([word(0..16)?, word(16..32)?])
+}
+
+/// 64 random bits: from /dev/urandom, else (if it cannot be read) a mix of the clock,
+/// the pid and a per-process counter, which is unique but may be guessed.
+pub(crate) fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    urandom_u64().unwrap_or_else(|| {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        mix(t ^ (u64::from(std::process::id()) << 32), n)
+    })
+}
+
+fn mix(nanos: u64, counter: u64) -> u64 {
+    (nanos ^ counter.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+}
+
 /// 64 bits from the kernel's random source, if it can be read.
 fn urandom_u64() -> Option<u64> {
     use std::io::Read;
@@ -577,16 +675,15 @@ fn urandom_u64() -> Option<u64> {
 /// the same shape, so one world's name is never a prefix of another's (the launcher
 /// removes leftovers by prefix).
 fn compose_name(pid: u32, random: Option<u64>, counter: u64, nanos: u64) -> String {
-    let tag = random.unwrap_or_else(|| {
-        (nanos ^ counter.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
-    });
+    let tag = random.unwrap_or_else(|| mix(nanos, counter));
     format!("rma-{pid}-{tag:016x}")
 }
 
 /// A fresh world name: the pid and 64 bits from /dev/urandom, so that other local
 /// users cannot guess it (falling back to a mix of the clock and a per-process
 /// counter if /dev/urandom cannot be read). Uniqueness does not rest on the name
-/// alone: segments are created exclusively, so a clash is an error, never a reuse.
+/// alone: segments are created exclusively, so a clash is never a reuse (the world
+/// tries another name).
 pub(crate) fn fresh_name() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -607,8 +704,9 @@ where
     R: Send,
     F: Fn(World) -> R + Sync,
 {
-    let name = fresh_name();
-    let ctl = Arc::new(Control::create(&name, n)?);
+    // what killed worlds of this user left behind goes first
+    Segment::sweep_stale();
+    let ctl = Arc::new(Control::create(n, [0, 0])?);
     // every thread shares this one mapping: the name is no longer needed
     ctl.unlink();
     for r in 0..n {
@@ -662,6 +760,62 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A world whose fresh name someone took first starts under another fresh name,
+    /// and leaves the squatter's file alone; only when every name it tries is taken
+    /// does it fail, creating nothing.
+    #[test]
+    fn a_taken_world_name_is_retried_with_a_fresh_one() {
+        let squat = |name: &str| std::fs::write(format!("/dev/shm/{name}"), b"squatter").unwrap();
+        let untouched =
+            |name: &str| std::fs::read(format!("/dev/shm/{name}")).is_ok_and(|b| b == b"squatter");
+        let taken = fresh_name();
+        squat(&taken);
+        let mut names = std::iter::once(taken.clone()).chain(std::iter::repeat_with(fresh_name));
+        let ctl = Control::create_named(|| names.next().unwrap_or_default(), 2, [7, 9]).unwrap();
+        assert_ne!(ctl.name(), taken);
+        assert!(ctl
+            .name()
+            .starts_with(&format!("rma-{}-", std::process::id())));
+        assert!(ctl.admits([7, 9]) && !ctl.admits([7, 8]) && !ctl.admits([0, 0]));
+        assert!(untouched(&taken));
+        ctl.unlink();
+        let all: Vec<String> = (0..NAME_ATTEMPTS).map(|_| fresh_name()).collect();
+        for n in &all {
+            squat(n);
+        }
+        let mut names = all.iter().cloned();
+        let e = Control::create_named(|| names.next().unwrap_or_default(), 2, [1, 1]).unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::Intern, "{e}");
+        assert!(e.to_string().contains("already exists"), "{e}");
+        for n in all.iter().chain([&taken]) {
+            assert!(untouched(n), "{n}");
+            std::fs::remove_file(format!("/dev/shm/{n}")).unwrap();
+        }
+        // a world of threads has no key: no process is admitted
+        let threads = Control::create(1, [0, 0]).unwrap();
+        threads.unlink();
+        assert!(!threads.admits([0, 0]));
+    }
+
+    #[test]
+    fn keys_are_32_hex_digits() {
+        let k = fresh_key();
+        assert_ne!(k, [0, 0]);
+        assert_eq!(parse_key(&format_key(k)), Some(k));
+        assert_eq!(format_key([1, 2]), "00000000000000010000000000000002");
+        for bad in [
+            "",
+            "0",
+            "xyz",
+            &"0".repeat(31),
+            &"0".repeat(33),
+            &"g".repeat(32),
+        ] {
+            assert_eq!(parse_key(bad), None, "{bad:?}");
+        }
+        assert_ne!(fresh_key(), fresh_key());
+    }
 
     #[test]
     fn names_carry_the_random_part_or_fall_back_to_the_mix() {
