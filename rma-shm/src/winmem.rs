@@ -6,7 +6,7 @@
 
 use crate::ring::{RingCtl, CAP, CTL_LEN};
 use crate::segment::Segment;
-use crate::world::{LaunchMode, World};
+use crate::world::{random_u64, LaunchMode, World, NAME_ATTEMPTS};
 use rma_core::{Error, Rank, Result};
 use rma_ops::atomic::{Domain, Slot, MAX_CHUNK_LOCKS, SLOT_BYTES};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -191,23 +191,31 @@ fn status_of(r: &Result<Segment>) -> u8 {
     }
 }
 
-fn encode(status: u8, len: usize, disp_unit: usize, addr: usize) -> Vec<u8> {
-    let mut v = Vec::with_capacity(25);
+/// A rank's creation record: its status, window size, displacement unit, buffer
+/// address (created windows) and the random tag in its segment's name.
+fn encode(status: u8, len: usize, disp_unit: usize, addr: usize, tag: u64) -> Vec<u8> {
+    let mut v = Vec::with_capacity(33);
     v.push(status);
     v.extend_from_slice(&(len as u64).to_ne_bytes());
     v.extend_from_slice(&(disp_unit as u64).to_ne_bytes());
     v.extend_from_slice(&(addr as u64).to_ne_bytes());
+    v.extend_from_slice(&tag.to_ne_bytes());
     v
 }
 
-fn decode(b: &[u8]) -> Option<(u8, usize, usize, usize)> {
-    if b.len() != 25 {
+fn decode(b: &[u8]) -> Option<(u8, usize, usize, usize, u64)> {
+    if b.len() != 33 {
         return None;
     }
-    let word = |i: usize| {
-        u64::from_ne_bytes(b[1 + 8 * i..9 + 8 * i].try_into().unwrap_or_default()) as usize
-    };
-    Some((b[0], word(0), word(1), word(2)))
+    let word =
+        |i: usize| u64::from_ne_bytes(b[1 + 8 * i..9 + 8 * i].try_into().unwrap_or_default());
+    Some((
+        b[0],
+        word(0) as usize,
+        word(1) as usize,
+        word(2) as usize,
+        word(3),
+    ))
 }
 
 /// What a window needs besides its data.
@@ -259,7 +267,12 @@ impl WindowMemory {
     ) -> Result<WindowMemory> {
         let id = world.next_object_id();
         let (rank, ranks) = (world.rank(), world.size());
-        let name_of = |r: usize| format!("{}-w{id}-r{r}", world.name());
+        // a segment's name ends in a random tag of its creator's, which the peers learn
+        // from its creation record: a name that follows from the world's name, the id
+        // and the rank alone could be taken first by anyone who sees the world's name
+        // (/dev/shm is listed to every user), and the window would fail
+        let name_of = |r: usize, tag: u64| format!("{}-{tag:016x}-w{id}-r{r}", world.name());
+        let tag = std::cell::Cell::new(0u64);
         let qlen = if opts.queues {
             queue_len(ranks)
         } else {
@@ -281,7 +294,13 @@ impl WindowMemory {
                 .ok_or_else(|| Error::NoMem {
                     reason: format!("a window of {len} bytes"),
                 })
-                .and_then(|l| Segment::create(&name_of(rank), l))
+                .and_then(|l| {
+                    let fresh = || {
+                        tag.set(random_u64());
+                        name_of(rank, tag.get())
+                    };
+                    Segment::create_unique(fresh, l, NAME_ATTEMPTS)
+                })
         };
         if let (Ok(seg), Some(doff), Some(q)) = (&mine, data_offset, qlen) {
             let h = header(seg);
@@ -304,7 +323,7 @@ impl WindowMemory {
             h.magic.store(MAGIC, Ordering::Release);
         }
         let addr = user.map(|p| p as usize).unwrap_or(0);
-        let all = world.allgather(&encode(status_of(&mine), len, disp_unit, addr));
+        let all = world.allgather(&encode(status_of(&mine), len, disp_unit, addr, tag.get()));
         let cleanup = |seg: &Result<Segment>| {
             if let Ok(s) = seg {
                 s.unlink();
@@ -351,14 +370,14 @@ impl WindowMemory {
         let direct = flavor == Flavor::Allocate || world.mode() == LaunchMode::Threads;
         let mut peers = Vec::with_capacity(infos.len());
         let mut failure = None;
-        for (r, &(_, plen, pdu, paddr)) in infos.iter().enumerate() {
+        for (r, &(_, plen, pdu, paddr, ptag)) in infos.iter().enumerate() {
             let reach = if r == rank {
                 user.map(|p| p as usize).unwrap_or(paddr)
             } else {
                 paddr
             };
             let reach = if direct || r == rank { reach } else { 0 };
-            match Segment::open(&name_of(r), SYNC_OFFSET + PAGE)
+            match Segment::open(&name_of(r, ptag), SYNC_OFFSET + PAGE)
                 .and_then(|seg| Self::peer(seg, flavor, plen, pdu, reach, ranks, opts))
             {
                 Ok(mut p) => {
@@ -701,7 +720,8 @@ mod tests {
                 }
                 // the hostile rank: an honest-looking segment and record, then the lie
                 let id = world.next_object_id();
-                let name = format!("{}-w{id}-r1", world.name());
+                let tag = 0x0123_4567_89ab_cdefu64;
+                let name = format!("{}-{tag:016x}-w{id}-r1", world.name());
                 let seg = Segment::create(&name, SYNC_OFFSET + 2 * PAGE + 4096)?;
                 let h = header(&seg);
                 h.data_offset
@@ -712,7 +732,7 @@ mod tests {
                 h.ranks.store(2, Ordering::Relaxed);
                 h.magic.store(MAGIC, Ordering::Release);
                 lie(h);
-                world.allgather(&encode(CREATED, 4096, 8, 0))?;
+                world.allgather(&encode(CREATED, 4096, 8, 0, tag))?;
                 world.allgather(&[1])?;
                 seg.unlink();
                 Ok(())
