@@ -2,10 +2,10 @@
 //! mpiexec), forwards their output, and exits non-zero if any rank fails.
 
 #[cfg(not(loom))]
-use rma_shm::launch::{spawn, LaunchOptions};
+use rma_shm::launch::{spawn, LaunchOptions, LaunchReport};
 use std::process::ExitCode;
 #[cfg(not(loom))]
-use std::time::Duration;
+use std::{ffi::OsString, os::unix::ffi::OsStrExt, time::Duration};
 
 /// Under `--cfg loom` (the ring's model-checking build) there is no launcher.
 #[cfg(loom)]
@@ -15,61 +15,119 @@ fn main() -> ExitCode {
 
 #[cfg(not(loom))]
 const USAGE: &str = "\
-usage: rmarun [-n N] [--no-prefix] [--grace SECS] [--timeout SECS] PROGRAM [ARGS...]
+usage: rmarun [-n N] [--no-prefix] [--grace SECS] [--timeout SECS] [--] PROGRAM [ARGS...]
 
-  -n, --np N        number of ranks (default 1)
+  -n, --np N        number of ranks, 1 to 4096 (default 1)
   --no-prefix       do not prefix output lines with [rank]
   --grace SECS      after a rank fails, seconds the others get to exit before they are
                     killed (default 5)
   --timeout SECS    kill every rank after SECS seconds
+  --                end of rmarun's options: the program comes next
+  -h, --help        print this help and exit
+
+Exit status: 0 when every rank exits with 0; else that of the first rank to fail (its
+exit code, or 128+N when signal N killed it); 124 when the timeout struck before any
+rank failed; 2 for a usage error; 1 when the ranks could not be started.
 ";
 
+/// Usage errors exit with this code.
 #[cfg(not(loom))]
-fn main() -> ExitCode {
-    let mut args = std::env::args_os().skip(1);
+const USAGE_ERROR: u8 = 2;
+/// What rmarun exits with when its timeout killed the ranks (as timeout(1) does).
+#[cfg(not(loom))]
+const TIMED_OUT: u8 = 124;
+
+#[cfg(not(loom))]
+enum Command {
+    Run(LaunchOptions),
+    Help,
+}
+
+/// Reads rmarun's options up to the program (the first argument that is not an
+/// option, or the one after `--`); everything after the program is its arguments.
+#[cfg(not(loom))]
+fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Command, String> {
     let mut opts = LaunchOptions::new(1, "");
-    let mut program = None;
-    let secs = |v: Option<std::ffi::OsString>, flag: &str| -> Result<Duration, String> {
+    opts.progress = true;
+    let secs = |v: Option<OsString>, flag: &str| -> Result<Duration, String> {
         v.and_then(|s| s.to_str().and_then(|s| s.parse::<f64>().ok()))
-            .filter(|s| s.is_finite() && *s >= 0.0)
+            .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 1e9)
             .map(Duration::from_secs_f64)
             .ok_or_else(|| format!("{flag} needs a number of seconds"))
     };
-    let parsed: Result<(), String> = (|| {
-        while let Some(a) = args.next() {
-            match a.to_str() {
-                Some("-n") | Some("--np") | Some("-np") => {
-                    opts.ranks = args
-                        .next()
-                        .and_then(|v| v.to_str().and_then(|s| s.parse().ok()))
-                        .filter(|n| *n > 0)
-                        .ok_or("-n needs a positive number of ranks")?;
-                }
-                Some("--no-prefix") => opts.prefix_output = false,
-                Some("--grace") => opts.grace = secs(args.next(), "--grace")?,
-                Some("--timeout") => opts.timeout = Some(secs(args.next(), "--timeout")?),
-                Some("-h") | Some("--help") => return Err(String::new()),
-                _ => {
-                    program = Some(a);
-                    opts.args = args.by_ref().collect();
-                    break;
-                }
+    let program = loop {
+        let Some(a) = args.next() else {
+            return Err("no program to run".into());
+        };
+        // `--flag=value` is `--flag value`
+        let (flag, inline) = match a.to_str().and_then(|s| s.split_once('=')) {
+            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(OsString::from(v))),
+            _ => (a.to_string_lossy().into_owned(), None),
+        };
+        let mut value = || inline.clone().or_else(|| args.next());
+        match flag.as_str() {
+            "-n" | "-np" | "--np" => {
+                let max = rma_shm::MAX_RANKS;
+                opts.ranks = value()
+                    .and_then(|v| v.to_str().and_then(|s| s.parse::<usize>().ok()))
+                    .filter(|n| (1..=max).contains(n))
+                    .ok_or_else(|| format!("-n needs a number of ranks from 1 to {max}"))?;
             }
+            "--grace" => opts.grace = secs(value(), "--grace")?,
+            "--timeout" => opts.timeout = Some(secs(value(), "--timeout")?),
+            "--no-prefix" if inline.is_none() => opts.prefix_output = false,
+            "-h" | "--help" if inline.is_none() => return Ok(Command::Help),
+            "--" if inline.is_none() => {
+                break args
+                    .next()
+                    .ok_or_else(|| "no program after --".to_owned())?;
+            }
+            _ if a.as_bytes().starts_with(b"-") => {
+                return Err(format!("unknown option {}", a.to_string_lossy()));
+            }
+            _ => break a,
         }
-        Ok(())
-    })();
-    if let Err(msg) = parsed {
-        if !msg.is_empty() {
-            eprintln!("rmarun: {msg}");
-        }
-        eprint!("{USAGE}");
-        return ExitCode::from(2);
-    }
-    let Some(program) = program else {
-        eprint!("{USAGE}");
-        return ExitCode::from(2);
     };
     opts.program = program.into();
+    opts.args = args.collect();
+    Ok(Command::Run(opts))
+}
+
+/// The exit code for a world that did not succeed: the first rank that failed by
+/// itself decides (its exit code, or 128 + the signal that killed it); ranks the
+/// launcher killed do not count.
+#[cfg(not(loom))]
+fn failure_code(report: &LaunchReport) -> u8 {
+    let first = report
+        .failures
+        .iter()
+        .find(|(r, _)| !report.killed.contains(r));
+    let Some(&(rank, _)) = first else {
+        return if report.timed_out { TIMED_OUT } else { 1 };
+    };
+    let status = report.statuses[rank];
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) if (1..256).contains(&c) => c as u8,
+        (None, Some(s)) if (1..128).contains(&s) => 128 + s as u8,
+        _ => 1,
+    }
+}
+
+#[cfg(not(loom))]
+fn main() -> ExitCode {
+    let opts = match parse(std::env::args_os().skip(1)) {
+        Ok(Command::Run(opts)) => opts,
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(msg) => {
+            eprintln!("rmarun: {msg}");
+            eprint!("{USAGE}");
+            return ExitCode::from(USAGE_ERROR);
+        }
+    };
     match spawn(&opts) {
         Ok(report) => {
             for (rank, what) in &report.failures {
@@ -81,13 +139,7 @@ fn main() -> ExitCode {
             if report.success() {
                 ExitCode::SUCCESS
             } else {
-                let code = report
-                    .failures
-                    .first()
-                    .and_then(|(r, _)| report.statuses[*r].code())
-                    .filter(|c| *c > 0 && *c < 256)
-                    .unwrap_or(1);
-                ExitCode::from(code as u8)
+                ExitCode::from(failure_code(&report))
             }
         }
         Err(e) => {

@@ -1,0 +1,139 @@
+//! The `rmarun` command line: exit codes (a rank's own code, 128+N for signal N, 124
+//! for the timeout, 2 for usage errors), option parsing (`--`, unknown options, `-n`'s
+//! range) and `--help`.
+
+#![cfg(not(loom))]
+
+use std::process::{Command, Output};
+
+fn rmarun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rmarun"))
+        .args(args)
+        .output()
+        .expect("run rmarun")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn a_rank_killed_by_signal_n_makes_rmarun_exit_128_plus_n() {
+    // rank 0 dies of SIGTERM (15); rank 1, killed by rmarun after the grace period,
+    // does not decide the code
+    let out = rmarun(&[
+        "-n",
+        "2",
+        "--grace",
+        "0.2",
+        "/bin/sh",
+        "-c",
+        r#"[ "$RMA_RANK" = 0 ] && kill -TERM $$; sleep 30"#,
+    ]);
+    assert_eq!(out.status.code(), Some(128 + 15), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("rank 0 was killed by signal 15"), "{err}");
+    assert!(err.contains("rank 1 was killed by the launcher"), "{err}");
+    let out = rmarun(&["/bin/sh", "-c", "kill -KILL $$"]);
+    assert_eq!(out.status.code(), Some(128 + 9), "{}", text(&out.stderr));
+    // a rank's own exit code still passes through
+    let out = rmarun(&["-n", "2", "/bin/sh", "-c", r#"exit $((RMA_RANK + 3))"#]);
+    assert!(
+        matches!(out.status.code(), Some(3 | 4)),
+        "{:?} {}",
+        out.status,
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_timeout_exits_124() {
+    let out = rmarun(&["-n", "2", "--timeout", "0.2", "sleep", "30"]);
+    assert_eq!(out.status.code(), Some(124), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("timed out"));
+}
+
+#[test]
+fn ranks_out_of_range_are_usage_errors() {
+    for n in [
+        "0",
+        "-1",
+        "x",
+        "4097",
+        "1000000",
+        "99999999999999999999999",
+        "",
+    ] {
+        let out = rmarun(&["-n", n, "/bin/sh", "-c", "echo ran"]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "-n {n:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stdout).is_empty(), "-n {n:?} ran the program");
+        assert!(text(&out.stderr).contains("usage:"), "-n {n:?}");
+    }
+    let out = rmarun(&["-n"]);
+    assert_eq!(out.status.code(), Some(2));
+    // the same option spelled in its other forms
+    let out = rmarun(&["--np=3", "/bin/sh", "-c", "echo ran"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).matches("ran").count(), 3);
+    let out = rmarun(&["--np=0", "/bin/sh", "-c", "echo ran"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn an_unknown_option_is_a_usage_error_not_the_program() {
+    for args in [
+        &["--bogus", "echo", "hi"][..],
+        &["-x", "echo", "hi"],
+        &["-n", "1", "--no-prefix=1", "echo", "hi"],
+        &["-", "echo", "hi"],
+        &["--timeout", "soon", "echo", "hi"],
+    ] {
+        let out = rmarun(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stdout).is_empty(), "{args:?} ran something");
+        assert!(text(&out.stderr).contains("usage:"), "{args:?}");
+    }
+    // nothing to run at all
+    for args in [&[][..], &["-n", "2"], &["--"]] {
+        assert_eq!(rmarun(args).status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
+fn double_dash_separates_the_program() {
+    let out = rmarun(&["-n", "2", "--", "echo", "hi"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = text(&out.stdout);
+    assert!(
+        got.contains("[0] hi\n") && got.contains("[1] hi\n"),
+        "{got}"
+    );
+    // after `--` (and after the program) options are the program's
+    let out = rmarun(&["--", "echo", "-n", "--help"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[0] --help\n");
+}
+
+#[test]
+fn help_goes_to_stdout_and_exits_0() {
+    for flag in ["--help", "-h"] {
+        let out = rmarun(&[flag]);
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        assert!(text(&out.stdout).starts_with("usage: rmarun"), "{flag}");
+        assert!(
+            text(&out.stderr).is_empty(),
+            "{flag}: {}",
+            text(&out.stderr)
+        );
+    }
+}
