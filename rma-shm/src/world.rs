@@ -43,6 +43,29 @@ pub fn liveness_interval() -> Duration {
     Duration::from_millis(ms)
 }
 
+/// Environment variable bounding how long a wait tolerates shared state that is
+/// implausible and does not change, in milliseconds (default 5000, at least 1): a lock
+/// whose turn belongs to a ticket nobody holds, readers nobody claims to be, a
+/// queued-transport target that took every request but never answers. A legitimately
+/// long wait (a lock held for minutes by a live rank, a peer that posts late) is not
+/// affected: only state no honest rank could leave behind is timed. Liveness is checked
+/// every [`ENV_LIVENESS_MS`] as before.
+pub const ENV_STALL_MS: &str = "RMA_STALL_MS";
+
+/// The default stall bound ([`ENV_STALL_MS`]); [`World::set_stall_bound`] overrides it
+/// for one world.
+pub fn stall_bound() -> Duration {
+    static MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let ms = *MS.get_or_init(|| {
+        std::env::var(ENV_STALL_MS)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|v| v.clamp(1, 3_600_000))
+            .unwrap_or(5000)
+    });
+    Duration::from_millis(ms)
+}
+
 /// Bytes each rank may contribute to one all-gather.
 pub const GATHER_BYTES: usize = 248;
 const GATHER_SLOT: usize = GATHER_BYTES + 8;
@@ -80,6 +103,12 @@ struct Header {
     /// The admission key ([`ENV_KEY`]); zero for a world of threads, which no process
     /// can join.
     key: [AtomicU64; 2],
+    /// Zero while the world is whole; `rank + 1` once that rank is known dead (set by
+    /// whoever learns it first: the launcher, a peer's liveness check, a panicking
+    /// thread rank), [`FAILED_CORRUPT`] once a rank found the world's control state
+    /// corrupt. Every RMA call reads it (one relaxed load), so calls fail once the
+    /// world has, even on a transport that never waits.
+    failed: AtomicU32,
     bar_count: Padded,
     bar_gen: Padded,
     /// Ranks asleep (or about to sleep) on `bar_gen`: the last arriver makes the
@@ -93,7 +122,15 @@ struct Slot {
     state: AtomicU32,
     /// Order of departure (1 = first to leave), 0 while present.
     departed: AtomicU32,
+    /// The barrier this rank is in or last passed: the generation it saw on arrival,
+    /// plus one (so 0 means none yet). The last arriver checks every rank's before it
+    /// releases the others, so a count overwritten by someone else cannot end a barrier
+    /// early.
+    arrived: AtomicU32,
 }
+
+/// [`Header::failed`] once the control state was found corrupt.
+const FAILED_CORRUPT: u32 = u32::MAX;
 
 const HEADER_LEN: usize = 256;
 const SLOT_LEN: usize = 64;
@@ -112,6 +149,9 @@ pub(crate) struct Control {
     seg: Segment,
     size: usize,
     name: String,
+    /// This process's stall bound for the world in ms ([`World::set_stall_bound`]); 0:
+    /// [`stall_bound`].
+    stall_ms: AtomicU64,
 }
 
 // SAFETY: the mapping is accessed only through atomics (header, slots, gather words);
@@ -145,6 +185,7 @@ impl Control {
             name: seg.name().to_owned(),
             seg,
             size,
+            stall_ms: AtomicU64::new(0),
         };
         let h = c.header();
         h.size.store(size as u32, Ordering::Relaxed);
@@ -183,6 +224,7 @@ impl Control {
             seg,
             size,
             name: name.to_owned(),
+            stall_ms: AtomicU64::new(0),
         };
         let (magic, stored) = (
             c.header().magic.load(Ordering::Acquire),
@@ -238,8 +280,68 @@ impl Control {
             );
         }
         self.slot(rank).state.store(state as u32, Ordering::Release);
+        if state == RankState::Dead {
+            self.mark_failed(rank as u32 + 1);
+        }
         // wake anyone sleeping in the barrier so they notice
         sys::futex_wake_all(&self.header().bar_gen.0);
+    }
+
+    /// Records that the world has failed (`rank + 1` of a dead rank, or
+    /// [`FAILED_CORRUPT`]); the first cause recorded stays.
+    pub(crate) fn mark_failed(&self, cause: u32) {
+        let _ =
+            self.header()
+                .failed
+                .compare_exchange(0, cause, Ordering::AcqRel, Ordering::Relaxed);
+        sys::futex_wake_all(&self.header().bar_gen.0);
+    }
+
+    /// The world's failure word ([`Header::failed`]).
+    pub(crate) fn failed_word(&self) -> &AtomicU32 {
+        &self.header().failed
+    }
+
+    /// The error a nonzero failure word stands for (`Ok` while it is zero).
+    fn failure_of(&self, word: u32) -> Result<()> {
+        match word {
+            0 => Ok(()),
+            FAILED_CORRUPT => Err(Error::Internal {
+                reason: format!(
+                    "world {}: a rank found the world's shared control state corrupt (another process wrote into it)",
+                    self.name
+                ),
+            }),
+            r if (r as usize) <= self.size => Err(Error::ProcFailed {
+                rank: Rank::new(r - 1),
+                reason: "it died".into(),
+            }),
+            other => Err(Error::Internal {
+                reason: format!(
+                    "world {}: the world's failure word holds {other:#x}, which names no rank",
+                    self.name
+                ),
+            }),
+        }
+    }
+
+    /// The stall bound of this world's waits in this process.
+    pub(crate) fn stall_bound(&self) -> Duration {
+        match self.stall_ms.load(Ordering::Relaxed) {
+            0 => stall_bound(),
+            ms => Duration::from_millis(ms),
+        }
+    }
+
+    /// Marks the control state corrupt (waking every waiter) and returns the error.
+    fn corrupt(&self, what: String) -> Error {
+        self.mark_failed(FAILED_CORRUPT);
+        Error::Internal {
+            reason: format!(
+                "world {}: {what} (another process wrote into the world's control state)",
+                self.name
+            ),
+        }
     }
 
     pub(crate) fn state(&self, rank: usize) -> u32 {
@@ -304,6 +406,10 @@ impl Control {
                 reason: "the launcher aborted the world".into(),
             });
         }
+        let failed = self.header().failed.load(Ordering::Acquire);
+        if failed == FAILED_CORRUPT {
+            return self.failure_of(failed);
+        }
         // name the cause: a dead rank before one that merely left, and among those the
         // first to go (the others usually left because of it)
         let mut worst: Option<(u32, u32, usize, String)> = None;
@@ -335,11 +441,17 @@ impl Control {
             }
         }
         match worst {
-            Some((_, _, r, reason)) => Err(Error::ProcFailed {
-                rank: Rank::new(r as u32),
-                reason,
-            }),
-            None => Ok(()),
+            Some((severity, _, r, reason)) => {
+                if severity == 0 {
+                    // dead: calls that never wait learn it from the failure word
+                    self.mark_failed(r as u32 + 1);
+                }
+                Err(Error::ProcFailed {
+                    rank: Rank::new(r as u32),
+                    reason,
+                })
+            }
+            None => self.failure_of(failed),
         }
     }
 }
@@ -401,6 +513,12 @@ impl Liveness {
     /// `Err(ProcFailed)` naming the first peer found dead or gone.
     pub fn check(&self) -> Result<()> {
         self.ctl.check_peers(self.rank, self.mode)
+    }
+
+    /// How long a wait tolerates implausible shared state that does not change
+    /// ([`ENV_STALL_MS`], or [`World::set_stall_bound`]).
+    pub fn stall_bound(&self) -> Duration {
+        self.ctl.stall_bound()
     }
 }
 
@@ -509,10 +627,37 @@ impl World {
     /// Blocks until every rank has called `barrier`; everything written before it by
     /// any rank happens-before everything after it on every rank. A dead or exited
     /// peer makes it return [`Error::ProcFailed`] within tens of milliseconds.
+    ///
+    /// The count and generation live in shared memory, so another process could
+    /// overwrite them; every rank records the barrier it arrives at, the last arriver
+    /// checks that every rank has arrived before it releases them, and the released
+    /// check that the generation moved by exactly one with every rank arrived. A count
+    /// or generation that does not add up is an error of class INTERN on every rank
+    /// (the world is marked failed), never an early release.
     pub fn barrier(&self) -> Result<()> {
         let h = self.ctl.header();
+        let n = self.ctl.size;
         let gen = h.bar_gen.0.load(Ordering::Acquire);
-        if h.bar_count.0.fetch_add(1, Ordering::AcqRel) as usize == self.ctl.size - 1 {
+        // published to the last arriver by the count's release sequence
+        self.ctl
+            .slot(self.rank)
+            .arrived
+            .store(gen.wrapping_add(1), Ordering::Relaxed);
+        let count = h.bar_count.0.fetch_add(1, Ordering::AcqRel) as usize;
+        if count >= n {
+            return Err(self.ctl.corrupt(format!(
+                "the barrier count says {} ranks arrived in a world of {n}",
+                count + 1
+            )));
+        }
+        if count == n - 1 {
+            if let Some(r) = (0..n)
+                .find(|&r| self.ctl.slot(r).arrived.load(Ordering::Relaxed) != gen.wrapping_add(1))
+            {
+                return Err(self.ctl.corrupt(format!(
+                    "the barrier count says every rank arrived, but rank {r} has not"
+                )));
+            }
             h.bar_count.0.store(0, Ordering::Relaxed);
             h.bar_gen.0.fetch_add(1, Ordering::SeqCst);
             if h.bar_sleepers.0.load(Ordering::SeqCst) != 0 {
@@ -526,7 +671,24 @@ impl World {
             (now == gen).then_some(now)
         });
         fence(Ordering::SeqCst);
-        r
+        r?;
+        // released: by the last arriver, after every rank arrived at this barrier (and
+        // before this rank arrives at the next, no rank can pass another)
+        let now = h.bar_gen.0.load(Ordering::Acquire);
+        if now != gen.wrapping_add(1) {
+            return Err(self.ctl.corrupt(format!(
+                "the barrier generation went from {gen} to {now} while this rank waited"
+            )));
+        }
+        for r in 0..n {
+            let a = self.ctl.slot(r).arrived.load(Ordering::Relaxed);
+            if a != gen.wrapping_add(1) && a != gen.wrapping_add(2) {
+                return Err(self.ctl.corrupt(format!(
+                    "the barrier released this rank before rank {r} arrived"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Every rank contributes up to [`GATHER_BYTES`] bytes; every rank receives all
@@ -576,6 +738,32 @@ impl World {
     /// Checks that every peer is still alive.
     pub fn check_peers(&self) -> Result<()> {
         self.ctl.check_peers(self.rank, self.mode)
+    }
+
+    /// The world's failure word: zero while no rank is known dead and the world's
+    /// control state is sound. It lives in shared memory and is set by whoever learns
+    /// of a death first (the launcher, a rank's liveness check, a panicking rank of
+    /// threads), so a per-call check is one relaxed load of it; on nonzero,
+    /// [`World::check_failed`] says what happened.
+    pub fn failure_word(&self) -> &AtomicU32 {
+        self.ctl.failed_word()
+    }
+
+    /// `Ok` while the failure word is zero; otherwise [`Error::ProcFailed`] naming the
+    /// dead rank, or [`Error::Internal`] if a rank found the control state corrupt.
+    pub fn check_failed(&self) -> Result<()> {
+        if self.ctl.failed_word().load(Ordering::Acquire) == 0 {
+            return Ok(());
+        }
+        self.ctl.check_peers(self.rank, self.mode)
+    }
+
+    /// Sets how long this process's waits in this world tolerate implausible shared
+    /// state that does not change (otherwise [`ENV_STALL_MS`]; at least 1 ms). In a
+    /// world of threads every rank shares the setting.
+    pub fn set_stall_bound(&self, bound: Duration) {
+        let ms = bound.as_millis().clamp(1, u128::from(u64::MAX)) as u64;
+        self.ctl.stall_ms.store(ms, Ordering::Relaxed);
     }
 
     /// A handle that checks the peers' liveness from any thread (for progress engines
@@ -760,6 +948,70 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Another process sets the barrier count as if every rank but one had arrived.
+    /// That used to release the next rank to arrive at once, before the others; now
+    /// the rank that sees the count lie fails, and so do the others (the count can no
+    /// longer add up), all with class INTERN, and the world is marked failed.
+    #[test]
+    fn a_corrupt_barrier_count_is_an_error_not_an_early_release() {
+        let first_done = std::sync::atomic::AtomicBool::new(false);
+        let out = run_threads(3, |world| -> (Result<()>, Result<()>) {
+            let setup = world.barrier();
+            if world.rank() == 0 {
+                world.ctl.header().bar_count.0.store(2, Ordering::SeqCst);
+                let r = world.barrier();
+                first_done.store(true, Ordering::SeqCst);
+                (setup.and(r), world.check_failed())
+            } else {
+                while !first_done.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                (setup.and(world.barrier()), world.check_failed())
+            }
+        })
+        .unwrap();
+        for (rank, (r, failed)) in out.into_iter().enumerate() {
+            let e = r.expect_err("a barrier the count lied about");
+            assert_eq!(e.class(), rma_core::ErrorClass::Intern, "rank {rank}: {e}");
+            assert_eq!(failed.unwrap_err().class(), rma_core::ErrorClass::Intern);
+        }
+    }
+
+    /// Another process moves the barrier generation on (by one, as a release would,
+    /// or by several) while two ranks wait for the third: they used to leave the
+    /// barrier without it; now they fail with class INTERN.
+    #[test]
+    fn a_barrier_generation_moved_by_someone_else_is_an_error() {
+        for bump in [1, 5] {
+            let returned = AtomicU32::new(0);
+            let out = run_threads(3, |world| -> Result<()> {
+                world.barrier()?;
+                let h = world.ctl.header();
+                if world.rank() == 2 {
+                    // the other two are inside: both counted, both asleep or about to be
+                    while h.bar_count.0.load(Ordering::SeqCst) != 2 {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    h.bar_gen.0.fetch_add(bump, Ordering::SeqCst);
+                    sys::futex_wake_all(&h.bar_gen.0);
+                    // this rank never arrives: it stays until the others have returned
+                    while returned.load(Ordering::SeqCst) < 2 {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    return world.check_failed();
+                }
+                let r = world.barrier();
+                returned.fetch_add(1, Ordering::SeqCst);
+                r
+            })
+            .unwrap();
+            for r in &out {
+                let e = r.as_ref().expect_err("released without rank 2");
+                assert_eq!(e.class(), rma_core::ErrorClass::Intern, "bump {bump}: {e}");
+            }
+        }
+    }
 
     /// A world whose fresh name someone took first starts under another fresh name,
     /// and leaves the squatter's file alone; only when every name it tries is taken
