@@ -46,6 +46,16 @@ const TAG_FOP: u32 = 5;
 const TAG_CAS: u32 = 6;
 const TAG_REPLY: u32 = 16;
 const TAG_REJECT: u32 = 17;
+/// Why a target stopped taking calls from an origin ([`crate::winmem::PairCtl`]'s
+/// `rejected`; 0 while it takes them). Honest origins never send a malformed record
+/// (rma-win validates every call first), so a rejection means another process wrote
+/// into the rings: the target ignores that origin's ring from then on, and every wait
+/// and call of the origin toward it fails.
+const REJECT_MESSAGE: u32 = 1;
+/// The request ring from the origin is corrupt (positions, a record's length).
+const REJECT_RING: u32 = 2;
+/// The reply ring toward the origin is corrupt: a reply could not be sent.
+const REJECT_REPLY_RING: u32 = 3;
 const HDR: usize = 32;
 const RUN: usize = 16;
 const FLAG_LAST: u8 = 1;
@@ -265,9 +275,15 @@ pub(crate) struct Engine {
     mem: Arc<WindowMemory>,
     me: usize,
     liveness: Liveness,
-    /// Per origin: the drain lock and its scratch buffer; `None` once that origin's
-    /// ring was found corrupt.
+    /// Per origin: the drain lock and its scratch buffer; `None` once that origin was
+    /// rejected.
     drains: Vec<Mutex<Option<Vec<u8>>>>,
+    /// Per origin, used under its drain lock: where this engine left the head of the
+    /// request ring from it (the consumer's own record, so a head moved by someone
+    /// else is caught) ...
+    heads: Vec<AtomicU64>,
+    /// ... and the tail of the reply ring toward it.
+    reply_tails: Vec<AtomicU64>,
     stop: AtomicBool,
 }
 
@@ -292,16 +308,30 @@ impl Engine {
                 if helping && replies.free() < 2 * (replies.max_record() + 8) {
                     break;
                 }
-                match r.try_pop(buf) {
+                let mut head = self.heads[origin].load(Ordering::Relaxed);
+                let popped = r.try_pop_from(&mut head, buf);
+                self.heads[origin].store(head, Ordering::Relaxed);
+                match popped {
                     Ok(None) => break,
                     Ok(Some(tag)) => {
                         did = true;
                         wake_producer(r.ctl());
                         self.handle(origin, tag, buf);
+                        if self
+                            .mem
+                            .pair(self.me, origin)
+                            .rejected
+                            .load(Ordering::SeqCst)
+                            != 0
+                        {
+                            // nothing more from this origin can be trusted
+                            *guard = None;
+                            break;
+                        }
                     }
                     Err(e) => {
                         tracing::warn!(origin, error = ?e, "corrupt request ring; ignoring it from now on");
-                        self.reject(origin, None, &format!("{e:?}"));
+                        self.abandon(origin, REJECT_RING);
                         *guard = None;
                         break;
                     }
@@ -311,20 +341,32 @@ impl Engine {
         did
     }
 
+    /// Rejects a request from `origin` (and, with it, the origin: see
+    /// [`REJECT_MESSAGE`]); `hdr` is the request's header when the origin waits for a
+    /// reply, which then says why.
     fn reject(&self, origin: usize, hdr: Option<Hdr>, why: &str) {
-        let pair = self.mem.pair(self.me, origin);
-        pair.rejected.store(1, Ordering::SeqCst);
         if let Some(h) = hdr {
-            // a fetching origin is waiting for a reply: tell it now
+            // a fetching origin is waiting for a reply: tell it now, before the flag
+            // (an origin that sees the flag finds the reply already there)
             let mut msg = h.seq.to_ne_bytes().to_vec();
             msg.extend_from_slice(why.as_bytes().get(..200.min(why.len())).unwrap_or_default());
             self.reply(origin, TAG_REJECT, &[&msg]);
-            if h.flags & FLAG_LAST != 0 {
-                pair.applied.fetch_max(h.seq, Ordering::SeqCst);
-            }
         }
+        self.abandon(origin, REJECT_MESSAGE);
+    }
+
+    /// Stops taking calls from `origin` for `why` (a `REJECT_*` code, kept if one is
+    /// there already) and wakes it.
+    fn abandon(&self, origin: usize, why: u32) {
+        let pair = self.mem.pair(self.me, origin);
+        let _ = pair
+            .rejected
+            .compare_exchange(0, why, Ordering::SeqCst, Ordering::SeqCst);
         pair.signal.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake_all(&pair.signal);
+        let replies = ring(&self.mem, origin, self.mem.ranks() + self.me);
+        replies.ctl().pushed.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake_all(&replies.ctl().pushed);
     }
 
     fn handle(&self, origin: usize, tag: u32, msg: &[u8]) {
@@ -413,14 +455,18 @@ impl Engine {
         let mut spins = 0u32;
         let mut last_check = Instant::now();
         loop {
-            match r.try_push(tag, parts) {
+            let mut tail = self.reply_tails[origin].load(Ordering::Relaxed);
+            let pushed = r.try_push_from(&mut tail, tag, parts);
+            self.reply_tails[origin].store(tail, Ordering::Relaxed);
+            match pushed {
                 Ok(true) => {
                     wake_consumer(r.ctl());
                     return;
                 }
                 Ok(false) => {}
                 Err(e) => {
-                    tracing::warn!(origin, error = ?e, "corrupt reply ring; dropping a reply");
+                    tracing::warn!(origin, error = ?e, "corrupt reply ring; dropping a reply and the origin");
+                    self.abandon(origin, REJECT_REPLY_RING);
                     return;
                 }
             }
@@ -446,8 +492,16 @@ impl Engine {
         }
     }
 
+    /// Whether a ring this engine still drains holds a record (a rejected origin's
+    /// ring may stay full forever: it must not keep the progress thread awake).
     fn any_pending(&self) -> bool {
-        (0..self.mem.ranks()).any(|o| !ring(&self.mem, self.me, o).is_empty())
+        (0..self.mem.ranks()).any(|o| {
+            let drained = match self.drains[o].try_lock() {
+                Ok(g) => g.is_some(),
+                Err(_) => true,
+            };
+            drained && !ring(&self.mem, self.me, o).is_empty()
+        })
     }
 
     /// The progress thread: drain, spin briefly when idle, then sleep on the doorbell.
@@ -486,6 +540,11 @@ pub struct QueuedTransport {
     progress: Option<JoinHandle<()>>,
     /// Per target: the sequence number of the last call sent.
     sent: Vec<AtomicU64>,
+    /// Per target, used under `calls`: where this rank left the tail of its request
+    /// ring to it and the head of the reply ring from it (each end's own record of the
+    /// position it alone moves, so a position moved by someone else is caught).
+    req_tails: Vec<AtomicU64>,
+    reply_heads: Vec<AtomicU64>,
     /// Serializes this rank's calls on the window (a window is used by one thread; this
     /// keeps the rings single-producer even if that is violated).
     calls: Mutex<()>,
@@ -505,6 +564,8 @@ impl QueuedTransport {
             drains: (0..n)
                 .map(|_| Mutex::new(Some(Vec::with_capacity(CAP / 4))))
                 .collect(),
+            heads: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            reply_tails: (0..n).map(|_| AtomicU64::new(0)).collect(),
             mem,
             me,
             liveness,
@@ -522,6 +583,8 @@ impl QueuedTransport {
             engine,
             progress: Some(progress),
             sent: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            req_tails: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            reply_heads: (0..n).map(|_| AtomicU64::new(0)).collect(),
             calls: Mutex::new(()),
         })
     }
@@ -538,9 +601,11 @@ impl QueuedTransport {
     }
 
     /// Waits until `ready()` holds, driving this rank's own engine, sleeping on `word`
-    /// (with `flag` raised) after a short spin, checking the target's liveness and
-    /// window. `ready` may have effects (push a record, consume replies): it is not
-    /// called again once it has returned `Ok(true)` or an error.
+    /// (with `flag` raised) after a short spin, checking that the target still takes
+    /// this rank's calls (its rejection flag), its liveness and window, and that the
+    /// rings are as this rank left them and the target makes progress
+    /// ([`QueuedTransport::audit`]). `ready` may have effects (push a record, consume
+    /// replies): it is not called again once it has returned `Ok(true)` or an error.
     fn wait(
         &self,
         target: usize,
@@ -548,8 +613,10 @@ impl QueuedTransport {
         flag: &AtomicU32,
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
+        let pair = self.mem().pair(target, self.mem().rank());
         let mut spins = 0u32;
         let mut last_check = Instant::now();
+        let mut progress = Progress::default();
         loop {
             if ready()? {
                 return Ok(());
@@ -566,6 +633,14 @@ impl QueuedTransport {
             if spins < 72 {
                 std::thread::yield_now();
                 continue;
+            }
+            let code = pair.rejected.load(Ordering::SeqCst);
+            if code != 0 {
+                // take what is there first: a rejection's reply says why
+                if ready()? {
+                    return Ok(());
+                }
+                return Err(rejected_error(target, code));
             }
             let seen = word.load(Ordering::SeqCst);
             flag.store(1, Ordering::SeqCst);
@@ -588,18 +663,70 @@ impl QueuedTransport {
                         ),
                     });
                 }
+                self.audit(target, &mut progress)?;
             }
         }
     }
 
-    fn check_rejected(&self, target: usize) -> Result<()> {
-        let pair = self.mem().pair(target, self.mem().rank());
-        if pair.rejected.swap(0, Ordering::SeqCst) != 0 {
+    /// Between a wait's sleeps: the request ring's tail must be where this rank left it
+    /// (a record removed by someone else would never be answered), and a target that
+    /// has taken every request of this rank must answer (a reply, an applied count)
+    /// within the stall bound ([`crate::ENV_STALL_MS`]) of showing its last progress: a
+    /// request rewritten in the ring into one that needs no answer is never answered.
+    fn audit(&self, target: usize, progress: &mut Progress) -> Result<()> {
+        let me = self.mem().rank();
+        let requests = ring(self.mem(), target, me);
+        let mine = self.req_tails[target].load(Ordering::Relaxed);
+        let tail = requests.ctl().tail.load(Ordering::Acquire);
+        if tail != mine {
             return Err(Error::Internal {
-                reason: format!("rank {target} rejected a message from this rank as malformed"),
+                reason: format!(
+                    "the request ring from this rank to rank {target} is corrupt: its tail is {tail} where this rank left {mine} (another process wrote into it)"
+                ),
+            });
+        }
+        let pair = self.mem().pair(target, me);
+        let replies = ring(self.mem(), me, self.mem().ranks() + target);
+        let consumed = requests.consumed_to();
+        let seen = [
+            consumed,
+            u64::from(replies.ctl().pushed.load(Ordering::Acquire)),
+            u64::from(pair.signal.load(Ordering::Acquire)),
+            pair.applied.load(Ordering::Acquire),
+        ];
+        let now = Instant::now();
+        if progress.seen != Some(seen) || consumed != mine {
+            // progress, or requests not taken yet (a busy target): not stalled
+            *progress = Progress {
+                seen: Some(seen),
+                since: now,
+            };
+            return Ok(());
+        }
+        let bound = self.engine.liveness.stall_bound();
+        if now.duration_since(progress.since) >= bound {
+            return Err(Error::Internal {
+                reason: format!(
+                    "rank {target} took every request of this rank but has not answered for {:?} (RMA_STALL_MS): a request was altered in its ring, or its progress stopped",
+                    now.duration_since(progress.since)
+                ),
             });
         }
         Ok(())
+    }
+
+    /// An error if `target` stopped taking this rank's calls (a rejection stays: see
+    /// [`REJECT_MESSAGE`]).
+    fn check_rejected(&self, target: usize) -> Result<()> {
+        match self
+            .mem()
+            .pair(target, self.mem().rank())
+            .rejected
+            .load(Ordering::SeqCst)
+        {
+            0 => Ok(()),
+            code => Err(rejected_error(target, code)),
+        }
     }
 
     /// Pushes one request record to `target`, waiting for space (and draining replies
@@ -615,12 +742,16 @@ impl QueuedTransport {
         let ctl = r.ctl();
         let mut pushed = false;
         let mut first = true;
+        let mut tail = self.req_tails[target].load(Ordering::Relaxed);
         self.wait(target, &ctl.popped, &ctl.producer_waiting, || {
             if !first {
                 self.drain_replies(target, sink)?;
             }
             first = false;
-            pushed = r.try_push(tag, parts).map_err(corrupt)?;
+            pushed = r.try_push_from(&mut tail, tag, parts).map_err(corrupt)?;
+            if pushed {
+                self.req_tails[target].store(tail, Ordering::Relaxed);
+            }
             Ok(pushed)
         })?;
         let bell = self.mem().doorbell(target);
@@ -638,7 +769,10 @@ impl QueuedTransport {
         }
         let r = ring(self.mem(), self.mem().rank(), self.mem().ranks() + target);
         while sink.expected > sink.received {
-            match r.try_pop(&mut sink.scratch).map_err(corrupt)? {
+            let mut head = self.reply_heads[target].load(Ordering::Relaxed);
+            let popped = r.try_pop_from(&mut head, &mut sink.scratch);
+            self.reply_heads[target].store(head, Ordering::Relaxed);
+            match popped.map_err(corrupt)? {
                 None => break,
                 Some(tag) => {
                     wake_producer(r.ctl());
@@ -787,6 +921,40 @@ impl QueuedTransport {
 fn corrupt(e: crate::ring::RingError) -> Error {
     Error::Internal {
         reason: format!("a queued-transport ring is corrupt: {e:?}"),
+    }
+}
+
+/// The error of an origin whose target stopped taking its calls (`REJECT_*` code).
+#[cold]
+fn rejected_error(target: usize, code: u32) -> Error {
+    let what = match code {
+        REJECT_MESSAGE => "it received a malformed request record from this rank".to_owned(),
+        REJECT_RING => {
+            "the request ring from this rank is corrupt (its positions or a record's length)"
+                .to_owned()
+        }
+        REJECT_REPLY_RING => "the reply ring toward this rank is corrupt".to_owned(),
+        other => format!("its rejection flag holds {other}"),
+    };
+    Error::Internal {
+        reason: format!(
+            "rank {target} stopped taking calls from this rank: {what} (another process wrote into the window's rings); calls to rank {target} on this window fail from now on"
+        ),
+    }
+}
+
+/// What an origin's wait last saw of its target's progress, and since when.
+struct Progress {
+    seen: Option<[u64; 4]>,
+    since: Instant,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress {
+            seen: None,
+            since: Instant::now(),
+        }
     }
 }
 
@@ -948,10 +1116,18 @@ impl Transport for QueuedTransport {
         let want = self.sent[t].load(Ordering::Relaxed);
         let pair = self.mem().pair(t, self.mem().rank());
         self.wait(t, &pair.signal, &pair.waiting, || {
-            if pair.rejected.load(Ordering::SeqCst) != 0 {
-                return Ok(true);
+            let applied = pair.applied.load(Ordering::Acquire);
+            // (one call of slack: a second thread's call may be applied before it
+            // records its sequence number)
+            let sent = self.sent[t].load(Ordering::Relaxed);
+            if applied > sent.saturating_add(1) {
+                return Err(Error::Internal {
+                    reason: format!(
+                        "rank {t} says call {applied} of this rank was applied, but this rank sent {sent} (another process wrote into its counters)"
+                    ),
+                });
             }
-            Ok(pair.applied.load(Ordering::Acquire) >= want)
+            Ok(applied >= want)
         })?;
         self.check_rejected(t)
     }
@@ -1324,6 +1500,222 @@ mod tests {
             "a corrupt ring is an error"
         );
         assert!(results[1].is_ok());
+    }
+
+    /// `count` runs of 8 bytes, 16 bytes apart (a vector layout, for calls that stream
+    /// as several records).
+    struct EveryOther(usize);
+
+    impl Layout for EveryOther {
+        fn size(&self) -> usize {
+            8 * self.0
+        }
+        fn for_each_run(&self, f: &mut dyn FnMut(Run)) {
+            for i in 0..self.0 {
+                f(Run {
+                    offset: 16 * i as isize,
+                    len: 8,
+                });
+            }
+        }
+        fn as_contiguous(&self) -> Option<usize> {
+            None
+        }
+    }
+
+    /// One fetching call of each kind, by number, from rank 0 to rank 1 (the strided
+    /// get streams as several records).
+    fn fetch(t: &QueuedTransport, kind: u64) -> Result<()> {
+        fn at(layout: &dyn Layout) -> Access<'_> {
+            Access {
+                target: Rank::new(1),
+                base: 64,
+                layout,
+                exclusive: false,
+            }
+        }
+        let one = Rank::new(1);
+        let mut out = vec![0u8; 8 * 3000];
+        match kind % 5 {
+            0 => t.fetch_and_op(
+                one,
+                8,
+                BasicType::I64,
+                Op::Sum,
+                &1i64.to_ne_bytes(),
+                &mut out[..8],
+            ),
+            1 => t.compare_and_swap(one, 16, BasicType::U64, &[1; 8], &[0; 8], &mut out[..8]),
+            2 => t.get(at(&Contiguous(40)), &mut out[..40]),
+            3 => t.get_accumulate(
+                at(&Contiguous(8)),
+                BasicType::F64,
+                Op::Sum,
+                &2.0f64.to_ne_bytes(),
+                &mut out[..8],
+            ),
+            _ => t.get(at(&EveryOther(3000)), &mut out),
+        }
+    }
+
+    /// Ring-level fuzzing with fetches in flight: rank 0 has a fetching call
+    /// outstanding toward rank 1, whose engine is held off the ring, while the request
+    /// ring is corrupted — the length or tag of the record at its head, the request
+    /// header, other record bytes, the ring's positions, the reply ring's positions —
+    /// and then let go. Every case ends within the stall bound and a margin: the call
+    /// returns (corruption that still decodes may change what it does) or fails with
+    /// class INTERN, and so does the next call; never a hang. (Before origin waits
+    /// looked at the target's rejection, a garbage header at the ring head left the
+    /// origin waiting for its reply forever: the watchdog below then closes the
+    /// target's window, and the case fails with class WIN after the deadline.)
+    #[test]
+    fn corrupt_rings_with_fetches_in_flight_end_in_errors_not_hangs() {
+        const CASES: u64 = 100;
+        let stall = Duration::from_millis(200);
+        let deadline = stall + Duration::from_secs(5);
+        let done = AtomicU32::new(u32::MAX);
+        let failed = AtomicBool::new(false);
+        let results = crate::run_threads(2, |world| -> Result<Vec<String>> {
+            world.set_stall_bound(stall);
+            let mut bad = vec![];
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            let mut next = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            for case in 0..CASES {
+                let mem = Arc::new(WindowMemory::allocate(
+                    &world,
+                    64 * 1024,
+                    8,
+                    MemoryOptions { queues: true },
+                )?);
+                let t = QueuedTransport::new(mem.clone(), world.liveness())?;
+                // rank 1's engine stays off rank 0's ring until the corruption is done
+                let mut hold = (world.rank() == 1).then(|| t.engine.drains[0].lock().unwrap());
+                world.barrier()?;
+                if world.rank() == 0 {
+                    let start = Instant::now();
+                    let first = fetch(&t, case);
+                    let took = start.elapsed();
+                    let second = fetch(&t, case + 1);
+                    let took2 = start.elapsed() - took;
+                    eprintln!(
+                        "case {case}: {:?} after {took:?}, next call {:?} after {took2:?}",
+                        first.as_ref().map_err(|e| e.class()),
+                        second.as_ref().map_err(|e| e.class())
+                    );
+                    done.store(case as u32, Ordering::SeqCst);
+                    for (what, r, took) in [("call", &first, took), ("next call", &second, took2)] {
+                        let class = r.as_ref().err().map(|e| e.class());
+                        if took > deadline || !matches!(class, None | Some(ErrorClass::Intern)) {
+                            bad.push(format!("case {case}: {what} took {took:?}: {r:?}"));
+                            failed.store(true, Ordering::SeqCst);
+                        }
+                    }
+                } else {
+                    let requests = ring(&mem, 1, 0);
+                    let replies = ring(&mem, 0, 3);
+                    // rank 0 is asleep waiting for its replies: every record is there
+                    let start = Instant::now();
+                    while replies.ctl().consumer_waiting.load(Ordering::SeqCst) == 0
+                        && start.elapsed() < deadline
+                    {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    let (ctl, data) = mem.ring(1, 0);
+                    let bytes = ShmRingMem(data);
+                    let (head, tail) = (
+                        ctl.head.load(Ordering::SeqCst),
+                        ctl.tail.load(Ordering::SeqCst),
+                    );
+                    let used = tail.wrapping_sub(head) as usize;
+                    let pos = (head % CAP as u64) as usize;
+                    // a byte of the ring changed to another value
+                    let flip = |at: usize, v: u64| {
+                        let mut b = [0u8];
+                        bytes.read(at % CAP, &mut b);
+                        b[0] = if v as u8 == b[0] { !b[0] } else { v as u8 };
+                        bytes.write(at % CAP, &b);
+                    };
+                    match next() % 8 {
+                        // the length or the tag of the record at the head
+                        0 | 1 => flip(pos + (next() % 8) as usize, next()),
+                        // its request header
+                        2 => flip(pos + 8 + (next() % HDR as u64) as usize, next()),
+                        // any bytes of the records in flight
+                        3 => {
+                            for _ in 0..1 + next() % 4 {
+                                flip(pos + (next() as usize) % used.max(1), next());
+                            }
+                        }
+                        // a shorter or longer length that still looks like one
+                        4 => {
+                            let mut len = [0u8; 4];
+                            bytes.read(pos, &mut len);
+                            let l = u32::from_ne_bytes(len);
+                            let l = if next() % 2 == 0 {
+                                l.saturating_sub(8)
+                            } else {
+                                l + 8
+                            };
+                            bytes.write(pos, &l.to_ne_bytes());
+                        }
+                        // the request ring's positions
+                        5 => match next() % 4 {
+                            0 => ctl.tail.store(head, Ordering::SeqCst),
+                            1 => ctl.tail.store(tail.wrapping_sub(8), Ordering::SeqCst),
+                            2 => ctl.head.store(head + 8, Ordering::SeqCst),
+                            _ => ctl.tail.store(next(), Ordering::SeqCst),
+                        },
+                        // the reply ring's positions
+                        6 => {
+                            let (rctl, _) = mem.ring(0, 3);
+                            let h = rctl.head.load(Ordering::SeqCst);
+                            match next() % 3 {
+                                0 => rctl.tail.store(h + 64, Ordering::SeqCst),
+                                1 => rctl.head.store(h + 8, Ordering::SeqCst),
+                                _ => rctl.tail.store(next(), Ordering::SeqCst),
+                            }
+                        }
+                        // the tag of the record made one that needs no reply
+                        _ => bytes.write(pos + 4, &TAG_ACC.to_ne_bytes()),
+                    }
+                    drop(hold.take());
+                    let bell = mem.doorbell(1);
+                    bell.bell.fetch_add(1, Ordering::SeqCst);
+                    sys::futex_wake_all(&bell.bell);
+                    // the watchdog: a wait that never ends is made to end, as a failure
+                    while done.load(Ordering::SeqCst) != case as u32 {
+                        if start.elapsed() > deadline + Duration::from_secs(1) {
+                            bell.closed.store(1, Ordering::SeqCst);
+                        }
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    drop(requests);
+                }
+                world.barrier()?;
+                drop(hold);
+                drop(t);
+                world.barrier()?;
+                if failed.load(Ordering::SeqCst) {
+                    break;
+                }
+            }
+            Ok(bad)
+        })
+        .unwrap();
+        for r in results {
+            let bad = r.unwrap();
+            assert!(
+                bad.is_empty(),
+                "{} cases went wrong:\n{}",
+                bad.len(),
+                bad.join("\n")
+            );
+        }
     }
 
     /// The same attacks from another process: the test binary re-runs itself as the

@@ -12,7 +12,9 @@
 //! with `Release`; the consumer loads `tail` with `Acquire`, copies the record out, then
 //! stores `head` with `Release`; the producer loads `head` with `Acquire` before reusing
 //! space. Every value read from the control block or a header is validated, so a corrupt
-//! ring yields [`RingError::Corrupt`], never an access outside the data area. The
+//! ring yields [`RingError::Corrupt`], never an access outside the data area. An end that
+//! keeps its own record of its position ([`Ring::try_push_from`], [`Ring::try_pop_from`])
+//! also notices when someone else moved it (records lost, skipped or invented). The
 //! protocol is model-checked with loom on heap memory (`tests/loom_ring.rs`).
 
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
@@ -37,7 +39,7 @@ const fn round8(n: usize) -> usize {
 pub struct RingCtl {
     pub(crate) tail: AtomicU64,
     _p0: [u64; 7],
-    head: AtomicU64,
+    pub(crate) head: AtomicU64,
     _p1: [u64; 7],
     /// Bumped by the producer after each push (the consumer's futex word).
     pub(crate) pushed: AtomicU32,
@@ -123,6 +125,20 @@ impl<'a, M: RingMem> Ring<'a, M> {
     /// [`Ring::max_record`] bytes in all) with `tag`. `Ok(false)` if the ring lacks
     /// space now.
     pub fn try_push(&self, tag: u32, parts: &[&[u8]]) -> Result<bool, RingError> {
+        let mut tail = self.ctl.tail.load(Ordering::Relaxed);
+        self.try_push_from(&mut tail, tag, parts)
+    }
+
+    /// [`Ring::try_push`] from the producer's own record of the tail, `tail` (advanced
+    /// on success): the producer is the only writer of the tail, so a shared tail that
+    /// differs from it was written by someone else (a record lost or invented) and is
+    /// [`RingError::Corrupt`].
+    pub fn try_push_from(
+        &self,
+        tail_out: &mut u64,
+        tag: u32,
+        parts: &[&[u8]],
+    ) -> Result<bool, RingError> {
         let cap = self.mem.cap();
         let len: usize = parts.iter().map(|p| p.len()).sum();
         assert!(
@@ -130,7 +146,13 @@ impl<'a, M: RingMem> Ring<'a, M> {
             "rma-shm ring: record too large or reserved tag"
         );
         let need = 8 + round8(len);
-        let tail = self.ctl.tail.load(Ordering::Relaxed);
+        let tail = *tail_out;
+        let shared = self.ctl.tail.load(Ordering::Relaxed);
+        if shared != tail {
+            return Err(RingError::Corrupt(format!(
+                "tail {shared} where the producer left {tail}"
+            )));
+        }
         let head = self.ctl.head.load(Ordering::Acquire);
         let used = tail.wrapping_sub(head);
         if used > cap as u64 || head % 8 != 0 || tail % 8 != 0 {
@@ -163,9 +185,9 @@ impl<'a, M: RingMem> Ring<'a, M> {
             self.mem.write(off, p);
             off += p.len();
         }
-        self.ctl
-            .tail
-            .store(tail.wrapping_add(total as u64), Ordering::Release);
+        let new_tail = tail.wrapping_add(total as u64);
+        self.ctl.tail.store(new_tail, Ordering::Release);
+        *tail_out = new_tail;
         self.ctl.pushed.fetch_add(1, Ordering::SeqCst);
         Ok(true)
     }
@@ -173,9 +195,28 @@ impl<'a, M: RingMem> Ring<'a, M> {
     /// Consumer: removes the oldest record, copying its payload into `out` (cleared
     /// first); `Ok(None)` if the ring is empty, else `Ok(Some(tag))`.
     pub fn try_pop(&self, out: &mut Vec<u8>) -> Result<Option<u32>, RingError> {
+        let mut head = self.ctl.head.load(Ordering::Relaxed);
+        self.try_pop_from(&mut head, out)
+    }
+
+    /// [`Ring::try_pop`] from the consumer's own record of the head, `head` (advanced
+    /// as records and pads are consumed): the consumer is the only writer of the head,
+    /// so a shared head that differs from it was written by someone else (records
+    /// skipped) and is [`RingError::Corrupt`].
+    pub fn try_pop_from(
+        &self,
+        head_out: &mut u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<u32>, RingError> {
         let cap = self.mem.cap();
         loop {
-            let head = self.ctl.head.load(Ordering::Relaxed);
+            let head = *head_out;
+            let shared = self.ctl.head.load(Ordering::Relaxed);
+            if shared != head {
+                return Err(RingError::Corrupt(format!(
+                    "head {shared} where the consumer left {head}"
+                )));
+            }
             let tail = self.ctl.tail.load(Ordering::Acquire);
             let used = tail.wrapping_sub(head);
             if used == 0 {
@@ -198,9 +239,8 @@ impl<'a, M: RingMem> Ring<'a, M> {
                         "pad of {skip} bytes beyond the {used} in use"
                     )));
                 }
-                self.ctl
-                    .head
-                    .store(head.wrapping_add(skip as u64), Ordering::Release);
+                *head_out = head.wrapping_add(skip as u64);
+                self.ctl.head.store(*head_out, Ordering::Release);
                 continue;
             }
             let need = 8 + round8(len);
@@ -212,9 +252,8 @@ impl<'a, M: RingMem> Ring<'a, M> {
             out.clear();
             out.resize(len, 0);
             self.mem.read(pos + 8, out);
-            self.ctl
-                .head
-                .store(head.wrapping_add(need as u64), Ordering::Release);
+            *head_out = head.wrapping_add(need as u64);
+            self.ctl.head.store(*head_out, Ordering::Release);
             self.ctl.popped.fetch_add(1, Ordering::SeqCst);
             return Ok(Some(tag));
         }
@@ -233,8 +272,67 @@ impl<'a, M: RingMem> Ring<'a, M> {
             .saturating_sub(used.min(u64::MAX >> 1) as usize)
     }
 
+    /// The consumer's position as the control block says now: every record before it
+    /// has been taken (for a producer that wants to know whether its records were).
+    pub fn consumed_to(&self) -> u64 {
+        self.ctl.head.load(Ordering::Acquire)
+    }
+
     /// Whether the ring holds a record (or a pad) now.
     pub fn is_empty(&self) -> bool {
         self.ctl.tail.load(Ordering::Acquire) == self.ctl.head.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    struct Heap(Mutex<Vec<u8>>);
+
+    impl RingMem for Heap {
+        fn cap(&self) -> usize {
+            256
+        }
+        fn write(&self, off: usize, src: &[u8]) {
+            let mut m = self.0.lock().unwrap();
+            m[off..off + src.len()].copy_from_slice(src);
+        }
+        fn read(&self, off: usize, dst: &mut [u8]) {
+            let m = self.0.lock().unwrap();
+            dst.copy_from_slice(&m[off..off + dst.len()]);
+        }
+    }
+
+    /// A third party that moves the tail (a record vanishes) or the head (records are
+    /// skipped) is caught by the end that owns that position, before it acts on it.
+    #[test]
+    fn positions_moved_by_someone_else_are_corrupt() {
+        let ctl = RingCtl::new();
+        let r = Ring::new(&ctl, Heap(Mutex::new(vec![0; 256])));
+        let (mut tail, mut head, mut out) = (0u64, 0u64, Vec::new());
+        for k in 0..40u8 {
+            assert!(r.try_push_from(&mut tail, 1, &[&[k; 20]]).unwrap());
+            assert_eq!(r.try_pop_from(&mut head, &mut out).unwrap(), Some(1));
+            assert_eq!(out, [k; 20]);
+        }
+        assert!(r.try_push_from(&mut tail, 1, &[&[7; 20]]).unwrap());
+        // the record disappears: the consumer sees an empty ring, the producer knows
+        ctl.tail.store(head, Ordering::Release);
+        assert_eq!(r.try_pop_from(&mut head, &mut out), Ok(None));
+        assert!(matches!(
+            r.try_push_from(&mut tail, 1, &[&[8; 20]]),
+            Err(RingError::Corrupt(_))
+        ));
+        // the record is skipped: the consumer knows
+        ctl.tail.store(tail, Ordering::Release);
+        ctl.head.store(tail, Ordering::Release);
+        assert!(matches!(
+            r.try_pop_from(&mut head, &mut out),
+            Err(RingError::Corrupt(_))
+        ));
+        // the plain forms trust the control block (what the loom model checks)
+        assert_eq!(r.try_pop(&mut out), Ok(None));
     }
 }
