@@ -2,20 +2,48 @@
 //! fair ticket lock with reader counting) and the post/complete counters of
 //! active-target (PSCW) epochs. Every wait spins briefly, then sleeps on a futex in
 //! short slices, checking the peers' liveness between slices.
+//!
+//! The state lives in shared memory, where another process can overwrite it, so every
+//! wait also checks that what it sees is possible, and ends in an error of class INTERN
+//! naming the window's owner otherwise (never an endless sleep):
+//!
+//! - **Lock word.** `serving` can never pass `next`, nor a waiter's own ticket; at most
+//!   one ticket per rank is outstanding (`next - serving <= ranks`); `readers` can never
+//!   exceed the ranks. These are errors at once. Every origin also records its part in
+//!   the lock in the owner's segment (its *claim*: waiting with ticket t, holding the
+//!   turn of ticket t exclusively, or counted among the readers). A waiter compares the
+//!   lock word with the claims at every liveness check: the ticket being served must be
+//!   claimed by some rank, and `readers` must not exceed the ranks that claim to read.
+//!   A lock held for a long time by a live rank is always claimed, so it is waited for
+//!   as long as it is held; a ticket nobody holds (a skipped ticket, or one taken by a
+//!   process outside the world) or a reader nobody is (a phantom) is an error once the
+//!   lock word has stayed unchanged and unclaimed for the stall bound
+//!   ([`crate::ENV_STALL_MS`], default 5 s; honest ranks are unclaimed only for the
+//!   instant between taking a ticket and recording it). A claimant that died is
+//!   reported by the liveness checks as PROC_FAILED.
+//! - **Post / complete counters.** A target posts to an origin again only after that
+//!   origin completed the previous epoch, which needs the previous post; so while an
+//!   origin waits for post number `want`, the counter can only hold `want - 1` (not yet)
+//!   or `want` (posted), and the same holds for complete counters. Any other value is an
+//!   error at once. A counter at `want - 1` is a peer that has not posted (completed)
+//!   yet, which MPI lets take as long as it likes: that wait ends when the peer posts,
+//!   dies (PROC_FAILED) or leaves.
 
 use crate::sys;
-use crate::winmem::WindowMemory;
+use crate::winmem::{WindowMemory, CLAIM_EXCLUSIVE, CLAIM_NONE, CLAIM_SHARED, CLAIM_WAITING};
 use crate::world::Liveness;
 use rma_core::{Error, Result};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Waits until `cond(word)` holds (or fails: a value no honest peer could have
-/// written); never busy-spins without bound.
+/// written); never busy-spins without bound. At every liveness check (after the peers'
+/// liveness) `audit` looks at the rest of the state and fails if it cannot end well.
 fn wait_for(
     word: &AtomicU32,
     liveness: &Liveness,
     mut cond: impl FnMut(u32) -> Result<bool>,
+    mut audit: impl FnMut() -> Result<()>,
 ) -> Result<()> {
     for _ in 0..100 {
         if cond(word.load(Ordering::Acquire))? {
@@ -39,6 +67,7 @@ fn wait_for(
         if last_check.elapsed() > crate::world::liveness_interval() {
             last_check = Instant::now();
             liveness.check()?;
+            audit()?;
         }
     }
 }
@@ -49,26 +78,194 @@ pub fn reached(now: u32, want: u32) -> bool {
     (now.wrapping_sub(want) as i32) >= 0
 }
 
+fn claim(ticket: u32, state: u32) -> u64 {
+    (u64::from(ticket) << 32) | u64::from(state)
+}
+
+fn unclaim(word: u64) -> (u32, u32) {
+    ((word >> 32) as u32, word as u32)
+}
+
+/// Watches one window's lock for state that can never end well (module docs).
+struct LockAudit<'a> {
+    mem: &'a WindowMemory,
+    target: usize,
+    bound: Duration,
+    /// The lock word (next, serving, readers) when an anomaly was first seen, and when.
+    anomaly: Option<([u32; 3], Instant)>,
+}
+
+impl<'a> LockAudit<'a> {
+    fn new(mem: &'a WindowMemory, target: usize, liveness: &Liveness) -> LockAudit<'a> {
+        LockAudit {
+            mem,
+            target,
+            bound: liveness.stall_bound(),
+            anomaly: None,
+        }
+    }
+
+    fn corrupt(&self, what: String) -> Error {
+        lock_corrupt(self.target, what)
+    }
+
+    fn check(&mut self) -> Result<()> {
+        let lock = self.mem.lock_word(self.target);
+        let n = self.mem.ranks();
+        let next = lock.next.load(Ordering::SeqCst);
+        let serving = lock.serving.load(Ordering::SeqCst);
+        let readers = lock.readers.load(Ordering::SeqCst);
+        if serving.wrapping_sub(next) as i32 > 0 {
+            return Err(self.corrupt(format!(
+                "the ticket served ({serving}) is past the next ticket ({next})"
+            )));
+        }
+        if next.wrapping_sub(serving) as usize > n {
+            return Err(self.corrupt(format!(
+                "{} tickets are outstanding, more than the {n} ranks can hold",
+                next.wrapping_sub(serving)
+            )));
+        }
+        if readers as usize > n {
+            return Err(self.corrupt(format!(
+                "{readers} readers are inside, more than the {n} ranks"
+            )));
+        }
+        let claims: Vec<(u32, u32)> = (0..n)
+            .map(|o| unclaim(self.mem.lock_claim(self.target, o).load(Ordering::SeqCst)))
+            .collect();
+        let turn_claimed = next == serving
+            || claims
+                .iter()
+                .any(|&(t, s)| t == serving && (s == CLAIM_WAITING || s == CLAIM_EXCLUSIVE));
+        let reading = claims.iter().filter(|c| c.1 == CLAIM_SHARED).count();
+        let what = if !turn_claimed {
+            format!("the turn belongs to ticket {serving}, which no rank holds")
+        } else if readers as usize > reading {
+            format!("{readers} readers are counted inside, but {reading} ranks claim to be")
+        } else {
+            self.anomaly = None;
+            return Ok(());
+        };
+        let word = [next, serving, readers];
+        match self.anomaly {
+            Some((w, since)) if w == word => {
+                if since.elapsed() >= self.bound {
+                    return Err(self.corrupt(format!(
+                        "{what}, unchanged for {:?} (RMA_STALL_MS)",
+                        since.elapsed()
+                    )));
+                }
+            }
+            _ => self.anomaly = Some((word, Instant::now())),
+        }
+        Ok(())
+    }
+}
+
+fn lock_corrupt(target: usize, what: String) -> Error {
+    Error::Internal {
+        reason: format!(
+            "the passive-target lock of rank {target}'s window is corrupt: {what} (another process wrote into it)"
+        ),
+    }
+}
+
+/// Which PSCW counter, for errors.
+#[derive(Clone, Copy)]
+enum Counter {
+    Post,
+    Complete,
+}
+
+#[cold]
+fn counter_corrupt(which: Counter, peer: usize, owner: usize, now: u32, want: u32) -> Error {
+    let what = match which {
+        Counter::Post => "post",
+        Counter::Complete => "complete",
+    };
+    Error::Internal {
+        reason: format!(
+            "the {what} counter of rank {peer} in rank {owner}'s window holds {now}, where only {} or {want} are possible (another process wrote into it)",
+            want.wrapping_sub(1)
+        ),
+    }
+}
+
+/// Whether the `which` counter of `peer` in `owner`'s window, at `now`, has reached
+/// `want`; an error unless `now` is `want - 1` or `want` (module docs).
+fn epoch_reached(which: Counter, peer: usize, owner: usize, now: u32, want: u32) -> Result<bool> {
+    if now == want {
+        Ok(true)
+    } else if now == want.wrapping_sub(1) {
+        Ok(false)
+    } else {
+        Err(counter_corrupt(which, peer, owner, now, want))
+    }
+}
+
 impl WindowMemory {
     /// Acquires the passive-target lock of `target`'s window, shared or exclusive,
     /// blocking until granted. Requests are served in arrival order, so no origin
-    /// starves.
+    /// starves. Lock state that can never be granted is an error (module docs).
     pub fn acquire_lock(&self, target: usize, exclusive: bool, liveness: &Liveness) -> Result<()> {
         let lock = self.lock_word(target);
+        let mine = self.lock_claim(target, self.rank());
+        let n = self.ranks();
         let ticket = lock.next.fetch_add(1, Ordering::AcqRel);
-        // (if this wait fails, a peer died: the world is broken and the ticket is lost)
-        wait_for(&lock.serving, liveness, |s| {
-            if reached(s, ticket.wrapping_add(1)) {
-                // the turn went past this ticket without it: the word was overwritten
-                return Err(Error::Internal {
-                    reason: format!("the lock word of rank {target} is corrupt (serving {s}, my ticket {ticket})"),
-                });
-            }
-            Ok(s == ticket)
-        })?;
+        mine.store(claim(ticket, CLAIM_WAITING), Ordering::SeqCst);
+        let mut audit = LockAudit::new(self, target, liveness);
+        // (if a wait fails, a peer died or the lock is corrupt: the ticket is lost)
+        let turn = wait_for(
+            &lock.serving,
+            liveness,
+            |s| {
+                if reached(s, ticket.wrapping_add(1)) {
+                    // the turn went past this ticket without it: the word was overwritten
+                    return Err(lock_corrupt(
+                        target,
+                        format!("the ticket served ({s}) is past this rank's ({ticket})"),
+                    ));
+                }
+                Ok(s == ticket)
+            },
+            || audit.check(),
+        );
+        if let Err(e) = turn {
+            mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
+            return Err(e);
+        }
         if exclusive {
-            wait_for(&lock.readers, liveness, |r| Ok(r == 0))
+            mine.store(claim(ticket, CLAIM_EXCLUSIVE), Ordering::SeqCst);
+            let drained = wait_for(
+                &lock.readers,
+                liveness,
+                |r| {
+                    if r as usize > n {
+                        return Err(lock_corrupt(
+                            target,
+                            format!("{r} readers are inside, more than the {n} ranks"),
+                        ));
+                    }
+                    Ok(r == 0)
+                },
+                || audit.check(),
+            );
+            if drained.is_err() {
+                mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
+            }
+            drained
         } else {
+            let r = lock.readers.load(Ordering::SeqCst);
+            if r as usize >= n {
+                mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
+                return Err(lock_corrupt(
+                    target,
+                    format!("{r} readers are inside before this rank enters, with {n} ranks"),
+                ));
+            }
+            // claimed before counted, so `readers` never exceeds the claims
+            mine.store(claim(ticket, CLAIM_SHARED), Ordering::SeqCst);
             lock.readers.fetch_add(1, Ordering::AcqRel);
             lock.serving.fetch_add(1, Ordering::AcqRel);
             sys::futex_wake_all(&lock.serving);
@@ -76,16 +273,57 @@ impl WindowMemory {
         }
     }
 
-    /// Releases a lock taken with [`WindowMemory::acquire_lock`].
-    pub fn release_lock(&self, target: usize, exclusive: bool) {
+    /// Releases a lock taken with [`WindowMemory::acquire_lock`]. If the lock word or
+    /// this rank's claim says this rank does not hold it (someone overwrote them), the
+    /// release is refused with an error of class INTERN and nothing changes.
+    pub fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
         let lock = self.lock_word(target);
+        let mine = self.lock_claim(target, self.rank());
+        let (ticket, state) = unclaim(mine.load(Ordering::SeqCst));
         if exclusive {
-            lock.serving.fetch_add(1, Ordering::AcqRel);
+            if state != CLAIM_EXCLUSIVE {
+                return Err(lock_corrupt(
+                    target,
+                    format!("this rank's claim says {state}, not the exclusive holder"),
+                ));
+            }
+            // pass the turn on only if it is still this rank's
+            if let Err(s) = lock.serving.compare_exchange(
+                ticket,
+                ticket.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                return Err(lock_corrupt(
+                    target,
+                    format!("the ticket served is {s} while this rank holds {ticket}"),
+                ));
+            }
+            mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
             sys::futex_wake_all(&lock.serving);
         } else {
-            lock.readers.fetch_sub(1, Ordering::AcqRel);
+            if state != CLAIM_SHARED {
+                return Err(lock_corrupt(
+                    target,
+                    format!("this rank's claim says {state}, not a reader"),
+                ));
+            }
+            let n = self.ranks() as u32;
+            lock.readers
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                    (r > 0 && r <= n).then(|| r - 1)
+                })
+                .map_err(|r| {
+                    lock_corrupt(
+                        target,
+                        format!("{r} readers are inside while this rank leaves, with {n} ranks"),
+                    )
+                })?;
+            // cleared after leaving, so `readers` never exceeds the claims
+            mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
             sys::futex_wake_all(&lock.readers);
         }
+        Ok(())
     }
 
     /// Target side of post: tells `origin` that this rank exposes its window to it.
@@ -96,10 +334,17 @@ impl WindowMemory {
     }
 
     /// Origin side of start: waits until `target` has posted to this rank `want`
-    /// times in all.
+    /// times in all (the counter can then only hold `want - 1` or `want`: anything
+    /// else is an error of class INTERN).
     pub fn wait_posted(&self, target: usize, want: u32, liveness: &Liveness) -> Result<()> {
-        let c = self.epoch_counter(self.rank(), target, true);
-        wait_for(c, liveness, |now| Ok(reached(now, want)))
+        let me = self.rank();
+        let c = self.epoch_counter(me, target, true);
+        wait_for(
+            c,
+            liveness,
+            |now| epoch_reached(Counter::Post, target, me, now, want),
+            || Ok(()),
+        )
     }
 
     /// Origin side of complete: tells `target` that this rank's access epoch to it is
@@ -111,27 +356,255 @@ impl WindowMemory {
     }
 
     /// Target side of wait/test: whether `origin` has completed `want` access epochs
-    /// to this rank in all.
-    pub fn has_completed(&self, origin: usize, want: u32) -> bool {
-        reached(
-            self.epoch_counter(self.rank(), origin, false)
-                .load(Ordering::Acquire),
-            want,
-        )
+    /// to this rank in all (an error of class INTERN if the counter holds neither
+    /// `want - 1` nor `want`).
+    pub fn has_completed(&self, origin: usize, want: u32) -> Result<bool> {
+        let me = self.rank();
+        let now = self
+            .epoch_counter(me, origin, false)
+            .load(Ordering::Acquire);
+        epoch_reached(Counter::Complete, origin, me, now, want)
     }
 
     /// Target side of wait: waits until `origin` has completed `want` epochs in all.
     pub fn wait_completed(&self, origin: usize, want: u32, liveness: &Liveness) -> Result<()> {
-        let c = self.epoch_counter(self.rank(), origin, false);
-        wait_for(c, liveness, |now| Ok(reached(now, want)))
+        let me = self.rank();
+        let c = self.epoch_counter(me, origin, false);
+        wait_for(
+            c,
+            liveness,
+            |now| epoch_reached(Counter::Complete, origin, me, now, want),
+            || Ok(()),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::winmem::{MemoryOptions, WindowMemory};
-    use rma_core::ErrorClass;
-    use std::sync::atomic::Ordering;
+    use crate::world::Liveness;
+    use rma_core::{ErrorClass, Result};
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    use std::time::{Duration, Instant};
+
+    const STALL: Duration = Duration::from_millis(200);
+    /// Past this, a wait counts as endless: the watchdog repairs the state, so code
+    /// that would wait forever returns (and fails the test) instead of hanging it.
+    const DEADLINE: Duration = Duration::from_secs(5);
+
+    /// On two ranks with a stall bound of [`STALL`]: rank 1 runs `attack` on rank 0's
+    /// window state, then rank 0 runs `op` while rank 1 watches; past [`DEADLINE`]
+    /// rank 1 runs `repair`. Returns rank 0's result and how long it took.
+    fn case(
+        attack: impl Fn(&WindowMemory) + Sync,
+        op: impl Fn(&WindowMemory, &Liveness) -> Result<()> + Sync,
+        repair: impl Fn(&WindowMemory) + Sync,
+    ) -> (Result<()>, Duration) {
+        let done = AtomicBool::new(false);
+        let out = crate::run_threads(2, |world| -> Result<Option<(Result<()>, Duration)>> {
+            world.set_stall_bound(STALL);
+            let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
+            world.barrier()?;
+            if world.rank() == 1 {
+                attack(&mem);
+            }
+            world.barrier()?;
+            let mine = if world.rank() == 0 {
+                let start = Instant::now();
+                let r = op(&mem, &world.liveness());
+                let took = start.elapsed();
+                done.store(true, Ordering::SeqCst);
+                Some((r, took))
+            } else {
+                let start = Instant::now();
+                let mut repaired = false;
+                while !done.load(Ordering::SeqCst) {
+                    if !repaired && start.elapsed() > DEADLINE {
+                        repair(&mem);
+                        repaired = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                None
+            };
+            world.barrier()?;
+            Ok(mine)
+        })
+        .unwrap();
+        out.into_iter()
+            .next()
+            .and_then(|r| r.unwrap())
+            .expect("rank 0's result")
+    }
+
+    fn expect_intern(what: &str, (r, took): (Result<()>, Duration), within: Duration) {
+        match r {
+            Err(e) if e.class() == ErrorClass::Intern && took < within => {
+                eprintln!("{what}: \"{e}\" after {took:?}")
+            }
+            other => {
+                panic!("{what}: expected INTERN within {within:?}, got {other:?} after {took:?}")
+            }
+        }
+    }
+
+    /// A reader that nobody is (`readers` raised by another process): an exclusive
+    /// request would wait forever; it is an error once the lock word has stayed
+    /// unclaimed for the stall bound.
+    #[test]
+    fn a_phantom_reader_is_an_error_within_the_stall_bound() {
+        let r = case(
+            |m| {
+                m.lock_word(0).readers.fetch_add(1, Ordering::SeqCst);
+            },
+            |m, l| m.acquire_lock(0, true, l),
+            |m| m.lock_word(0).readers.store(0, Ordering::SeqCst),
+        );
+        expect_intern("phantom reader", r, STALL + Duration::from_secs(2));
+    }
+
+    /// A ticket that nobody holds (`next` raised by another process, as a process
+    /// outside the world taking a ticket would): the turn stops there; it is an error
+    /// once it has stayed unclaimed for the stall bound.
+    #[test]
+    fn a_skipped_ticket_is_an_error_within_the_stall_bound() {
+        let r = case(
+            |m| {
+                m.lock_word(0).next.fetch_add(1, Ordering::SeqCst);
+            },
+            |m, l| m.acquire_lock(0, false, l),
+            |m| {
+                m.lock_word(0).serving.fetch_add(1, Ordering::SeqCst);
+            },
+        );
+        expect_intern("skipped ticket", r, STALL + Duration::from_secs(2));
+    }
+
+    /// Lock words no ranks could produce are errors at the first check, without the
+    /// stall bound: more readers than ranks, more tickets outstanding than ranks.
+    #[test]
+    fn impossible_lock_words_are_errors_at_once() {
+        let r = case(
+            |m| m.lock_word(0).readers.store(1000, Ordering::SeqCst),
+            |m, l| m.acquire_lock(0, true, l),
+            |m| m.lock_word(0).readers.store(0, Ordering::SeqCst),
+        );
+        expect_intern("1000 readers", r, STALL);
+        let r = case(
+            |m| {
+                m.lock_word(0).next.fetch_add(50, Ordering::SeqCst);
+            },
+            |m, l| m.acquire_lock(0, true, l),
+            |m| {
+                m.lock_word(0).serving.fetch_add(50, Ordering::SeqCst);
+            },
+        );
+        expect_intern("50 tickets outstanding", r, STALL);
+    }
+
+    /// A lock held honestly for several stall bounds is still granted when it is
+    /// released: a live holder claims it, so its waiters wait.
+    #[test]
+    fn a_lock_held_longer_than_the_stall_bound_is_still_granted() {
+        for exclusive_holder in [true, false] {
+            let out = crate::run_threads(2, |world| -> Result<Duration> {
+                world.set_stall_bound(STALL);
+                let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
+                let live = world.liveness();
+                let start = Instant::now();
+                if world.rank() == 1 {
+                    mem.acquire_lock(0, exclusive_holder, &live)?;
+                    world.barrier()?;
+                    std::thread::sleep(4 * STALL);
+                    mem.release_lock(0, exclusive_holder)?;
+                } else {
+                    world.barrier()?;
+                    // shared after an exclusive holder, exclusive after a reader
+                    mem.acquire_lock(0, !exclusive_holder, &live)?;
+                    mem.release_lock(0, !exclusive_holder)?;
+                }
+                world.barrier()?;
+                Ok(start.elapsed())
+            })
+            .unwrap();
+            let waited = out[0].as_ref().expect("the waiter got the lock");
+            assert!(*waited >= 4 * STALL, "waited only {waited:?}");
+        }
+    }
+
+    /// Post and complete counters can only be one behind what a waiter wants, or
+    /// exactly it: a counter ahead (which used to end the wait early) or far behind
+    /// (which used to make it endless) is an error at once.
+    #[test]
+    fn garbage_pscw_counters_are_errors() {
+        fn posted(m: &WindowMemory) -> &AtomicU32 {
+            m.epoch_counter(0, 1, true)
+        }
+        fn completed(m: &WindowMemory) -> &AtomicU32 {
+            m.epoch_counter(0, 1, false)
+        }
+        let r = case(
+            |m| posted(m).store(77, Ordering::SeqCst),
+            |m, l| m.wait_posted(1, 1, l),
+            |_| {},
+        );
+        expect_intern("post counter ahead", r, STALL);
+        let r = case(
+            |m| posted(m).store(u32::MAX - 9, Ordering::SeqCst),
+            |m, l| m.wait_posted(1, 1, l),
+            |m| posted(m).store(1, Ordering::SeqCst),
+        );
+        expect_intern("post counter far behind", r, STALL);
+        let r = case(
+            |m| completed(m).store(u32::MAX - 9, Ordering::SeqCst),
+            |m, l| m.wait_completed(1, 1, l),
+            |m| completed(m).store(1, Ordering::SeqCst),
+        );
+        expect_intern("complete counter far behind", r, STALL);
+        let r = case(
+            |m| completed(m).store(5, Ordering::SeqCst),
+            |m, _| m.has_completed(1, 1).map(|_| ()),
+            |_| {},
+        );
+        expect_intern("complete counter ahead (test)", r, STALL);
+        // honest counters: one behind, then there
+        let r = case(
+            |m| posted(m).store(1, Ordering::SeqCst),
+            |m, l| {
+                assert!(!m.has_completed(1, 1)?);
+                m.wait_posted(1, 1, l)
+            },
+            |_| {},
+        );
+        assert!(r.0.is_ok(), "{r:?}");
+    }
+
+    /// A release whose lock word says this rank does not hold the lock (the turn moved
+    /// on, the readers are gone) is refused, and the word stays as it was.
+    #[test]
+    fn a_release_that_does_not_match_the_lock_word_changes_nothing() {
+        let out = crate::run_threads(1, |world| -> Result<()> {
+            let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
+            let lock = mem.lock_word(0);
+            mem.acquire_lock(0, true, &world.liveness())?;
+            lock.serving.fetch_add(1, Ordering::SeqCst);
+            let e = mem
+                .release_lock(0, true)
+                .expect_err("the turn is not this rank's");
+            assert_eq!(e.class(), ErrorClass::Intern, "{e}");
+            assert_eq!(lock.serving.load(Ordering::SeqCst), 1);
+            lock.serving.store(0, Ordering::SeqCst);
+            mem.release_lock(0, true)?;
+            mem.acquire_lock(0, false, &world.liveness())?;
+            lock.readers.store(0, Ordering::SeqCst);
+            let e = mem.release_lock(0, false).expect_err("no reader is inside");
+            assert_eq!(e.class(), ErrorClass::Intern, "{e}");
+            assert_eq!(lock.readers.load(Ordering::SeqCst), 0);
+            Ok(())
+        })
+        .unwrap();
+        out[0].as_ref().unwrap();
+    }
 
     /// Another process overwrote the lock word: the turn has gone past a new ticket.
     /// Acquiring is an error, not an endless wait.
@@ -159,7 +632,7 @@ mod tests {
             let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
             for _ in 0..100 {
                 mem.acquire_lock(0, world.rank() == 0, &world.liveness())?;
-                mem.release_lock(0, world.rank() == 0);
+                mem.release_lock(0, world.rank() == 0)?;
             }
             world.barrier()
         })

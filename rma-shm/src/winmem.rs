@@ -67,10 +67,16 @@ pub(crate) struct PairCtl {
 const _: () = assert!(std::mem::size_of::<Doorbell>() == BELL_LEN);
 const _: () = assert!(std::mem::size_of::<PairCtl>() == PAIR_LEN);
 
+/// Where the origins' lock claims start, from the sync area's start: after the lock
+/// block and the `posted[ranks]` and `completed[ranks]` counters (u32 each).
+fn claims_offset(ranks: usize) -> Option<usize> {
+    LOCK_LEN.checked_add(ranks.checked_mul(8)?)
+}
+
 /// Where the origins' announcement slots start, from the sync area's start: after the
-/// lock block and the `posted[ranks]` and `completed[ranks]` counters (u32 each).
+/// lock block, the epoch counters and the lock claims (`claims[ranks]`, u64 each).
 fn slots_offset(ranks: usize) -> Option<usize> {
-    let raw = LOCK_LEN.checked_add(ranks.checked_mul(8)?)?;
+    let raw = claims_offset(ranks)?.checked_add(ranks.checked_mul(8)?)?;
     raw.checked_add(SLOT_BYTES - 1)
         .map(|v| v & !(SLOT_BYTES - 1))
 }
@@ -99,6 +105,23 @@ pub(crate) struct LockWord {
     /// Shared holders inside.
     pub(crate) readers: AtomicU32,
 }
+
+// What an origin says about its part in a window's passive-target lock: its claim,
+// one word per origin in the lock owner's sync area (`WindowMemory::lock_claim`),
+// written only by that origin. The ticket is in the high 32 bits, the state
+// (`CLAIM_*`) in the low ones. Waiters compare the lock word with the claims to tell a
+// lock that is merely held (a live rank claims the turn or a read) from one that no
+// rank can ever release (a ticket or a reader nobody claims): see epochs.rs.
+
+/// No part in the lock.
+pub(crate) const CLAIM_NONE: u32 = 0;
+/// Holds a ticket and waits for its turn.
+pub(crate) const CLAIM_WAITING: u32 = 1;
+/// Has the turn (its ticket is served) and holds, or waits for readers to leave to
+/// hold, the lock exclusively.
+pub(crate) const CLAIM_EXCLUSIVE: u32 = 2;
+/// Is counted in `readers` (claimed before entering, cleared after leaving).
+pub(crate) const CLAIM_SHARED: u32 = 3;
 
 const _: () = assert!(std::mem::size_of::<LockWord>() == LOCK_LEN);
 
@@ -618,6 +641,18 @@ impl WindowMemory {
                 .add(SYNC_OFFSET)
                 .cast::<LockWord>()
         }
+    }
+
+    /// In `owner`'s segment: the lock claim of `origin` (see [`CLAIM_WAITING`]).
+    pub(crate) fn lock_claim(&self, owner: usize, origin: usize) -> &AtomicU64 {
+        let n = self.ranks();
+        assert!(origin < n, "rma-shm: lock claim index out of range");
+        let off =
+            SYNC_OFFSET + claims_offset(n).unwrap_or_else(|| unreachable_layout()) + origin * 8;
+        // SAFETY: `origin` < ranks, so the claim lies inside the sync area
+        // (claims_offset + 8 * ranks <= slots_offset <= sync_len, validated at
+        // creation); 8-aligned (SYNC_OFFSET, LOCK_LEN and 8 * ranks are); atomics only.
+        unsafe { &*self.peers[owner].seg.as_ptr().add(off).cast::<AtomicU64>() }
     }
 
     /// In `owner`'s segment: how many times `other` posted to `owner` (`posted`) or

@@ -128,10 +128,7 @@ impl Memory<'_> {
     /// Releases `target`'s lock; every call to it must be complete.
     pub(crate) fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
         match self {
-            Memory::Shm { mem, .. } => {
-                mem.release_lock(target, exclusive);
-                Ok(())
-            }
+            Memory::Shm { mem, .. } => mem.release_lock(target, exclusive),
             Memory::Mpi(m) => m.release_lock(target, exclusive),
         }
     }
@@ -184,7 +181,7 @@ impl Memory<'_> {
     /// Whether `origin` has completed to this rank `want` times in all; never blocks.
     pub(crate) fn has_completed(&self, origin: usize, want: u32) -> Result<bool> {
         match self {
-            Memory::Shm { mem, .. } => Ok(mem.has_completed(origin, want)),
+            Memory::Shm { mem, .. } => mem.has_completed(origin, want),
             Memory::Mpi(m) => {
                 let done = reached(m.read(m.me, m.completed(origin))?, want);
                 if done {
