@@ -103,7 +103,10 @@ fn apply_kernels<T: Element + Equivalence + Default>(
                     // SAFETY: element i of the n private, aligned elements at `dst`
                     // (i < n), accessed only through this module and this domain, with
                     // its byte offset as the key.
-                    unsafe { atomic::fetch_op_element(op, dst.add(i * size), i * size, &dom, x) };
+                    unsafe {
+                        atomic::fetch_op_element(op, dst.add(i * size), i * size, &dom, x)
+                            .expect("a kernel stalled")
+                    };
                 }
             })
         });

@@ -297,6 +297,16 @@ pub enum Error {
         /// How it was noticed.
         reason: String,
     },
+    /// A wait on shared state that another rank holds made no progress within the
+    /// stall bound ([`crate::stall_limit`], `RMA_STALL_MS`): its holder is alive but
+    /// stopped (SIGSTOP, a debugger), or the shared word is corrupt. Class INTERN.
+    #[error("stalled: {what} made no progress for {waited_ms} ms (a holder stopped, or corrupt shared state; RMA_STALL_MS sets the bound)")]
+    Stalled {
+        /// What was waited for, and on whom.
+        what: String,
+        /// How long.
+        waited_ms: u64,
+    },
     /// A corrupt shared structure or an rma bug.
     #[error("internal error: {reason}")]
     Internal {
@@ -343,7 +353,7 @@ impl Error {
             InvalidWindow { .. } => ErrorClass::Win,
             NoMem { .. } => ErrorClass::NoMem,
             ProcFailed { .. } => ErrorClass::ProcFailed,
-            Internal { .. } => ErrorClass::Intern,
+            Internal { .. } | Stalled { .. } => ErrorClass::Intern,
             Os { .. } => ErrorClass::Other,
         }
     }

@@ -37,6 +37,7 @@ mod assert;
 mod basic;
 mod error;
 mod info;
+mod limits;
 mod op;
 mod rank;
 mod transport;
@@ -45,6 +46,7 @@ pub use assert::{Assert, LockType};
 pub use basic::{BasicType, TypeClass};
 pub use error::{Error, ErrorClass, Result};
 pub use info::{AccOps, AccOrdering, Info, WinInfo};
+pub use limits::{stall_limit, ENV_STALL_MS};
 pub use op::{Op, RmaCall};
 pub use rank::{Count, Disp, Rank};
 pub use transport::{

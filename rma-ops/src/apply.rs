@@ -1,8 +1,8 @@
 //! Non-atomic apply over contiguous elements, written so the compiler vectorises it.
 //!
-//! These kernels are for memory no other rank touches during the call: an origin's
-//! own buffers, a target region under an exclusive lock, or a target's progress engine
-//! applying queued operations to memory only it updates.
+//! These kernels are for memory no other thread or process can touch during the call:
+//! an origin's own buffers, packed data. Window memory, which other ranks may reach at
+//! any time, is never updated with them: see [`crate::shared`] (word atomics).
 
 use crate::element::Element;
 use rma_core::{BasicType, Op};
@@ -75,8 +75,8 @@ unsafe fn raw_loop<T: Element>(dst: *mut u8, src: *const u8, n: usize, f: impl F
 /// # Safety
 /// `src` must be valid for reads and `dst` for reads and writes of
 /// `n * size_of::<T>()` bytes, the two regions must not overlap unless they are equal,
-/// and no other thread or process may access `dst` during the call (MPI: an exclusive
-/// lock, or memory only the caller updates).
+/// and no other thread or process may access `dst` during the call (window memory
+/// never qualifies: use [`crate::shared::apply`]).
 pub unsafe fn apply_raw<T: Element>(op: Op, dst: *mut u8, src: *const u8, n: usize) {
     // SAFETY: (every arm) forwarded from this function's contract.
     unsafe {

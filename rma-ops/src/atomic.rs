@@ -1,5 +1,6 @@
 //! Element-wise atomic kernels over raw pointers into shared memory, and the atomicity
-//! domain that lets bulk accumulates run as plain vectorised loops.
+//! domain that lets bulk accumulates run without a read-modify-write instruction per
+//! element.
 //!
 //! # The atomicity domain of a window (DESIGN.md decision 3)
 //!
@@ -11,37 +12,49 @@
 //!
 //! - **Small updates** (one element, or a few) of a type of 1, 2, 4 or 8 bytes use one
 //!   hardware atomic per element: native read-modify-write where the CPU has it
-//!   (integer add, and, or, xor; swap for REPLACE; an atomic load for NO_OP), a
-//!   compare-and-swap loop for everything else. Before, the origin *announces* the chunk
-//!   in its slot (an atomic swap, which is a full fence) and checks that no bulk update
-//!   holds the chunk's lock; after, it clears the slot. Origins contending on one element
-//!   share nothing else, so they run at the rate of the bare atomic.
+//!   (add on 8-byte integers; and, or, xor; swap for REPLACE on 8 bytes; an atomic
+//!   load for NO_OP), a compare-and-swap loop for everything else. Before, the origin
+//!   *announces* the chunk in its slot (an atomic swap, which is a full fence) and
+//!   checks that no bulk update holds the chunk's lock; after, it clears the slot.
+//!   Origins contending on one element share nothing else, so they run at the rate of
+//!   the bare atomic.
 //! - **Bulk updates** (and every update of a 16-byte type) take the chunk's lock, wait
-//!   until no origin announces that chunk, and then apply plain loops the
-//!   compiler vectorises, at memory bandwidth instead of one CAS per element.
+//!   until no origin announces that chunk, and then update element by element with
+//!   relaxed loads and stores, no read-modify-write instruction per element.
 //!
 //! The announce-then-check of a small update and the lock-then-check of a bulk update
 //! are a Dekker pair under sequentially consistent atomics: at least one side sees the
-//! other, so a plain loop never races a native atomic on the same element. Locks and
-//! slots record the holder's process id where processes share the domain, so a waiter
-//! takes over from a holder that was killed inside its critical section (the element it
-//! was updating may be torn; the dead peer is reported by the next synchronization).
+//! other, so a bulk update never interleaves with a single-element atomic on the same
+//! element (MPI's element-wise atomicity). Locks and slots record the holder's process
+//! id where processes share the domain, so a waiter takes over from a holder that was
+//! killed inside its critical section (the element it was updating may be torn; the
+//! dead peer is reported by the next synchronization).
+//!
+//! # Rust's memory model
+//!
+//! Every access to window memory, here and in [`crate::shared`], is an atomic on the
+//! aligned 8-byte word holding the element (narrow elements are spliced into their
+//! word with a compare-and-swap): no access is ever non-atomic, and no two racing
+//! atomics differ in size, so even a program MPI calls erroneous (a put racing an
+//! accumulate on the same element) reads unspecified values, never undefined
+//! behaviour. The domain gives MPI's atomicity on top of that.
 //!
 //! Read-modify-writes are `AcqRel`, atomic reads `Acquire`; locks and slots use
 //! `SeqCst` where they form the Dekker pair and `Release` when let go.
 
 use crate::element::Element;
+use crate::shared;
 use rma_core::{BasicType, Error, Op, Result, TypeClass};
 use std::hint::spin_loop;
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 
 /// How single elements of a basic type are updated atomically.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
     /// A hardware atomic word of this many bytes (1, 2, 4 or 8).
     Native(usize),
-    /// The chunk lock of the [`Domain`] around a plain read and write.
+    /// The chunk lock of the [`Domain`] around a word-wise read and write.
     ChunkLock,
 }
 
@@ -66,7 +79,7 @@ pub const fn atomic_align(basic: BasicType) -> usize {
 pub const CHUNK_SHIFT: u32 = 14;
 /// The most chunk locks a domain may have (slots encode a lock index in 10 bits).
 pub const MAX_CHUNK_LOCKS: usize = 1024;
-/// Updates of at least this many bytes take the bulk path (a chunk lock and plain
+/// Updates of at least this many bytes take the bulk path (a chunk lock and word-wise
 /// loops) rather than one atomic per element.
 pub const BULK_BYTES: usize = 64;
 
@@ -207,69 +220,63 @@ impl<'a> Domain<'a> {
     /// the same slot), takes the chunk lock instead, with every announcement drained
     /// (that thread's included): the atomic then runs under the lock, which is as safe.
     #[inline(always)]
-    fn announce(&self, idx: usize) -> Claim<'a> {
+    fn announce(&self, idx: usize) -> Result<Claim<'a>> {
         let slot = &self.slots[self.me].0;
         let tag = self.owner << 10 | idx as u32;
         loop {
             if slot.compare_exchange(0, tag, SeqCst, Relaxed).is_err() {
-                return Claim::Locked {
-                    _lock: self.lock(idx, true),
-                };
+                return Ok(Claim::Locked {
+                    _lock: self.lock(idx, true)?,
+                });
             }
             if self.chunks[idx].load(SeqCst) == 0 {
-                return Claim::Announced {
+                return Ok(Claim::Announced {
                     _slot: Announced { slot },
-                };
+                });
             }
             slot.store(0, Release);
-            self.wait_unlocked(idx);
+            self.wait_unlocked(idx)?;
         }
     }
 
     /// Claims the element of `size` bytes at window byte `key` for a single-element
     /// update: announced for a native atomic (up to 8 bytes), its chunk lock with the
-    /// announcements drained for a wider element (updated with plain reads and writes).
+    /// announcements drained for a wider element (updated word by word).
     #[inline(always)]
-    fn claim_element(&self, key: usize, size: usize) -> Claim<'a> {
+    fn claim_element(&self, key: usize, size: usize) -> Result<Claim<'a>> {
         let idx = self.index(key);
         if size <= 8 {
             self.announce(idx)
         } else {
-            Claim::Locked {
-                _lock: self.lock(idx, true),
-            }
+            Ok(Claim::Locked {
+                _lock: self.lock(idx, true)?,
+            })
         }
     }
 
     #[cold]
-    fn wait_unlocked(&self, idx: usize) {
+    fn wait_unlocked(&self, idx: usize) -> Result<()> {
         let word = &self.chunks[idx];
-        let mut spins = 0u32;
+        let mut wait = Waiter::new();
         loop {
             let holder = word.load(Relaxed);
             if holder == 0 {
-                return;
+                return Ok(());
             }
-            spins = spins.wrapping_add(1);
-            if spins < 64 {
-                spin_loop();
-                continue;
-            }
-            std::thread::yield_now();
-            if spins % 1024 == 0
+            if wait.pause(stalled("a chunk lock", holder))?
                 && self.holder_dead(holder)
                 && word.compare_exchange(holder, 0, Acquire, Relaxed).is_ok()
             {
-                return;
+                return Ok(());
             }
         }
     }
 
     /// Takes chunk lock `idx`; with `drain`, also waits until no other origin announces
-    /// it (needed before plain loops over elements of native-atomic types).
-    fn lock(&self, idx: usize, drain: bool) -> ChunkGuard<'a> {
+    /// it (needed before bulk loops over elements of native-atomic types).
+    fn lock(&self, idx: usize, drain: bool) -> Result<ChunkGuard<'a>> {
         let word = &self.chunks[idx];
-        let mut spins = 0u32;
+        let mut wait = Waiter::new();
         loop {
             if word.load(Relaxed) == 0
                 && word
@@ -278,51 +285,42 @@ impl<'a> Domain<'a> {
             {
                 break;
             }
-            spins = spins.wrapping_add(1);
-            if spins < 64 {
-                spin_loop();
-                continue;
-            }
-            std::thread::yield_now();
-            // a critical section lasts nanoseconds to microseconds: after ~a thousand
-            // yields, ask whether the holder still exists
-            if spins % 1024 == 0 {
-                let holder = word.load(Relaxed);
-                if self.holder_dead(holder)
-                    && word
-                        .compare_exchange(holder, self.owner, SeqCst, Relaxed)
-                        .is_ok()
-                {
-                    break;
-                }
+            // a critical section lasts nanoseconds to microseconds: after a while, ask
+            // whether the holder still exists
+            let holder = word.load(Relaxed);
+            if wait.pause(stalled("a chunk lock", holder))?
+                && self.holder_dead(holder)
+                && word
+                    .compare_exchange(holder, self.owner, SeqCst, Relaxed)
+                    .is_ok()
+            {
+                break;
             }
         }
+        let guard = ChunkGuard { word };
         if drain {
             // this origin's own slot too: another thread may be announcing through it
-            // (the caller itself never is, while it takes a lock)
+            // (the caller itself never is, while it takes a lock); an error releases
+            // the lock (the guard drops)
             for slot in self.slots {
-                self.drain(&slot.0, idx);
+                self.drain(&slot.0, idx)?;
             }
         }
-        ChunkGuard { word }
+        Ok(guard)
     }
 
     /// Waits until `slot` does not announce chunk lock `idx`.
     #[inline]
-    fn drain(&self, slot: &AtomicU32, idx: usize) {
-        let mut spins = 0u32;
+    fn drain(&self, slot: &AtomicU32, idx: usize) -> Result<()> {
+        let mut wait = Waiter::new();
         loop {
             let v = slot.load(SeqCst);
             if v == 0 || (v & 1023) as usize != idx {
-                return;
+                return Ok(());
             }
-            spins = spins.wrapping_add(1);
-            if spins < 64 {
-                spin_loop();
-                continue;
-            }
-            std::thread::yield_now();
-            if spins % 1024 == 0 && self.holder_dead(v >> 10) {
+            if wait.pause(stalled("an announcement of a chunk", v >> 10))?
+                && self.holder_dead(v >> 10)
+            {
                 let _ = slot.compare_exchange(v, 0, SeqCst, Relaxed);
             }
         }
@@ -332,16 +330,77 @@ impl<'a> Domain<'a> {
     /// window bytes `key..` that share a chunk (an element belongs to the chunk of its
     /// first byte), holding that chunk's lock with other origins' atomics drained.
     #[inline]
-    fn bulk(&self, key: usize, size: usize, n: usize, mut f: impl FnMut(usize, usize)) {
+    fn bulk(
+        &self,
+        key: usize,
+        size: usize,
+        n: usize,
+        mut f: impl FnMut(usize, usize),
+    ) -> Result<()> {
         let mut i = 0;
         while i < n {
             let start = key + i * size;
             let boundary = ((start >> CHUNK_SHIFT) + 1) << CHUNK_SHIFT;
             let count = (boundary - start).div_ceil(size).min(n - i);
-            let _guard = self.lock(self.index(start), true);
+            let _guard = self.lock(self.index(start), true)?;
             f(i, count);
             i += count;
         }
+        Ok(())
+    }
+}
+
+/// The pacing of a wait on a word another origin holds: spins a little (a holder on
+/// another core lets go within nanoseconds), then yields, then sleeps in short steps
+/// (so a stopped holder does not cost a core), and gives up with
+/// [`Error::Stalled`] after [`rma_core::stall_limit`].
+struct Waiter {
+    spins: u32,
+    since: Option<std::time::Instant>,
+}
+
+impl Waiter {
+    #[inline(always)]
+    fn new() -> Waiter {
+        Waiter {
+            spins: 0,
+            since: None,
+        }
+    }
+
+    /// Pauses once. `Ok(true)` every 1024 pauses: time to ask whether the holder died.
+    #[inline]
+    fn pause(&mut self, stalled: impl FnOnce(u64) -> Error) -> Result<bool> {
+        self.spins = self.spins.wrapping_add(1);
+        if self.spins < 64 {
+            spin_loop();
+            return Ok(false);
+        }
+        self.slow(stalled)
+    }
+
+    #[cold]
+    fn slow(&mut self, stalled: impl FnOnce(u64) -> Error) -> Result<bool> {
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        let waited = since.elapsed();
+        if waited > rma_core::stall_limit() {
+            return Err(stalled(waited.as_millis() as u64));
+        }
+        if waited < std::time::Duration::from_millis(1) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        Ok(self.spins % 1024 == 0
+            || waited > std::time::Duration::from_millis(1) && self.spins % 16 == 0)
+    }
+}
+
+#[cold]
+fn stalled(what: &str, holder: u32) -> impl FnOnce(u64) -> Error + '_ {
+    move |waited_ms| Error::Stalled {
+        what: format!("{what} held by owner {holder} (a process id, or 1 for threads)"),
+        waited_ms,
     }
 }
 
@@ -398,79 +457,132 @@ impl Drop for ChunkGuard<'_> {
     }
 }
 
-macro_rules! native_word {
-    ($fop:ident, $cas:ident, $atomic:ty, $w:ty) => {
-        /// # Safety
-        /// `p` is valid for atomic access of this width, aligned to it, and every
-        /// concurrent access to it is atomic.
-        #[inline(always)]
-        unsafe fn $fop<T: Element>(op: Op, p: *mut u8, origin: T) -> T {
-            // SAFETY: forwarded from this function's contract.
-            let a = unsafe { <$atomic>::from_ptr(p.cast::<$w>()) };
-            let o = origin.to_bits() as $w;
-            let class = T::BASIC.class();
-            let int = matches!(class, TypeClass::Integer | TypeClass::Address);
-            let bitwise = int || class == TypeClass::Byte;
-            let old = match op {
-                Op::Sum if int => a.fetch_add(o, AcqRel),
-                Op::Band if bitwise => a.fetch_and(o, AcqRel),
-                Op::Bor if bitwise => a.fetch_or(o, AcqRel),
-                Op::Bxor if bitwise => a.fetch_xor(o, AcqRel),
-                Op::Replace => a.swap(o, AcqRel),
-                Op::NoOp => a.load(Acquire),
-                _ => {
-                    let mut cur = a.load(Relaxed);
-                    loop {
-                        let new = T::combine(op, T::from_bits(cur as u64), origin).to_bits() as $w;
-                        match a.compare_exchange_weak(cur, new, AcqRel, Relaxed) {
-                            Ok(v) => break v,
-                            Err(v) => cur = v,
-                        }
-                    }
-                }
-            };
-            T::from_bits(old as u64)
-        }
+/// Whether `op` on `T` has a native read-modify-write instruction (integer add; and,
+/// or, xor on integers and bytes).
+#[inline(always)]
+fn native_class<T: Element>() -> (bool, bool) {
+    let class = T::BASIC.class();
+    let int = matches!(class, TypeClass::Integer | TypeClass::Address);
+    (int, int || class == TypeClass::Byte)
+}
 
-        /// # Safety
-        /// As for the fetch-op kernel of this width.
-        #[inline(always)]
-        unsafe fn $cas<T: Element>(p: *mut u8, origin: T, compare: T) -> T {
-            // SAFETY: forwarded from this function's contract.
-            let a = unsafe { <$atomic>::from_ptr(p.cast::<$w>()) };
-            let (o, c) = (origin.to_bits() as $w, compare.to_bits() as $w);
-            if T::BASIC == BasicType::Bool {
-                // Compare values, not bytes: a window byte of 2 is `true`.
-                let mut cur = a.load(Acquire);
-                loop {
-                    if T::from_bits(cur as u64) != compare {
-                        return T::from_bits(cur as u64);
-                    }
-                    match a.compare_exchange_weak(cur, o, AcqRel, Acquire) {
-                        Ok(v) => return T::from_bits(v as u64),
-                        Err(v) => cur = v,
-                    }
+/// Fetch-and-op on an 8-byte element: one native atomic, or a CAS loop.
+///
+/// # Safety
+/// `p` is an aligned word of window memory ([`crate::shared`]'s contract).
+#[inline(always)]
+unsafe fn fop64<T: Element>(op: Op, p: *mut u8, origin: T) -> T {
+    // SAFETY: forwarded from this function's contract.
+    let a = unsafe { shared::atomic(p.cast()) };
+    let o = origin.to_bits();
+    let (int, bitwise) = native_class::<T>();
+    let old = match op {
+        Op::Sum if int => a.fetch_add(o, AcqRel),
+        Op::Band if bitwise => a.fetch_and(o, AcqRel),
+        Op::Bor if bitwise => a.fetch_or(o, AcqRel),
+        Op::Bxor if bitwise => a.fetch_xor(o, AcqRel),
+        Op::Replace => a.swap(o, AcqRel),
+        Op::NoOp => a.load(Acquire),
+        _ => {
+            let mut cur = a.load(Relaxed);
+            loop {
+                let new = T::combine(op, T::from_bits(cur), origin).to_bits();
+                match a.compare_exchange_weak(cur, new, AcqRel, Relaxed) {
+                    Ok(v) => break v,
+                    Err(v) => cur = v,
                 }
-            }
-            match a.compare_exchange(c, o, AcqRel, Acquire) {
-                Ok(v) | Err(v) => T::from_bits(v as u64),
             }
         }
     };
+    T::from_bits(old)
 }
 
-native_word!(fop8, cas8, AtomicU8, u8);
-native_word!(fop16, cas16, AtomicU16, u16);
-native_word!(fop32, cas32, AtomicU32, u32);
-native_word!(fop64, cas64, AtomicU64, u64);
+/// Fetch-and-op on an element of 1, 2 or 4 bytes, aligned to its size: an atomic on
+/// the 8-byte word holding it (every window access is a word access, so no two racing
+/// atomics ever differ in size): native and / or / xor with the other bytes masked
+/// out, a CAS loop splicing the new value in for everything else.
+///
+/// # Safety
+/// `p` is an element of window memory aligned to its size ([`crate::shared`]).
+#[inline(always)]
+unsafe fn fop_narrow<T: Element>(op: Op, p: *mut u8, origin: T) -> T {
+    let s = std::mem::size_of::<T>();
+    let (w, k) = shared::word_of(p);
+    // SAFETY: the word holding an aligned narrow element (the contract).
+    let a = unsafe { shared::atomic(w) };
+    let (sh, m) = (shared::shift(k, s), shared::mask(s));
+    let o = (origin.to_bits() & m) << sh;
+    let (_, bitwise) = native_class::<T>();
+    let old = match op {
+        Op::Band if bitwise => a.fetch_and(o | !(m << sh), AcqRel),
+        Op::Bor if bitwise => a.fetch_or(o, AcqRel),
+        Op::Bxor if bitwise => a.fetch_xor(o, AcqRel),
+        Op::NoOp => a.load(Acquire),
+        _ => {
+            let mut cur = a.load(Relaxed);
+            loop {
+                let v = if op == Op::Replace {
+                    origin
+                } else {
+                    T::combine(op, T::from_bits((cur >> sh) & m), origin)
+                };
+                let new = (cur & !(m << sh)) | ((v.to_bits() & m) << sh);
+                match a.compare_exchange_weak(cur, new, AcqRel, Relaxed) {
+                    Ok(v) => break v,
+                    Err(v) => cur = v,
+                }
+            }
+        }
+    };
+    T::from_bits((old >> sh) & m)
+}
+
+/// Compare-and-swap on an element of 1, 2, 4 or 8 bytes aligned to its size, through
+/// its word. Bytes are compared, except for booleans, whose values are (a window byte
+/// of 2 is `true`).
+///
+/// # Safety
+/// As for [`fop_narrow`].
+#[inline(always)]
+unsafe fn cas_word<T: Element>(p: *mut u8, origin: T, compare: T) -> T {
+    let s = std::mem::size_of::<T>();
+    let (w, k) = shared::word_of(p);
+    // SAFETY: the word holding an aligned element of at most 8 bytes (the contract).
+    let a = unsafe { shared::atomic(w) };
+    let (sh, m) = (shared::shift(k, s), shared::mask(s));
+    let (o, c) = (origin.to_bits() & m, compare.to_bits() & m);
+    if s == 8 && T::BASIC != BasicType::Bool {
+        return match a.compare_exchange(c, o, AcqRel, Acquire) {
+            Ok(v) | Err(v) => T::from_bits(v),
+        };
+    }
+    let mut cur = a.load(Acquire);
+    loop {
+        let bits = (cur >> sh) & m;
+        let equal = if T::BASIC == BasicType::Bool {
+            T::from_bits(bits) == compare
+        } else {
+            bits == c
+        };
+        if !equal {
+            return T::from_bits(bits);
+        }
+        match a.compare_exchange_weak(cur, (cur & !(m << sh)) | (o << sh), AcqRel, Acquire) {
+            Ok(_) => return T::from_bits(bits),
+            Err(v) => cur = v,
+        }
+    }
+}
 
 /// One element's atomic fetch-and-op; returns the old value.
 ///
 /// # Safety
-/// `p` points to an element of `T` in memory valid for reads and writes, aligned to
-/// [`atomic_align`]`(T::BASIC)`, and every concurrent access to it goes through this
-/// module with the same [`Domain`] tables and the same `key` (its byte offset in its
-/// window).
+/// `p` points to an element of `T` in window memory valid for reads and writes,
+/// aligned to [`atomic_align`]`(T::BASIC)`, inside an allocation that holds the whole
+/// aligned words around it ([`crate::shared`]'s contract); every concurrent access to
+/// it is a word atomic (this module or [`crate::shared`]), and every concurrent
+/// accumulate-family access uses the same [`Domain`] tables and the same `key` (its
+/// byte offset in its window).
 #[inline(always)]
 pub unsafe fn fetch_op_element<T: Element>(
     op: Op,
@@ -478,28 +590,25 @@ pub unsafe fn fetch_op_element<T: Element>(
     key: usize,
     dom: &Domain<'_>,
     origin: T,
-) -> T {
-    let _claim = dom.claim_element(key, std::mem::size_of::<T>());
+) -> Result<T> {
+    let _claim = dom.claim_element(key, std::mem::size_of::<T>())?;
     // SAFETY: (every arm) the width matches `T`'s size and the contract above gives
     // validity and alignment; the claim (an announcement, or the chunk lock for wide
-    // elements) excludes plain bulk loops over this element, so concurrent accesses
+    // elements) excludes bulk loops over this element, so concurrent accesses
     // are atomic (or, for wide elements, serialized by the lock).
-    unsafe {
+    Ok(unsafe {
         match std::mem::size_of::<T>() {
-            1 => fop8(op, p, origin),
-            2 => fop16(op, p, origin),
-            4 => fop32(op, p, origin),
+            1 | 2 | 4 => fop_narrow(op, p, origin),
             8 => fop64(op, p, origin),
             _ => {
-                let slot = p.cast::<T::Raw>();
-                let old = T::from_raw(slot.read_unaligned());
+                let old = shared::load::<T>(p);
                 if op != Op::NoOp {
-                    slot.write_unaligned(T::combine(op, old, origin).to_raw());
+                    shared::store::<T>(p, T::combine(op, old, origin));
                 }
                 old
             }
         }
-    }
+    })
 }
 
 /// One element's atomic compare-and-swap; returns the old value.
@@ -513,25 +622,21 @@ pub unsafe fn cas_element<T: Element>(
     dom: &Domain<'_>,
     origin: T,
     compare: T,
-) -> T {
-    let _claim = dom.claim_element(key, std::mem::size_of::<T>());
+) -> Result<T> {
+    let _claim = dom.claim_element(key, std::mem::size_of::<T>())?;
     // SAFETY: (every arm) as in `fetch_op_element`.
-    unsafe {
+    Ok(unsafe {
         match std::mem::size_of::<T>() {
-            1 => cas8(p, origin, compare),
-            2 => cas16(p, origin, compare),
-            4 => cas32(p, origin, compare),
-            8 => cas64(p, origin, compare),
+            1 | 2 | 4 | 8 => cas_word(p, origin, compare),
             _ => {
-                let slot = p.cast::<T::Raw>();
-                let old = T::from_raw(slot.read_unaligned());
+                let old = shared::load::<T>(p);
                 if old == compare {
-                    slot.write_unaligned(origin.to_raw());
+                    shared::store::<T>(p, origin);
                 }
                 old
             }
         }
-    }
+    })
 }
 
 #[inline(always)]
@@ -605,12 +710,13 @@ pub unsafe fn fetch_and_op(
     dom: &Domain<'_>,
     origin: &[u8],
     result: &mut [u8],
-) {
+) -> Result<()> {
     crate::with_element!(basic, T => {
         let o: T = if op == Op::NoOp { read_elem::<T>(result, 0) } else { read_elem::<T>(origin, 0) };
         // SAFETY: forwarded from this function's contract.
-        let old = unsafe { fetch_op_element::<T>(op, target, key, dom, o) };
+        let old = unsafe { fetch_op_element::<T>(op, target, key, dom, o) }?;
         write_elem(result, 0, old);
+        Ok(())
     })
 }
 
@@ -627,12 +733,13 @@ pub unsafe fn compare_and_swap(
     origin: &[u8],
     compare: &[u8],
     result: &mut [u8],
-) {
+) -> Result<()> {
     crate::with_element!(basic, T => {
         let (o, c) = (read_elem::<T>(origin, 0), read_elem::<T>(compare, 0));
         // SAFETY: forwarded from this function's contract.
-        let old = unsafe { cas_element::<T>(target, key, dom, o, c) };
+        let old = unsafe { cas_element::<T>(target, key, dom, o, c) }?;
         write_elem(result, 0, old);
+        Ok(())
     })
 }
 
@@ -651,25 +758,26 @@ pub unsafe fn accumulate(
     key: usize,
     dom: &Domain<'_>,
     src: &[u8],
-) {
+) -> Result<()> {
     let n = check_len(basic, "accumulate data", src.len());
     let size = basic.size();
     crate::with_element!(basic, T => {
         if src.len() >= BULK_BYTES {
-            dom.bulk(key, size, n, |i, count| {
+            return dom.bulk(key, size, n, |i, count| {
                 // SAFETY: elements i..i + count lie inside the region of the contract
-                // and inside `src`; the chunk lock with announcements drained excludes
-                // every other accumulate-family access to them.
-                unsafe { crate::apply_raw::<T>(op, target.add(i * size), src.as_ptr().add(i * size), count) }
+                // and inside `src`; their accesses are word atomics (crate::shared); the
+                // chunk lock with announcements drained excludes every other
+                // accumulate-family access to them (element-wise atomicity).
+                unsafe { shared::apply::<T>(op, target.add(i * size), src.as_ptr().add(i * size), count) }
             });
-            return;
         }
         for i in 0..n {
             // SAFETY: element `i` lies inside the region of the contract.
             unsafe {
-                fetch_op_element::<T>(op, target.add(i * size), key + i * size, dom, read_elem::<T>(src, i));
+                fetch_op_element::<T>(op, target.add(i * size), key + i * size, dom, read_elem::<T>(src, i))?;
             }
         }
+        Ok(())
     })
 }
 
@@ -688,7 +796,7 @@ pub unsafe fn get_accumulate(
     dom: &Domain<'_>,
     src: &[u8],
     result: &mut [u8],
-) {
+) -> Result<()> {
     let n = check_len(basic, "get_accumulate result", result.len());
     let size = basic.size();
     if op != Op::NoOp && src.len() != result.len() {
@@ -697,35 +805,34 @@ pub unsafe fn get_accumulate(
     crate::with_element!(basic, T => {
         if result.len() >= BULK_BYTES {
             let out = result.as_mut_ptr();
-            dom.bulk(key, size, n, |i, count| {
+            return dom.bulk(key, size, n, |i, count| {
                 let (t, bytes) = (i * size, count * size);
                 // SAFETY: elements i..i + count lie inside the region of the contract,
                 // `result` and (unless NO_OP) `src`, which are local and distinct from
-                // the target; the chunk lock with announcements drained excludes every
-                // other accumulate-family access to them.
+                // the target; word atomics (crate::shared) under the chunk lock with
+                // announcements drained, as in `accumulate`.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(target.add(t), out.add(t), bytes);
+                    shared::copy_out(target.add(t), std::slice::from_raw_parts_mut(out.add(t), bytes));
                     if op != Op::NoOp {
-                        crate::apply_raw::<T>(op, target.add(t), src.as_ptr().add(t), count);
+                        shared::apply::<T>(op, target.add(t), src.as_ptr().add(t), count);
                     }
                 }
             });
-            return;
         }
         for i in 0..n {
             let o = if op == Op::NoOp { read_elem::<T>(result, i) } else { read_elem::<T>(src, i) };
             // SAFETY: element `i` lies inside the region of the contract.
-            let old = unsafe { fetch_op_element::<T>(op, target.add(i * size), key + i * size, dom, o) };
+            let old = unsafe { fetch_op_element::<T>(op, target.add(i * size), key + i * size, dom, o) }?;
             write_elem(result, i, old);
         }
+        Ok(())
     })
 }
 
 /// Element-wise atomic accumulate of the packed elements `src` into a strided target:
 /// `count` blocks of `len` bytes, block `b` at `target + b * stride` (window key
-/// `key + b * stride`), `0 < len <= stride`. Blocks are applied with plain loops, a
-/// chunk's worth at a time under its lock with announcements drained (as for a bulk
-/// [`accumulate`]).
+/// `key + b * stride`), `0 < len <= stride`. Blocks are applied a chunk's worth at a
+/// time under its lock with announcements drained (as for a bulk [`accumulate`]).
 ///
 /// # Safety
 /// Every block is valid for reads and writes and aligned to
@@ -743,7 +850,7 @@ pub unsafe fn accumulate_strided(
     count: usize,
     dom: &Domain<'_>,
     src: &[u8],
-) {
+) -> Result<()> {
     let size = basic.size();
     if len == 0 || len > stride || len % size != 0 || src.len() != count * len {
         broken("strided accumulate data does not match its layout");
@@ -759,17 +866,18 @@ pub unsafe fn accumulate_strided(
             unsafe {
                 if k + len > boundary {
                     // this block crosses a chunk boundary: split it by element
-                    accumulate(basic, op, target.add(b * stride), k, dom, &src[b * len..(b + 1) * len]);
+                    accumulate(basic, op, target.add(b * stride), k, dom, &src[b * len..(b + 1) * len])?;
                     b += 1;
                     continue;
                 }
                 // blocks b..b + m lie wholly inside this chunk
                 let m = ((boundary - k - len) / stride + 1).min(count - b);
-                let _guard = dom.lock(dom.index(k), true);
-                crate::apply_strided_raw::<T>(op, target.add(b * stride), stride, src.as_ptr().add(b * len), m, len / size);
+                let _guard = dom.lock(dom.index(k), true)?;
+                shared::apply_strided::<T>(op, target.add(b * stride), stride, src.as_ptr().add(b * len), m, len / size);
                 b += m;
             }
         }
+        Ok(())
     })
 }
 
@@ -786,14 +894,14 @@ pub unsafe fn fetch_and_op_bits(
     key: usize,
     dom: &Domain<'_>,
     origin: u64,
-) -> u64 {
+) -> Result<u64> {
     if basic.size() > 8 {
         broken("a 16-byte element passed as bits");
     }
     crate::with_element!(basic, T => {
         // SAFETY: forwarded from this function's contract.
-        let old = unsafe { fetch_op_element::<T>(op, target, key, dom, <T as Element>::from_bits(origin)) };
-        Element::to_bits(old)
+        let old = unsafe { fetch_op_element::<T>(op, target, key, dom, <T as Element>::from_bits(origin)) }?;
+        Ok(Element::to_bits(old))
     })
 }
 
@@ -810,7 +918,7 @@ pub unsafe fn compare_and_swap_bits(
     dom: &Domain<'_>,
     origin: u64,
     compare: u64,
-) -> u64 {
+) -> Result<u64> {
     if basic.size() > 8 {
         broken("a 16-byte element passed as bits");
     }
@@ -818,6 +926,6 @@ pub unsafe fn compare_and_swap_bits(
         // SAFETY: forwarded from this function's contract.
         let (o, c) = (<T as Element>::from_bits(origin), <T as Element>::from_bits(compare));
         // SAFETY: forwarded from this function's contract.
-        Element::to_bits(unsafe { cas_element::<T>(target, key, dom, o, c) })
+        Ok(Element::to_bits(unsafe { cas_element::<T>(target, key, dom, o, c) }?))
     })
 }

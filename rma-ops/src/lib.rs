@@ -6,7 +6,11 @@
 //! - [`Element`]: the scalar meaning of every op on every basic type, the reference
 //!   model the other kernels are tested against.
 //! - [`apply`], [`apply_raw`], [`apply_bytes`]: non-atomic apply over contiguous
-//!   elements, one monomorphic loop per op so the compiler vectorises it.
+//!   elements, one monomorphic loop per op so the compiler vectorises it — for local
+//!   buffers only, never for memory another rank can reach.
+//! - [`shared`]: copies and element-wise apply over window memory, where every access
+//!   is an atomic on an aligned 8-byte word, so that nothing another rank does at the
+//!   same time is a data race under Rust's memory model (see the module docs).
 //! - [`atomic`]: element-wise atomic fetch-and-op, compare-and-swap, accumulate and
 //!   get-accumulate over raw pointers into shared memory, with a strategy that depends
 //!   on the basic type alone (see the module docs).
@@ -32,6 +36,7 @@ mod apply;
 pub mod atomic;
 mod check;
 mod element;
+pub mod shared;
 
 pub use apply::{apply, apply_bytes, apply_raw, apply_strided_raw};
 pub use check::{check, check_cas_type, op_allowed_in, op_defined_on};

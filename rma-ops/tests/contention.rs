@@ -68,6 +68,7 @@ fn hammer(
                     // it in this test goes through the atomic kernels with `locks`.
                     unsafe {
                         atomic::fetch_and_op(basic, op, addr.0 as *mut u8, 0, &locks, o, &mut old)
+                            .expect("a kernel stalled")
                     };
                     old
                 };
@@ -416,6 +417,7 @@ fn compare_and_swap_has_one_winner_per_round() {
                                     &start,
                                     &mut old,
                                 )
+                                .expect("a kernel stalled")
                             };
                         }
                         barrier.wait();
@@ -431,6 +433,7 @@ fn compare_and_swap_has_one_winner_per_round() {
                                 &start,
                                 &mut old,
                             )
+                            .expect("a kernel stalled")
                         };
                         let mut buf = [0u8; 16];
                         buf[..old.len()].copy_from_slice(&old);
@@ -523,6 +526,7 @@ fn bulk_and_element_updates_never_lose_an_increment() {
                                         &dom,
                                         &src,
                                     )
+                                    .expect("a kernel stalled")
                                 };
                                 (0..count).for_each(|c| count_at(&mut count_v, first + c * stride));
                             } else if !bulk && it % 2 == 1 {
@@ -539,13 +543,17 @@ fn bulk_and_element_updates_never_lose_an_increment() {
                                         &one,
                                         &mut old,
                                     )
+                                    .expect("a kernel stalled")
                                 };
                                 count_at(&mut count_v, first);
                             } else {
                                 let src: Vec<u8> = one.repeat(len);
                                 // SAFETY: `len` aligned elements inside the shared buffer;
                                 // all access goes through the kernels with this domain.
-                                unsafe { atomic::accumulate(basic, Op::Sum, p, key, &dom, &src) };
+                                unsafe {
+                                    atomic::accumulate(basic, Op::Sum, p, key, &dom, &src)
+                                        .expect("a kernel stalled")
+                                };
                                 count_v[first..first + len].iter_mut().for_each(|c| *c += 1);
                             }
                         }
@@ -606,12 +614,16 @@ fn threads_sharing_a_slot_never_race_a_bulk_update() {
                                 one,
                                 &mut old,
                             )
+                            .expect("a kernel stalled")
                         };
                     }
                 } else {
                     for _ in 0..bulk_rounds {
                         // SAFETY: the whole shared buffer, through the kernels.
-                        unsafe { atomic::accumulate(BasicType::I64, Op::Sum, p, 0, &dom, ones) };
+                        unsafe {
+                            atomic::accumulate(BasicType::I64, Op::Sum, p, 0, &dom, ones)
+                                .expect("a kernel stalled")
+                        };
                     }
                 }
             });

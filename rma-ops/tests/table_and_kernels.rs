@@ -149,7 +149,9 @@ fn check_all_kernels(basic: BasicType, op: Op, n: usize, seed: u64) {
         // element-wise atomic accumulate
         let mut mem = Mem::from(&target);
         // SAFETY: `mem` is an 8-aligned private buffer of at least n elements.
-        unsafe { atomic::accumulate(basic, op, mem.ptr(), 0, &locks, &origin) };
+        unsafe {
+            atomic::accumulate(basic, op, mem.ptr(), 0, &locks, &origin).expect("a kernel stalled")
+        };
         agree("atomic::accumulate", &mem.bytes_mut()[..n * size]);
     }
     if op != Op::NoOp && n > 0 {
@@ -168,6 +170,7 @@ fn check_all_kernels(basic: BasicType, op: Op, n: usize, seed: u64) {
         // element i at 2 i.
         unsafe {
             atomic::accumulate_strided(basic, op, mem.ptr(), 0, 2 * size, size, n, &locks, &origin)
+                .expect("a kernel stalled")
         };
         let got = mem.bytes_mut()[..2 * n * size].to_vec();
         let (even, odd): (Vec<_>, Vec<_>) =
@@ -182,7 +185,10 @@ fn check_all_kernels(basic: BasicType, op: Op, n: usize, seed: u64) {
     let mut result = vec![0u8; n * size];
     let src: &[u8] = if op == Op::NoOp { &[] } else { &origin };
     // SAFETY: as above.
-    unsafe { atomic::get_accumulate(basic, op, mem.ptr(), 0, &locks, src, &mut result) };
+    unsafe {
+        atomic::get_accumulate(basic, op, mem.ptr(), 0, &locks, src, &mut result)
+            .expect("a kernel stalled")
+    };
     agree("atomic::get_accumulate", &mem.bytes_mut()[..n * size]);
     for i in 0..n {
         let r = i * size..(i + 1) * size;
@@ -207,6 +213,7 @@ fn check_all_kernels(basic: BasicType, op: Op, n: usize, seed: u64) {
                 &origin[r.clone()],
                 &mut old,
             )
+            .expect("a kernel stalled")
         };
         assert!(
             same_value(basic, &old, &target[r]),
@@ -250,7 +257,7 @@ proptest! {
             let mut mem = Mem::from(&target);
             let mut old = vec![0u8; t.size()];
             // SAFETY: aligned private buffer of one element.
-            unsafe { atomic::compare_and_swap(t, mem.ptr(), 0, &locks, &origin, &compare, &mut old) };
+            unsafe { atomic::compare_and_swap(t, mem.ptr(), 0, &locks, &origin, &compare, &mut old).expect("a kernel stalled") };
             prop_assert_eq!(&old, &target);
             let now = &mem.bytes_mut()[..t.size()];
             let equal = if t == BasicType::Bool { (target[0] != 0) == (compare[0] != 0) } else { target == compare };

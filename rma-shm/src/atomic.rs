@@ -46,25 +46,32 @@ impl AtomicTransport {
     fn for_each_run(
         &self,
         at: Access<'_>,
-        mut f: impl FnMut(*mut u8, usize, std::ops::Range<usize>),
-    ) {
+        mut f: impl FnMut(*mut u8, usize, std::ops::Range<usize>) -> Result<()>,
+    ) -> Result<()> {
         let t = self.target_index(at.target);
         let (base, len) = (self.mem.data_ptr(t), self.mem.len_of(t));
-        let mut pos = 0usize;
-        let mut each = |Run { offset, len: n }| {
+        let place = |offset: isize, n: usize| {
             let start = at.base as isize + offset;
             if start < 0 || (start as usize).checked_add(n).is_none_or(|end| end > len) {
                 broken_contract("run outside the target window");
             }
             // SAFETY: start + n <= window length, checked just above.
-            let p = unsafe { base.add(start as usize) };
-            f(p, start as usize, pos..pos + n);
-            pos += n;
+            (unsafe { base.add(start as usize) }, start as usize)
         };
-        match at.layout.as_contiguous() {
-            Some(n) => each(Run { offset: 0, len: n }),
-            None => at.layout.for_each_run(&mut each),
+        if let Some(n) = at.layout.as_contiguous() {
+            let (p, key) = place(0, n);
+            return f(p, key, 0..n);
         }
+        let mut pos = 0usize;
+        let mut failed = Ok(());
+        at.layout.for_each_run(&mut |Run { offset, len: n }| {
+            if failed.is_ok() {
+                let (p, key) = place(offset, n);
+                failed = f(p, key, pos..pos + n);
+            }
+            pos += n;
+        });
+        failed
     }
 
     /// A strided layout with positive stride and non-overlapping blocks (and more than
@@ -119,20 +126,21 @@ impl Transport for AtomicTransport {
     fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
         self.for_each_run(at, |p, _, r| {
             // SAFETY: `p` is valid for `r.len()` bytes inside the target window
-            // (`for_each_run` checks it); `data` is local. Concurrent conflicting
-            // accesses are erroneous in MPI and give unspecified bytes, never an access
-            // outside the window.
-            unsafe { std::ptr::copy_nonoverlapping(data[r.clone()].as_ptr(), p, r.len()) }
-        });
-        Ok(())
+            // (`for_each_run` checks it), whose mapping holds whole aligned words;
+            // `data` is local. Every access to window memory is a word atomic
+            // (rma_ops::shared), so a concurrent access by another rank is no data
+            // race; a conflicting one (MPI-erroneous) gives unspecified bytes.
+            unsafe { rma_ops::shared::copy_in(p, &data[r]) };
+            Ok(())
+        })
     }
 
     fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
         self.for_each_run(at, |p, _, r| {
             // SAFETY: as in `put`, reading instead of writing.
-            unsafe { std::ptr::copy_nonoverlapping(p, out[r.clone()].as_mut_ptr(), r.len()) }
-        });
-        Ok(())
+            unsafe { rma_ops::shared::copy_out(p, &mut out[r]) };
+            Ok(())
+        })
     }
 
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
@@ -145,40 +153,42 @@ impl Transport for AtomicTransport {
             if data.len() != st.count * st.len {
                 broken_contract("accumulate data length");
             }
-            rma_ops::with_element!(basic, T => {
+            return rma_ops::with_element!(basic, T => {
                 // SAFETY: `strided` checked every block lies inside the target window;
-                // alignment and the element count are rma-win's contract. Exclusive:
-                // as below; otherwise the domain's chunk locks exclude every other
-                // accumulate-family access (DESIGN.md decision 3).
+                // alignment and the element count are rma-win's contract; every access
+                // is a word atomic (rma_ops::shared). Exclusive: as below; otherwise
+                // the domain's chunk locks exclude every other accumulate-family
+                // access, for MPI's element atomicity.
                 unsafe {
                     if exclusive {
-                        rma_ops::apply_strided_raw::<T>(op, p, stride, data.as_ptr(), st.count, n);
+                        rma_ops::shared::apply_strided::<T>(op, p, stride, data.as_ptr(), st.count, n);
+                        Ok(())
                     } else {
-                        atomic::accumulate_strided(basic, op, p, key, stride, st.len, st.count, &dom, data);
+                        atomic::accumulate_strided(basic, op, p, key, stride, st.len, st.count, &dom, data)
                     }
                 }
             });
-            return Ok(());
         }
         self.for_each_run(at, |p, key, r| {
             if exclusive {
                 let n = r.len() / basic.size();
                 rma_ops::with_element!(basic, T => {
-                    // SAFETY: the run is inside the target window; under the exclusive
-                    // lock no other origin accesses the target's window, so a plain
-                    // read-modify-write is not raced (rma-win sets `exclusive` only
-                    // for a lock it really holds).
-                    unsafe { rma_ops::apply_raw::<T>(op, p, data[r].as_ptr(), n) }
+                    // SAFETY: the run is inside the target window and aligned (rma-win);
+                    // its accesses are word atomics (rma_ops::shared), so nothing is a
+                    // data race; under the exclusive lock no other origin updates the
+                    // target's window in a correct program, so the element-wise
+                    // read-modify-write needs no further claim (rma-win sets
+                    // `exclusive` only for a lock it really holds).
+                    unsafe { rma_ops::shared::apply::<T>(op, p, data[r].as_ptr(), n) }
                 });
-                return;
+                return Ok(());
             }
             // SAFETY: the run is inside the target window and aligned for `basic`
             // (rma-win checks alignment); every accumulate-family access to this window
             // goes through these kernels with this window's atomicity domain and
             // window-offset keys (DESIGN.md decision 3).
             unsafe { atomic::accumulate(basic, op, p, key, &dom, &data[r]) }
-        });
-        Ok(())
+        })
     }
 
     fn get_accumulate(
@@ -200,8 +210,7 @@ impl Transport for AtomicTransport {
             };
             // SAFETY: as in `accumulate`.
             unsafe { atomic::get_accumulate(basic, op, p, key, &dom, src, &mut out[r]) }
-        });
-        Ok(())
+        })
     }
 
     fn fetch_and_op(
@@ -216,8 +225,7 @@ impl Transport for AtomicTransport {
         let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: one element inside the target window, aligned (checked by rma-win);
         // same kernels, domain and key scheme as every other accumulate.
-        unsafe { atomic::fetch_and_op(basic, op, p, offset, &dom, origin, out) };
-        Ok(())
+        unsafe { atomic::fetch_and_op(basic, op, p, offset, &dom, origin, out) }
     }
 
     fn compare_and_swap(
@@ -231,8 +239,7 @@ impl Transport for AtomicTransport {
     ) -> Result<()> {
         let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: as in `fetch_and_op`.
-        unsafe { atomic::compare_and_swap(basic, p, offset, &dom, origin, compare, out) };
-        Ok(())
+        unsafe { atomic::compare_and_swap(basic, p, offset, &dom, origin, compare, out) }
     }
 
     fn fetch_and_op_bits(
@@ -246,7 +253,7 @@ impl Transport for AtomicTransport {
         let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: as in `fetch_and_op` (the bits form takes elements of up to 8 bytes,
         // which rma-win guarantees).
-        Ok(unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) })
+        unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) }
     }
 
     fn compare_and_swap_bits(
@@ -259,7 +266,7 @@ impl Transport for AtomicTransport {
     ) -> Result<u64> {
         let (p, dom) = self.element(target, offset, basic.size());
         // SAFETY: as in `fetch_and_op_bits`.
-        Ok(unsafe { atomic::compare_and_swap_bits(basic, p, offset, &dom, origin, compare) })
+        unsafe { atomic::compare_and_swap_bits(basic, p, offset, &dom, origin, compare) }
     }
 
     fn accumulate_bits(
@@ -277,14 +284,13 @@ impl Transport for AtomicTransport {
             rma_core::bytes_from_bits(origin, &mut bytes[..basic.size()]);
             rma_ops::with_element!(basic, T => {
                 // SAFETY: as in `accumulate` under an exclusive lock: one element inside
-                // the target window that no other origin accesses meanwhile.
-                unsafe { rma_ops::apply_raw::<T>(op, p, bytes.as_ptr(), 1) }
+                // the target window, accessed with word atomics.
+                unsafe { rma_ops::shared::apply::<T>(op, p, bytes.as_ptr(), 1) }
             });
             return Ok(());
         }
         // SAFETY: as in `fetch_and_op_bits`; the fetched value is dropped.
-        unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) };
-        Ok(())
+        unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) }.map(drop)
     }
 
     // Every call completed in target memory before it returned, and whoever later

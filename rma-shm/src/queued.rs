@@ -382,7 +382,14 @@ impl Engine {
         };
         let mut reply = vec![0u8; 8 + req.reply_len];
         reply[..8].copy_from_slice(&req.hdr.seq.to_ne_bytes());
-        self.apply(origin, &req, &mut reply[8..]);
+        if let Err(e) = self.apply(origin, &req, &mut reply[8..]) {
+            // a chunk lock stalled (its holder stopped, or the lock word is corrupt):
+            // the origin gets the error instead of a reply
+            tracing::warn!(origin, error = %e, "could not apply a request");
+            let fetching = matches!(tag, TAG_GET | TAG_GACC | TAG_FOP | TAG_CAS);
+            self.reject(origin, Some(req.hdr).filter(|_| fetching), &e.to_string());
+            return;
+        }
         if req.reply_len > 0 || matches!(tag, TAG_GET | TAG_GACC) {
             self.reply(origin, TAG_REPLY, &[&reply]);
         }
@@ -399,7 +406,7 @@ impl Engine {
     /// Applies `req` from `origin`. Drainers of different origins' rings may run at
     /// once (each holds its ring's drain lock), so each announces in the atomicity
     /// domain through the slot of the origin it drains: no slot has two users.
-    fn apply(&self, origin: usize, req: &Request<'_>, out: &mut [u8]) {
+    fn apply(&self, origin: usize, req: &Request<'_>, out: &mut [u8]) -> Result<()> {
         let base = self.mem.data_ptr(self.me);
         let locks = self.mem.domain(self.me, origin);
         let carries = !req.data.is_empty() && req.tag != TAG_CAS;
@@ -416,15 +423,20 @@ impl Engine {
             let n = out.len();
             let fetched = &mut out[pos.min(n)..(pos + len).min(n)];
             // SAFETY: (every arm) the run is inside the window (checked in
-            // `decode_request`); put and get are plain copies (conflicting concurrent
-            // accesses are MPI-erroneous and give unspecified bytes); the accumulate
+            // `decode_request`), whose memory holds whole aligned words; put and get
+            // copy with word atomics (rma_ops::shared: the owner's local accesses and,
+            // with threads, direct accesses are atomic too, so nothing is a data race;
+            // conflicting accesses are MPI-erroneous and give unspecified bytes); the accumulate
             // family's runs are aligned to whole elements (checked in `decode_request`)
             // and every accumulate on this window goes through these kernels with this
             // atomicity domain and window-offset keys, as in the atomic transport.
             unsafe {
                 match req.tag {
-                    TAG_PUT => std::ptr::copy_nonoverlapping(src.as_ptr(), p, len),
-                    TAG_GET => std::ptr::copy_nonoverlapping(p, fetched.as_mut_ptr(), len),
+                    TAG_PUT => rma_ops::shared::copy_in(p, &src[..len]),
+                    TAG_GET => rma_ops::shared::copy_out(p, &mut fetched[..len]),
+                    _ => {}
+                }
+                match req.tag {
                     TAG_ACC => atomic::accumulate(req.basic, req.op, p, start, &locks, src),
                     TAG_GACC => {
                         atomic::get_accumulate(req.basic, req.op, p, start, &locks, src, fetched)
@@ -441,11 +453,12 @@ impl Engine {
                         &req.data[len..],
                         fetched,
                     ),
-                    _ => {}
-                }
+                    _ => Ok(()),
+                }?;
             }
             pos += len;
         }
+        Ok(())
     }
 
     /// Pushes a reply toward `origin`, waiting for space; drops it if the origin died

@@ -161,6 +161,8 @@ struct Peer {
 /// The window memory of every rank, mapped into this rank.
 #[derive(Debug)]
 pub struct WindowMemory {
+    /// The world's number for this window (the same on every rank).
+    id: u64,
     rank: usize,
     flavor: Flavor,
     queues: bool,
@@ -307,7 +309,11 @@ impl WindowMemory {
             .and_then(|(q, o)| o.checked_add(q))
             .map(|end| end.max(SYNC_OFFSET + PAGE));
         let seg_len = match flavor {
-            Flavor::Allocate => data_offset.and_then(|d| d.checked_add(len)),
+            // whole words past the data: window memory is accessed in aligned words
+            Flavor::Allocate => data_offset
+                .and_then(|d| d.checked_add(len))
+                .and_then(|e| e.checked_add(rma_ops::shared::WORD - 1))
+                .map(|e| e & !(rma_ops::shared::WORD - 1)),
             Flavor::Create => data_offset,
         };
         let mine = if disp_unit == 0 {
@@ -428,6 +434,7 @@ impl WindowMemory {
             });
         }
         Ok(WindowMemory {
+            id,
             rank,
             flavor,
             queues: opts.queues,
@@ -511,6 +518,12 @@ impl WindowMemory {
     /// This rank.
     pub fn rank(&self) -> usize {
         self.rank
+    }
+
+    /// The world's number for this window: the same on every rank (windows are
+    /// created collectively, in the same order everywhere).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// How the memory was obtained.
@@ -669,30 +682,21 @@ impl WindowMemory {
     /// Copies `out.len()` bytes at byte `offset` of this rank's own window into `out`.
     pub fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         self.check_local(offset, out.len())?;
-        // SAFETY: bounds checked; this rank's own data is always reachable; a plain
-        // copy out of the mapping (racing writes by peers are an MPI-erroneous program
-        // and yield unspecified bytes, never an out-of-bounds access).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.data_ptr(self.rank).add(offset),
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        };
+        // SAFETY: bounds checked; this rank's own data is always reachable and its
+        // memory holds whole aligned words (segments are page-aligned and padded to a
+        // word, created windows expose a padded heap copy); the copy is made of word
+        // atomics (rma_ops::shared), as is every other access to window memory, so
+        // peers writing meanwhile is no data race (in an MPI-erroneous program the
+        // bytes are unspecified).
+        unsafe { rma_ops::shared::copy_out(self.data_ptr(self.rank).add(offset), out) };
         Ok(())
     }
 
     /// Copies `data` to byte `offset` of this rank's own window.
     pub fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {
         self.check_local(offset, data.len())?;
-        // SAFETY: bounds checked; a plain copy into the mapping (see `read_local`).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                data.as_ptr(),
-                self.data_ptr(self.rank).add(offset),
-                data.len(),
-            )
-        };
+        // SAFETY: as in `read_local`, writing instead of reading.
+        unsafe { rma_ops::shared::copy_in(self.data_ptr(self.rank).add(offset), data) };
         Ok(())
     }
 

@@ -285,7 +285,11 @@ impl<'w> Shadow<'w> {
     /// with the shadow instead of leaked.
     pub(crate) fn copy_back(&mut self) {
         let n = self.buf.len();
-        self.buf.copy_from_slice(&self.heap[self.pad..self.pad + n]);
+        let src = self.heap[self.pad..self.pad + n].as_ptr();
+        // SAFETY: `src` is `n` bytes of the heap copy, which holds whole aligned words
+        // around them (64-byte aligned start, 128 bytes of slack); the window's other
+        // accesses to it were word atomics, and so is this copy (rma_ops::shared).
+        unsafe { rma_ops::shared::copy_out(src, self.buf) };
         self.returned = true;
     }
 }

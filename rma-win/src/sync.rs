@@ -3,9 +3,11 @@
 //! with every misuse of SEMANTICS.md rule 16 refused with RMA_SYNC before anything
 //! changes.
 
+use crate::memory::Memory;
 use crate::window::Window;
 use rma_core::{Assert, Error, LockType, Rank, Result, Transport};
 use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
 
 /// An ordered subset of the world's ranks, for post and start (MPI_Group's role).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,10 +182,25 @@ impl Window<'_> {
     /// the calls' fast path, which then needs no other epoch check. `None` (the null
     /// rank, a rank out of range, no such epoch) sends a call down the general path,
     /// which reports what is wrong.
+    ///
+    /// A world with a dead rank (its failure word set) takes the general path too,
+    /// which reports it: one relaxed load per call.
     #[inline]
     pub(crate) fn fast_target(&self, rank: Rank) -> Option<usize> {
         let t = rank.index()?;
-        (self.fast.get(t)?.get() & HELD != 0).then_some(t)
+        (self.fast.get(t)?.get() & HELD != 0 && self.failed.load(Ordering::Relaxed) == 0)
+            .then_some(t)
+    }
+
+    /// `Err` (class PROC_FAILED naming the dead rank, or INTERN) once the world has
+    /// failed: RMA calls on a world with a dead member fail, even on the atomic
+    /// transport, which never waits for a peer and so never checks liveness itself.
+    #[inline]
+    pub(crate) fn check_world(&self) -> Result<()> {
+        if self.failed.load(Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
+        self.world.check_failed()
     }
 
     /// Common checks of every RMA call: alive, rank, and an access epoch that covers
@@ -203,6 +220,7 @@ impl Window<'_> {
             return Ok(Some(t));
         }
         self.check_alive()?;
+        self.check_world()?;
         let t = self.check_rank(rank)?;
         let mut ep = self.epochs.borrow_mut();
         let Some(t) = t else {
@@ -316,11 +334,35 @@ impl Window<'_> {
                 ));
             }
         }
-        self.world.barrier()?;
+        self.free_collective()?;
         self.epochs.borrow_mut().freed = true;
         self.refresh_fast();
         // every rank is past its last call: a created window's copy goes back
         self.mem.copy_back();
+        Ok(())
+    }
+
+    /// The synchronization of [`Window::free`]: on rma's shared memory, an all-gather
+    /// that checks every rank is freeing this very window. A plain barrier could be
+    /// matched by a peer's `World::barrier` (or another window's free) while that peer
+    /// still uses this window; a created window's copy would then be freed under its
+    /// writes. A mismatch is an error of class WIN on the ranks that see it, and this
+    /// rank's window stays as it was (not freed).
+    fn free_collective(&self) -> Result<()> {
+        let Memory::Shm { mem, .. } = &self.mem else {
+            // MPI: MPI_Win_free, when the window drops, is the window's own collective
+            return self.world.barrier();
+        };
+        let mut mine = *b"rma-free\0\0\0\0\0\0\0\0";
+        mine[8..].copy_from_slice(&mem.id().to_le_bytes());
+        let all = self.world.allgather(&mine)?;
+        if let Some(r) = all.iter().position(|v| v.as_slice() != mine) {
+            return Err(Error::InvalidWindow {
+                reason: format!(
+                    "free: rank {r} is not freeing this window at the same time (mismatched collectives); the window stays usable here"
+                ),
+            });
+        }
         Ok(())
     }
 
@@ -524,6 +566,7 @@ impl Window<'_> {
             return self.transport.flush(rank);
         }
         self.check_alive()?;
+        self.check_world()?;
         let Some(t) = self.check_rank(rank)? else {
             return self.check_passive("flush", None);
         };
@@ -534,6 +577,7 @@ impl Window<'_> {
     /// Completes every call to every target (MPI_Win_flush_all).
     pub fn flush_all(&self) -> Result<()> {
         self.check_alive()?;
+        self.check_world()?;
         self.check_passive("flush_all", None)?;
         self.transport.flush_all()
     }

@@ -159,6 +159,70 @@ fn panic_in_epoch() -> Outcome {
     }
 }
 
+/// Ranks as threads racing on one window in ways MPI calls erroneous (rank 1 puts
+/// over words rank 0 stores into locally) and in ways it allows (rank 1 accumulates
+/// bytes next to bytes rank 0 stores). Every access is a word atomic, so the racing
+/// words hold one writer's whole word, never a mix, and the legitimate neighbours are
+/// exact: an update spliced into a shared word never overwrites the bytes next to it.
+/// (Under `-Zsanitizer=thread` the same test shows whether any access is non-atomic.)
+fn racing_threads(transport: &'static str) -> Outcome {
+    const ROUNDS: u64 = 2000;
+    let results = rma_win::launch(2, move |world| -> rma_win::Result<String> {
+        let win = Window::allocate::<u64>(&world, 32, &info(transport))?;
+        win.lock_all(Assert::NONE)?;
+        world.barrier()?;
+        let mut bad = String::new();
+        if world.rank() == 1 {
+            let zero = Rank::new(0);
+            for _ in 0..ROUNDS {
+                win.put(&[0xaaaa_aaaa_aaaa_aaaau64; 8], zero, 0)?;
+                // bytes 64..96 of rank 0's window: +1 each, next to bytes rank 0 stores
+                win.accumulate(&[1u8; 31], zero, 8, rma_win::Op::Sum)?;
+                win.flush(zero)?;
+            }
+        } else {
+            for i in 0..ROUNDS {
+                win.write_local::<u64>(0, &[0x5555_5555_5555_5555u64; 8])?;
+                // byte 95 (the last of word 11) is rank 0's: a counter of its rounds
+                win.write_local::<u8>(95, &[(i % 251) as u8])?;
+                let mut words = [0u64; 8];
+                win.read_local::<u64>(0, &mut words)?;
+                for w in words {
+                    if ![0, 0xaaaa_aaaa_aaaa_aaaa, 0x5555_5555_5555_5555].contains(&w) {
+                        bad = format!("torn word {w:#x}");
+                    }
+                }
+            }
+        }
+        win.unlock_all()?;
+        world.barrier()?;
+        if world.rank() == 0 && bad.is_empty() {
+            let mut bytes = [0u8; 32];
+            win.read_local::<u8>(64, &mut bytes)?;
+            // the 31 accumulated bytes each saw every round; rank 0's byte its last
+            if bytes[31] != ((ROUNDS - 1) % 251) as u8 {
+                bad = format!(
+                    "rank 0's byte next to the accumulated ones is {}",
+                    bytes[31]
+                );
+            }
+            if let Some(b) = bytes[..31].iter().find(|&&b| b != (ROUNDS % 256) as u8) {
+                bad = format!("an accumulated byte is {b}, not {}", ROUNDS % 256);
+            }
+        }
+        std::mem::forget(win);
+        Ok(bad)
+    })
+    .map_err(|e| e.to_string())?;
+    for r in results {
+        let bad = r.map_err(|e| e.to_string())?;
+        if !bad.is_empty() {
+            return Err(bad.into());
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     if let Ok(role) = std::env::var(ENV_ROLE) {
         std::process::exit(rank_main(&role));
@@ -181,5 +245,10 @@ fn main() {
         processes("queued", "leak")
     }));
     trials.push(Trial::test("panic::inside_lock_epoch", panic_in_epoch));
+    for t in ["atomic", "queued"] {
+        trials.push(Trial::test(format!("race::threads::{t}"), move || {
+            racing_threads(t)
+        }));
+    }
     libtest_mimic::run(&args, trials).exit();
 }

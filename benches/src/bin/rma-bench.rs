@@ -42,6 +42,8 @@ enum Test {
     BwLockAll,
     BwExcl,
     BwFence,
+    BwPut,
+    BwGet,
     Contig,
     Strided,
     BusyAcc,
@@ -66,6 +68,8 @@ impl Test {
             Test::BwLockAll => "bw_lockall",
             Test::BwExcl => "bw_excl",
             Test::BwFence => "bw_fence",
+            Test::BwPut => "bw_put",
+            Test::BwGet => "bw_get",
             Test::Contig => "contig",
             Test::Strided => "strided",
             Test::BusyAcc => "busy_acc",
@@ -93,6 +97,8 @@ struct Flags {
     quick: bool,
     create: bool,
     skip_cas: bool,
+    /// Only the bandwidth scenarios (bw_*).
+    bw_only: bool,
     csv: Option<String>,
 }
 
@@ -104,6 +110,7 @@ fn parse_flags() -> Flags {
         quick: false,
         create: false,
         skip_cas: false,
+        bw_only: false,
         csv: None,
     };
     let mut args = std::env::args().skip(1);
@@ -122,9 +129,10 @@ fn parse_flags() -> Flags {
             "-q" => f.quick = true,
             "-c" => f.create = true,
             "-x" => f.skip_cas = true,
+            "-b" => f.bw_only = true,
             other => {
                 eprintln!(
-                    "rma-bench: unknown flag {other}\nusage: rmarun -n 2 rma-bench [--transport NAME] [-r reps] [-t secs] [-q] [-c] [-x] [-o file.csv]"
+                    "rma-bench: unknown flag {other}\nusage: rmarun -n 2 rma-bench [--transport NAME] [-r reps] [-t secs] [-q] [-c] [-x] [-b] [-o file.csv]"
                 );
                 std::process::exit(2)
             }
@@ -206,6 +214,8 @@ impl Bench<'_> {
             Test::BwLockAll | Test::BwExcl | Test::BwFence | Test::Contig => {
                 w.accumulate(&self.src[..n], one, DBL_OFF, Op::Sum)
             }
+            Test::BwPut => w.put(&self.src[..n], one, DBL_OFF),
+            Test::BwGet => w.get(&mut self.res[..n], one, DBL_OFF),
             Test::Strided => w.accumulate_with(
                 Buffer::of(&self.src[..n]),
                 Target::new(one, DBL_OFF, 1, &self.strided),
@@ -436,6 +446,7 @@ impl Bench<'_> {
                 "max_us"
             );
         }
+        let latency = !self.flags.bw_only;
         for test in [
             Test::Fop,
             Test::Cas,
@@ -444,19 +455,29 @@ impl Bench<'_> {
             Test::Put,
             Test::Get,
         ] {
-            if !(test == Test::Cas && self.flags.skip_cas) {
+            if latency && !(test == Test::Cas && self.flags.skip_cas) {
                 self.lat(test)?;
             }
         }
-        self.lat(Test::AccFence)?;
+        if latency {
+            self.lat(Test::AccFence)?;
+        }
         if !self.flags.quick {
-            for test in [Test::MsgRate, Test::ContFop, Test::ContAcc] {
-                self.lat(test)?;
+            if latency {
+                for test in [Test::MsgRate, Test::ContFop, Test::ContAcc] {
+                    self.lat(test)?;
+                }
+                for test in [Test::BusyAcc, Test::BusyFop, Test::BusyPut, Test::BusyGet] {
+                    self.busy(test)?;
+                }
             }
-            for test in [Test::BusyAcc, Test::BusyFop, Test::BusyPut, Test::BusyGet] {
-                self.busy(test)?;
-            }
-            for test in [Test::BwLockAll, Test::BwExcl, Test::BwFence] {
+            for test in [
+                Test::BwLockAll,
+                Test::BwExcl,
+                Test::BwFence,
+                Test::BwPut,
+                Test::BwGet,
+            ] {
                 let mut n = 1;
                 while n <= MAX_N {
                     let s = self.bench(test, n)?;
