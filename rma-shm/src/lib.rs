@@ -37,6 +37,8 @@ mod queued;
 pub mod ring;
 #[cfg(not(loom))]
 pub mod segment;
+#[cfg(all(test, not(loom)))]
+mod stall_tests;
 mod sync;
 #[cfg(not(loom))]
 mod sys;

@@ -190,7 +190,7 @@ fn header(seg: &Segment) -> &Header {
     unsafe { &*seg.as_ptr().cast::<Header>() }
 }
 
-fn chunk_locks(seg: &Segment) -> &[AtomicU32] {
+pub(crate) fn chunk_locks(seg: &Segment) -> &[AtomicU32] {
     // SAFETY: the table lies inside the control area (const-asserted above), is 4-byte
     // aligned, and holds only atomics.
     unsafe {
@@ -518,6 +518,12 @@ impl WindowMemory {
     /// This rank.
     pub fn rank(&self) -> usize {
         self.rank
+    }
+
+    /// Chunk lock `idx` of `rank`'s window (tests write hostile values into it).
+    #[cfg(test)]
+    pub(crate) fn chunk_lock_word(&self, rank: usize, idx: usize) -> &AtomicU32 {
+        &chunk_locks(&self.peers[rank].seg)[idx]
     }
 
     /// The world's number for this window: the same on every rank (windows are

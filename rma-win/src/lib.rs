@@ -34,6 +34,56 @@
 //! # Ok::<(), rma_win::Error>(())
 //! ```
 //!
+//! # Soundness: what safe code can and cannot do
+//!
+//! No sequence of calls to this crate's safe API causes undefined behaviour, whatever
+//! the program does wrong in MPI's terms and however it lets go of its objects. The
+//! rules that make it so:
+//!
+//! - **Windows never expose memory the caller can free.** [`Window::allocate`] memory
+//!   belongs to the window's shared segments. [`Window::create`] exposes a copy of the
+//!   caller's buffer (in every launch mode and on every transport), copied back by the
+//!   collective [`Window::free`]. A window dropped without `free` leaves the buffer as
+//!   it was; one leaked (`mem::forget`, `Box::leak`, a panic that never unwinds past
+//!   it) leaks its copy, so other ranks' late writes land in memory nobody else uses.
+//! - **`free` synchronizes on this window only**: an all-gather checks every rank is
+//!   freeing the same window, so a peer calling [`World::barrier`] (or freeing another
+//!   window) cannot let one rank release memory the peer still writes (class WIN).
+//! - **Window memory is touched only by atomics.** With ranks as threads Rust's memory
+//!   model applies, whatever MPI says about conflicting accesses: every put, get,
+//!   accumulate and local access reaches window memory through aligned 8-byte atomic
+//!   words (`rma_ops::shared`), so a program MPI calls erroneous reads unspecified
+//!   values, never undefined behaviour. No Rust reference is ever formed over window
+//!   memory.
+//! - **Lifetimes tie everything to its world**: a `Window<'w>` borrows its `World` (the
+//!   world cannot be dropped first); a [`Request`] borrows its buffers and completes
+//!   eagerly, so dropping or forgetting it early is harmless.
+//!
+//! ```compile_fail
+//! use rma_win::{Assert, Info, Window};
+//! rma_win::launch(1, |world| -> rma_win::Result<()> {
+//!     let win = Window::allocate::<u64>(&world, 8, &Info::new())?;
+//!     drop(world); // error[E0505]: cannot move out of `world` because it is borrowed
+//!     win.fence(Assert::NONE)
+//! })?;
+//! # Ok::<(), rma_win::Error>(())
+//! ```
+//! (The same program without the `drop` compiles and runs:)
+//! ```
+//! use rma_win::{Assert, Info, Window};
+//! rma_win::launch(1, |world| -> rma_win::Result<()> {
+//!     let win = Window::allocate::<u64>(&world, 8, &Info::new())?;
+//!     win.fence(Assert::NONE)
+//! })?;
+//! # Ok::<(), rma_win::Error>(())
+//! ```
+//! - **Panics inside an epoch** leave locks held; the other ranks see the panicking rank
+//!   as dead (class PROC_FAILED) in their next wait, or take over its chunk locks.
+//!
+//! Faults of other processes (a peer that dies, stops, or writes garbage into shared
+//! segments) are errors within bounded time, not hangs: see the README's reliability
+//! section for what is detected, in what time, and what is not.
+//!
 //! # Nomenclature
 //! - **rank**, **origin**, **target**, **window**, **epoch**, **displacement unit**,
 //!   **type map**: as in rma-core's documentation.
