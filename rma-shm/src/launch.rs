@@ -543,6 +543,8 @@ fn run(
         }
         return Err(e);
     }
+    // ranks that joined already wait for this before they wait for their peers
+    ctl.set_started();
 
     let start = Instant::now();
     let mut statuses: Vec<Option<ExitStatus>> = vec![None; n];

@@ -103,6 +103,10 @@ struct Header {
     /// The admission key ([`ENV_KEY`]); zero for a world of threads, which no process
     /// can join.
     key: [AtomicU64; 2],
+    /// Set by the launcher once it has started every rank's process: ranks that join
+    /// before sleep on it instead of waiting for their peers (and checking their
+    /// liveness) while the launcher still needs the CPU to start the rest.
+    started: AtomicU32,
     /// Zero while the world is whole; `rank + 1` once that rank is known dead (set by
     /// whoever learns it first: the launcher, a peer's liveness check, a panicking
     /// thread rank), [`FAILED_CORRUPT`] once a rank found the world's control state
@@ -210,6 +214,30 @@ impl Control {
         ];
         // no early exit on the first differing word
         stored != [0, 0] && ((stored[0] ^ key[0]) | (stored[1] ^ key[1])) == 0
+    }
+
+    /// The launcher has started every rank's process: ranks waiting in
+    /// [`Control::wait_started`] go on.
+    pub(crate) fn set_started(&self) {
+        self.header().started.store(1, Ordering::Release);
+        sys::futex_wake_all(&self.header().started);
+    }
+
+    /// Sleeps until the launcher has started every rank (or has given up: an error).
+    /// Costs no CPU while it waits; if the launcher dies, so does this process
+    /// (PR_SET_PDEATHSIG).
+    fn wait_started(&self) -> Result<()> {
+        let h = self.header();
+        while h.started.load(Ordering::Acquire) == 0 {
+            if h.abort.load(Ordering::Acquire) != 0 {
+                return Err(Error::ProcFailed {
+                    rank: Rank::NULL,
+                    reason: "the launcher aborted the world while starting it".into(),
+                });
+            }
+            sys::futex_wait(&h.started, 0, Duration::from_millis(50));
+        }
+        Ok(())
     }
 
     /// Maps an existing control segment and validates its header.
@@ -587,6 +615,7 @@ impl World {
                 "rank {rank} of world {name} has already joined"
             )));
         }
+        ctl.wait_started()?;
         Ok(Some(World {
             ctl: Arc::new(ctl),
             rank,
@@ -1067,6 +1096,36 @@ mod tests {
             assert_eq!(parse_key(bad), None, "{bad:?}");
         }
         assert_ne!(fresh_key(), fresh_key());
+    }
+
+    /// A rank that joins while the launcher is still starting others sleeps until the
+    /// launcher says every rank is started (it used to go straight into its first
+    /// wait, whose liveness checks took the CPU the launcher needed), and gives up
+    /// with an error if the launcher aborts the world instead.
+    #[test]
+    fn joined_ranks_wait_until_every_rank_is_started() {
+        let ctl = Control::create(2, [1, 1]).unwrap();
+        ctl.unlink();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let r = ctl.wait_started();
+                done.store(true, Ordering::SeqCst);
+                r
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(
+                !done.load(Ordering::SeqCst),
+                "went on before every rank started"
+            );
+            ctl.set_started();
+            assert!(waiter.join().unwrap().is_ok());
+        });
+        let aborted = Control::create(2, [1, 1]).unwrap();
+        aborted.unlink();
+        aborted.set_abort();
+        let e = aborted.wait_started().unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::ProcFailed, "{e}");
     }
 
     #[test]
