@@ -250,3 +250,86 @@ fn a_world_start_removes_what_dead_launchers_left_and_nothing_else() {
         }
     }
 }
+
+/// The children of `pid` whose command line contains `what`.
+fn children_running(pid: u32, what: &str) -> Vec<u32> {
+    let mut found = vec![];
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        // the parent's pid is the second field after the command's closing parenthesis
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+        if ppid == Some(pid) && String::from_utf8_lossy(&cmdline).contains(what) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "waited in vain for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The real thing: rmarun and its reaper are killed together (SIGKILL to both, as a
+/// cgroup or OOM kill does) while the world starts, so nobody removes its segment;
+/// the next world this user starts does.
+#[test]
+fn segments_of_a_launcher_killed_with_its_reaper_go_at_the_next_start() {
+    // ranks that never join: the world's segment keeps its name
+    let mut launcher = Command::new(env!("CARGO_BIN_EXE_rmarun"))
+        .args(["-n", "2", "sleep", "30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lpid = launcher.id();
+    let prefix = format!("rma-{lpid}-");
+    let segments = || -> Vec<String> {
+        std::fs::read_dir("/dev/shm")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
+    };
+    wait_for("the world's segment", || !segments().is_empty());
+    let reapers = children_running(lpid, "rma-reaper");
+    let ranks = children_running(lpid, "sleep");
+    assert_eq!(reapers.len(), 1, "one reaper");
+    for pid in reapers.iter().chain([&lpid]) {
+        // SAFETY: kill only sends a signal, to processes this test started.
+        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+    }
+    let _ = launcher.wait();
+    // the ranks die with the launcher
+    wait_for("the ranks to die", || {
+        ranks
+            .iter()
+            .all(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+    });
+    // nobody cleaned up (unless a world another test started meanwhile swept them:
+    // every world start does)
+    let left = segments();
+    eprintln!("left by the killed launcher and reaper: {left:?}");
+    run_threads(1, |_w| ()).unwrap();
+    assert_eq!(segments(), Vec::<String>::new(), "left: {left:?}");
+}
