@@ -36,6 +36,10 @@ Tasks:
                        binaries under mpiexec (MPICH) and mpirun (Open MPI osc/sm) with
                        --n 500 when an MPI is installed (the mpi transport); ARGS go to
                        each
+  tsan                 the racing-threads soundness tests (rma-win tests/soundness.rs,
+                       race::*) built with ThreadSanitizer on a nightly toolchain, when
+                       one is installed (not part of test-all: CI has stable only);
+                       fails on any data race reported in rma's own code
   help                 this text
 ";
 
@@ -528,6 +532,104 @@ fn demo(extra: &[&str]) -> bool {
     failed == 0
 }
 
+/// The host's target triple (ThreadSanitizer builds name it, so that build scripts and
+/// proc macros are not instrumented).
+fn host_triple() -> Option<String> {
+    let out = Command::new("rustc").arg("-vV").output().ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+}
+
+/// Reports of ThreadSanitizer in `out` that involve rma's own code: one of the first
+/// frames of an access lies in the workspace. Reports inside `std::sync::Once` /
+/// `OnceLock` and the standard library's channels are left out: the standard library is
+/// not rebuilt with the sanitizer, so its own synchronization is invisible to it.
+fn tsan_reports(out: &str) -> Vec<String> {
+    out.split("WARNING: ThreadSanitizer: data race")
+        .skip(1)
+        .map(|r| r.split("SUMMARY:").next().unwrap_or(r))
+        .filter(|r| !r.contains("OnceLock") && !r.contains("sync/once") && !r.contains("mpmc"))
+        .filter(|r| {
+            r.lines()
+                .filter(|l| l.trim_start().starts_with('#'))
+                .filter(|l| {
+                    let frame: u32 = l.trim_start()[1..]
+                        .split_whitespace()
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(99);
+                    frame < 4
+                })
+                .any(|l| l.contains("/rma-") || l.contains("rma_"))
+        })
+        .map(|r| r.lines().take(12).collect::<Vec<_>>().join("\n"))
+        .collect()
+}
+
+fn tsan() -> bool {
+    // the rustup proxy (`$CARGO` is the stable toolchain's own cargo, which has no `+`)
+    let rustup_cargo = || Command::new("cargo");
+    let nightly = rustup_cargo()
+        .args(["+nightly", "--version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let Some(host) = host_triple() else {
+        eprintln!("tsan: cannot read the host triple from rustc -vV");
+        return false;
+    };
+    if !nightly {
+        eprintln!("tsan: needs a nightly toolchain (rustup toolchain install nightly); not run");
+        return false;
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    let flags = "-Zsanitizer=thread -Cunsafe-allow-abi-mismatch=sanitizer";
+    let mut build = rustup_cargo();
+    build
+        .env_remove("RUSTC")
+        .env_remove("CARGO")
+        .args([
+            "+nightly",
+            "test",
+            "-p",
+            "rma-win",
+            "--test",
+            "soundness",
+            "--no-run",
+        ])
+        .args(["--target", &host, "--target-dir", &format!("{target}/tsan")])
+        .env("RUSTFLAGS", flags);
+    let (ok, out) = run_captured(build);
+    let exe = out.lines().find_map(|l| {
+        l.trim()
+            .strip_prefix("Executable tests/soundness.rs (")
+            .and_then(|r| r.strip_suffix(')'))
+            .map(str::to_string)
+    });
+    let Some(exe) = exe.filter(|_| ok) else {
+        eprintln!("{out}\ntsan: the sanitizer build failed");
+        return false;
+    };
+    let mut run = Command::new(&exe);
+    run.arg("race::")
+        .env("TSAN_OPTIONS", "halt_on_error=0 report_signal_unsafe=0");
+    let (passed, out) = run_captured(run);
+    let reports = tsan_reports(&out);
+    for r in &reports {
+        eprintln!("---- data race in rma's code ----\n{r}");
+    }
+    let counts = parse_cargo_test(&out);
+    println!(
+        "tsan: {} passed, {} failed; {} data race report(s) in rma's code",
+        counts.passed,
+        counts.failed,
+        reports.len()
+    );
+    passed && counts.passed > 0 && reports.is_empty()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let task = args.first().map(String::as_str).unwrap_or("help");
@@ -565,6 +667,7 @@ fn main() -> ExitCode {
         }
         "bench" => bench::main(&rest),
         "demo" => demo(&rest),
+        "tsan" => tsan(),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             true
