@@ -153,7 +153,7 @@ impl std::fmt::Debug for Access<'_> {
 ///    window and basic type, from any origin, the target itself included. The mechanism
 ///    (native atomic, CAS loop, lock stripe, or the target's progress engine) depends on
 ///    the basic type only, never on the op, so SUM, REPLACE and NO_OP stay mutually
-///    atomic. put and get are plain copies with no atomicity.
+///    atomic. put and get have no element atomicity in MPI's sense.
 /// 2. **Ordering.** Under the default `accumulate_ordering` (strict), accumulate-family
 ///    calls from one origin to one target take effect in program order, whatever their
 ///    ops. Under a weaker ordering the transport may reorder only what the ordering
@@ -165,6 +165,12 @@ impl std::fmt::Debug for Access<'_> {
 ///    later synchronizes with the origin (a fence, barrier, unlock or any release/acquire
 ///    pair) observes them.
 /// 5. **Local reuse.** When a call returns, the transport no longer reads `data`.
+/// 6. **No data races, whatever the program does.** Other ranks may touch window memory
+///    at any moment, also in ways MPI calls erroneous (conflicting accesses). With ranks
+///    as threads Rust's memory model applies, so every access a transport makes to
+///    window memory must be atomic and of one size (rma-shm uses `rma_ops::shared`:
+///    aligned 8-byte atomic words); a conflicting program then reads unspecified
+///    values, never undefined behaviour. No Rust reference over window memory.
 pub trait Transport: Send + Sync {
     /// The transport's name (`"atomic"`, `"queued"`).
     fn name(&self) -> &'static str;
