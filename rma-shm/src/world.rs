@@ -524,7 +524,15 @@ pub(crate) fn wait_until(
             if cond().is_none() {
                 return Ok(());
             }
-            ctl.check_peers(me, mode)?;
+            if let Err(e) = ctl.check_peers(me, mode) {
+                // a peer that satisfied the condition (passed the barrier, posted) may
+                // have exited since the check above: its exit is published after what
+                // it did, so look once more before blaming it
+                return match cond() {
+                    None => Ok(()),
+                    Some(_) => Err(e),
+                };
+            }
         }
     }
 }
