@@ -45,6 +45,21 @@ fn expect_lost<T>(what: &str, r: Result<T>, since: Instant) -> std::result::Resu
 
 type Case = fn(&World, &Info) -> std::result::Result<(), String>;
 
+/// How long a survivor keeps calling before it counts a dead peer as unnoticed.
+const NOTICE_BOUND: Duration = Duration::from_secs(10);
+
+/// Repeats `call` until it fails or [`NOTICE_BOUND`] passes: on the atomic transport
+/// a call needs nothing from its target, so it succeeds until the world learns of
+/// the death (the launcher marks the rank dead within milliseconds of reaping it).
+fn until_err<T>(since: Instant, mut call: impl FnMut() -> Result<T>) -> Result<T> {
+    loop {
+        match call() {
+            Ok(_) if since.elapsed() < NOTICE_BOUND => std::thread::yield_now(),
+            other => return other,
+        }
+    }
+}
+
 /// Wraps rma errors from setup steps.
 fn setup<T>(r: Result<T>) -> std::result::Result<T, String> {
     r.map_err(|e| format!("setup failed: {e}"))
@@ -69,17 +84,13 @@ fn flush(world: &World, info: &Info) -> std::result::Result<(), String> {
     setup(win.lock_all(Assert::NOCHECK))?;
     std::thread::sleep(Duration::from_millis(50));
     let t = Instant::now();
-    let r = win
-        .accumulate(&[1u64], Rank::new(VICTIM as u32), 0, Op::Sum)
-        .and_then(|_| win.flush(Rank::new(VICTIM as u32)));
-    if win.transport_name() == "atomic" {
-        // the atomic transport needs nothing from the target: the update lands in the
-        // (still mapped) memory and flush has nothing to wait for
-        r.map_err(|e| format!("atomic flush: {e}"))?;
-        // but the next collective wait notices
-        return expect_lost("barrier after flush", world.barrier(), t);
-    }
-    expect_lost("flush", r, t)
+    // the atomic transport needs nothing from the target and flush has nothing to wait
+    // for, but calls fail once the world knows of the death
+    let r = until_err(t, || {
+        win.accumulate(&[1u64], Rank::new(VICTIM as u32), 0, Op::Sum)
+            .and_then(|_| win.flush(Rank::new(VICTIM as u32)))
+    });
+    expect_lost("accumulate + flush", r, t)
 }
 
 fn lock_held_by_dead(world: &World, info: &Info) -> std::result::Result<(), String> {
@@ -153,11 +164,9 @@ fn fetch_reply_pending(world: &World, info: &Info) -> std::result::Result<(), St
     }
     std::thread::sleep(Duration::from_millis(50));
     let t = Instant::now();
-    let r = win.fetch_and_op(1u64, Rank::new(VICTIM as u32), 0, Op::Sum);
-    if win.transport_name() == "atomic" {
-        r.map_err(|e| format!("atomic fetch_and_op: {e}"))?;
-        return expect_lost("barrier after fetch", world.barrier(), t);
-    }
+    let r = until_err(t, || {
+        win.fetch_and_op(1u64, Rank::new(VICTIM as u32), 0, Op::Sum)
+    });
     expect_lost("fetch_and_op waiting for its reply", r, t)
 }
 
@@ -177,6 +186,44 @@ fn start_waiting_for_post(world: &World, info: &Info) -> std::result::Result<(),
     )
 }
 
+/// The ticket_lock example's situation: survivors poll a live rank's window with
+/// fetch_and_op (which on the atomic transport never waits for anyone) when a rank
+/// dies; they used to spin until the launcher killed them. Every call on a world with
+/// a dead member fails with PROC_FAILED naming it, to any target, on every transport.
+fn calls_after_a_death(world: &World, info: &Info) -> std::result::Result<(), String> {
+    let win = setup(Window::allocate::<u64>(world, 4, info))?;
+    setup(win.lock_all(Assert::NOCHECK))?;
+    setup(world.barrier())?;
+    if world.rank() == VICTIM {
+        die();
+    }
+    let t = Instant::now();
+    let zero = Rank::new(0);
+    let victim = Rank::new(VICTIM as u32);
+    let r = until_err(t, || win.fetch_and_op(0u64, zero, 0, Op::NoOp));
+    expect_lost("fetch_and_op polling rank 0", r, t)?;
+    let mut one = [0u64];
+    let calls: [(&str, Result<()>); 7] = [
+        ("put", win.put(&[1u64], zero, 1)),
+        ("get", win.get(&mut one, victim, 1)),
+        ("accumulate", win.accumulate(&[1u64], zero, 1, Op::Sum)),
+        (
+            "get_accumulate",
+            win.get_accumulate(&[1u64], &mut one, victim, 1, Op::Sum),
+        ),
+        (
+            "compare_and_swap",
+            win.compare_and_swap(1u64, 0, zero, 2).map(|_| ()),
+        ),
+        ("flush", win.flush(zero)),
+        ("flush_all", win.flush_all()),
+    ];
+    for (what, r) in calls {
+        expect_lost(what, r, t)?;
+    }
+    Ok(())
+}
+
 const CASES: &[(&str, Case)] = &[
     ("fence", fence),
     ("flush", flush),
@@ -184,6 +231,7 @@ const CASES: &[(&str, Case)] = &[
     ("lock_queue_with_dead_rank", lock_queue_with_dead),
     ("fetch_reply_pending", fetch_reply_pending),
     ("start_waiting_for_post", start_waiting_for_post),
+    ("calls_after_a_death", calls_after_a_death),
 ];
 
 fn child(name: &str) -> ! {

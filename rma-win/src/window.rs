@@ -43,6 +43,9 @@ pub struct Window<'w> {
     /// Per target, what the calls' fast path needs from `epochs` (sync.rs `HELD`,
     /// `EXCLUSIVE`), kept in step by every lock and unlock.
     pub(crate) fast: Box<[Cell<u8>]>,
+    /// The world's failure word ([`World::failure_word`]): every call reads it (one
+    /// relaxed load, sync.rs `fast_target` and `begin_as`).
+    pub(crate) failed: &'w std::sync::atomic::AtomicU32,
     pub(crate) _borrow: PhantomData<&'w mut [u8]>,
 }
 
@@ -223,6 +226,7 @@ impl<'w> Window<'w> {
             info,
             epochs: RefCell::new(Epochs::new(world.size())),
             fast: (0..world.size()).map(|_| Cell::new(0)).collect(),
+            failed: world.failure_word(),
             _borrow: PhantomData,
         }
     }

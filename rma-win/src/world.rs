@@ -4,6 +4,7 @@
 //! `MPI_COMM_WORLD`, possibly across nodes).
 
 use rma_core::Result;
+use std::sync::atomic::AtomicU32;
 
 /// How the ranks of a world run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +117,27 @@ impl World {
     pub fn check_peers(&self) -> Result<()> {
         match &self.kind {
             Kind::Shm(w) => w.check_peers(),
+            Kind::Mpi(_) => Ok(()),
+        }
+    }
+
+    /// The world's failure word (rma worlds; a word that stays zero under MPI, whose
+    /// launcher ends the job when a rank dies): nonzero once a rank is known dead or
+    /// the world's control state corrupt. Read with one relaxed load on every call;
+    /// [`World::check_failed`] says what it means.
+    pub(crate) fn failure_word(&self) -> &AtomicU32 {
+        static WHOLE: AtomicU32 = AtomicU32::new(0);
+        match &self.kind {
+            Kind::Shm(w) => w.failure_word(),
+            Kind::Mpi(_) => &WHOLE,
+        }
+    }
+
+    /// `Ok` while the failure word is zero, else the error it stands for (class
+    /// PROC_FAILED naming the dead rank, or INTERN).
+    pub(crate) fn check_failed(&self) -> Result<()> {
+        match &self.kind {
+            Kind::Shm(w) => w.check_failed(),
             Kind::Mpi(_) => Ok(()),
         }
     }
