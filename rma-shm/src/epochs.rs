@@ -151,10 +151,13 @@ impl<'a> LockAudit<'a> {
         match self.anomaly {
             Some((w, since)) if w == word => {
                 if since.elapsed() >= self.bound {
-                    return Err(self.corrupt(format!(
-                        "{what}, unchanged for {:?} (RMA_STALL_MS)",
-                        since.elapsed()
-                    )));
+                    return Err(Error::Stalled {
+                        what: format!(
+                            "the passive-target lock of rank {}'s window ({what}; another process wrote into it, or a rank stopped between taking a ticket and recording it)",
+                            self.target
+                        ),
+                        waited_ms: since.elapsed().as_millis() as u64,
+                    });
                 }
             }
             _ => self.anomaly = Some((word, Instant::now())),

@@ -14,6 +14,29 @@
 //! - **The atomic transport** ([`AtomicTransport`]): the origin applies every call in
 //!   the target's memory with `rma-ops`' atomic kernels.
 //!
+//! # Hostile processes of the same user
+//!
+//! Segments are owner-only, so other users cannot open them; a process of the same user
+//! can (while a segment still has its name), and it can ptrace or kill the ranks anyway. rma treats what such a process writes into shared memory as
+//! untrusted input: a segment is mapped no larger than `fstat` says it is, headers are
+//! validated against what their creator announced, every position, length, counter and
+//! lock word read from shared memory is checked before use, and no wait on shared state
+//! is endless (state no rank could produce is an error of class INTERN at once; state
+//! that is merely unclaimed ends in `Error::Stalled` after `RMA_STALL_MS`; a world whose
+//! control state was found corrupt is marked failed, so every rank learns it).
+//!
+//! What rma does not promise: that a rank survives a segment being *shrunk*
+//! (`ftruncate`) after it was mapped. The pages past the new end leave every mapping,
+//! and the next access to one raises SIGBUS in whichever rank makes it; that rank dies
+//! and its peers get PROC_FAILED. The shrink cannot be prevented for files named in
+//! /dev/shm: file seals (`F_SEAL_SHRINK`) are for memfd files only (a shmem file
+//! created by name is born sealed against new seals). Segments made as sealed memfds
+//! and handed to the peers by fd passing (over a Unix socket from the launcher, or by
+//! opening `/proc/<pid>/fd/<n>` of the creator) would close this, at the cost of a new
+//! bootstrap and naming scheme for worlds and windows; that change is not made.
+//! Catching the SIGBUS and jumping out of the faulting access is not sound in Rust, so
+//! it is not attempted either.
+//!
 //! Unsafe code lives in three layers: the OS wrappers (`sys`), the mappings
 //! (`segment`, `world`, `winmem`: raw pointers, never references to shared bytes, only
 //! to atomics), and the transport, which checks bounds once per run and calls the

@@ -21,9 +21,17 @@
 //!   until the target reports the origin's last call applied. Gets and fetching calls
 //!   return with their results.
 //! - **Hostile input.** Every header, run and length read from a ring is validated
-//!   against the window before use; a malformed message is rejected (the origin's
-//!   next flush or fetch returns an error) and never causes an access outside the
-//!   window.
+//!   against the window before use, and never causes an access outside the window.
+//!   Honest origins never send a malformed record (rma-win validates every call), so
+//!   a malformed record or a corrupt ring means another process wrote into the rings:
+//!   the target rejects that origin for good (its rejection flag, which says what was
+//!   corrupt) and stops draining its ring; every wait of the origin toward that target
+//!   (a fetch's replies, ring space, flush) and every later call fails with class
+//!   INTERN naming the target. Each end of a ring keeps its own record of the position
+//!   it moves, so a record removed, skipped or invented by moving the other end's
+//!   position is an error too; and a target that took every request of an origin but
+//!   answers none (a request rewritten into one that needs no answer) ends the
+//!   origin's wait in `Error::Stalled` after `RMA_STALL_MS`. Nothing waits forever.
 
 use crate::ring::{Ring, RingCtl, RingMem, CAP};
 use crate::sys;
@@ -718,11 +726,11 @@ impl QueuedTransport {
         }
         let bound = self.engine.liveness.stall_bound();
         if now.duration_since(progress.since) >= bound {
-            return Err(Error::Internal {
-                reason: format!(
-                    "rank {target} took every request of this rank but has not answered for {:?} (RMA_STALL_MS): a request was altered in its ring, or its progress stopped",
-                    now.duration_since(progress.since)
+            return Err(Error::Stalled {
+                what: format!(
+                    "rank {target}'s answer to this rank's requests (it took them all but answered none: a request was altered in its ring, or its progress stopped)"
                 ),
+                waited_ms: now.duration_since(progress.since).as_millis() as u64,
             });
         }
         Ok(())
@@ -1629,7 +1637,6 @@ mod tests {
                         }
                     }
                 } else {
-                    let requests = ring(&mem, 1, 0);
                     let replies = ring(&mem, 0, 3);
                     // rank 0 is asleep waiting for its replies: every record is there
                     let start = Instant::now();
@@ -1707,7 +1714,6 @@ mod tests {
                         }
                         std::thread::sleep(Duration::from_millis(1));
                     }
-                    drop(requests);
                 }
                 world.barrier()?;
                 drop(hold);

@@ -43,27 +43,19 @@ pub fn liveness_interval() -> Duration {
     Duration::from_millis(ms)
 }
 
-/// Environment variable bounding how long a wait tolerates shared state that is
-/// implausible and does not change, in milliseconds (default 5000, at least 1): a lock
-/// whose turn belongs to a ticket nobody holds, readers nobody claims to be, a
-/// queued-transport target that took every request but never answers. A legitimately
-/// long wait (a lock held for minutes by a live rank, a peer that posts late) is not
-/// affected: only state no honest rank could leave behind is timed. Liveness is checked
-/// every [`ENV_LIVENESS_MS`] as before.
-pub const ENV_STALL_MS: &str = "RMA_STALL_MS";
+pub use rma_core::ENV_STALL_MS;
 
-/// The default stall bound ([`ENV_STALL_MS`]); [`World::set_stall_bound`] overrides it
+/// The stall bound ([`ENV_STALL_MS`], `RMA_STALL_MS`, default 5 s; rma-core's
+/// [`rma_core::stall_limit`]) of the waits here: how long a wait tolerates shared state
+/// that is implausible and does not change — a lock whose turn belongs to a ticket
+/// nobody holds, readers nobody claims to be, a queued-transport target that took every
+/// request but never answers — before it ends in [`Error::Stalled`]. A legitimately
+/// long wait (a lock held for minutes by a live rank, a peer that posts late) is not
+/// timed: only state no honest rank leaves behind for more than an instant. Liveness is
+/// checked every [`ENV_LIVENESS_MS`] as before. [`World::set_stall_bound`] overrides it
 /// for one world.
 pub fn stall_bound() -> Duration {
-    static MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    let ms = *MS.get_or_init(|| {
-        std::env::var(ENV_STALL_MS)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .map(|v| v.clamp(1, 3_600_000))
-            .unwrap_or(5000)
-    });
-    Duration::from_millis(ms)
+    rma_core::stall_limit()
 }
 
 /// Bytes each rank may contribute to one all-gather.
