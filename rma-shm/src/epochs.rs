@@ -210,7 +210,8 @@ fn epoch_reached(which: Counter, peer: usize, owner: usize, now: u32, want: u32)
 impl WindowMemory {
     /// Acquires the passive-target lock of `target`'s window, shared or exclusive,
     /// blocking until granted. Requests are served in arrival order, so no origin
-    /// starves. Lock state that can never be granted is an error (module docs).
+    /// starves. Lock state that can never be granted is an error (module docs). A rank
+    /// has at most one request on a target's lock at a time (its claim is one word).
     pub fn acquire_lock(&self, target: usize, exclusive: bool, liveness: &Liveness) -> Result<()> {
         let lock = self.lock_word(target);
         let mine = self.lock_claim(target, self.rank());
