@@ -61,7 +61,7 @@ pub enum BasicType {
     ShortInt,
 }
 
-/// The class of a basic type, as the op x type table of SEMANTICS.md rule 2 uses it.
+/// The class of a basic type, as the op x type table of docs/semantics.md rule 2 uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TypeClass {
     /// Fixed-width integers, signed or not.

@@ -220,7 +220,7 @@ impl fmt::Debug for Signature {
 ///
 /// Errors: [`Error::InvalidDatatype`] for an uncommitted type,
 /// [`Error::SignatureMismatch`] (class TYPE) for different signatures. Zero-count
-/// calls are no-ops that callers should skip before calling (SEMANTICS.md rule 18);
+/// calls are no-ops that callers should skip before calling (docs/semantics.md rule 18);
 /// two empty signatures match.
 pub fn check_signatures(
     call: &'static str,
@@ -242,7 +242,7 @@ pub fn check_signatures(
     }
 }
 
-/// The accumulate family's datatype rules (SEMANTICS.md rule 3); returns the one
+/// The accumulate family's datatype rules (docs/semantics.md rule 3); returns the one
 /// basic type the call applies its op to.
 ///
 /// In order:

@@ -1,4 +1,4 @@
-//! Type signatures, `check_signatures` and `check_accumulate_types` (SEMANTICS.md rule
+//! Type signatures, `check_signatures` and `check_accumulate_types` (docs/semantics.md rule
 //! 3), with the error class of every refusal.
 
 use rma_core::{Error, ErrorClass};

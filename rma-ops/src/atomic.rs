@@ -2,7 +2,7 @@
 //! domain that lets bulk accumulates run without a read-modify-write instruction per
 //! element.
 //!
-//! # The atomicity domain of a window (DESIGN.md decision 3)
+//! # The atomicity domain of a window (docs/design.md decision 3)
 //!
 //! Every accumulate-family update of a window goes through one [`Domain`]: a table of
 //! chunk locks (one word per 16 KiB chunk of the window, hashed into the table) and one

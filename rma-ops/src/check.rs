@@ -1,8 +1,8 @@
-//! The op x type validity table (SEMANTICS.md rules 1, 2 and 7).
+//! The op x type validity table (docs/semantics.md rules 1, 2 and 7).
 
 use rma_core::{BasicType, Error, Op, Result, RmaCall, TypeClass};
 
-/// Whether `op` is defined on elements of `basic` (SEMANTICS.md rule 2), whatever the
+/// Whether `op` is defined on elements of `basic` (docs/semantics.md rule 2), whatever the
 /// call.
 pub fn op_defined_on(op: Op, basic: BasicType) -> bool {
     use TypeClass::*;
@@ -17,7 +17,7 @@ pub fn op_defined_on(op: Op, basic: BasicType) -> bool {
     }
 }
 
-/// Whether `call` accepts `op` at all (SEMANTICS.md rule 1): NO_OP only in
+/// Whether `call` accepts `op` at all (docs/semantics.md rule 1): NO_OP only in
 /// get_accumulate and fetch_and_op; compare_and_swap takes no op.
 pub fn op_allowed_in(op: Op, call: RmaCall) -> bool {
     match call {
@@ -48,7 +48,7 @@ pub fn check(op: Op, basic: BasicType, call: RmaCall) -> Result<()> {
     Ok(())
 }
 
-/// Checks that compare_and_swap accepts `basic` (SEMANTICS.md rule 7): integer,
+/// Checks that compare_and_swap accepts `basic` (docs/semantics.md rule 7): integer,
 /// address-sized, logical or byte; anything else is an error of class TYPE.
 pub fn check_cas_type(basic: BasicType) -> Result<()> {
     use TypeClass::*;

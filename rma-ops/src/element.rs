@@ -266,7 +266,7 @@ impl Element for Byte {
     }
 }
 
-/// MAXLOC/MINLOC (SEMANTICS.md rule 5): the larger (smaller) value wins with its index;
+/// MAXLOC/MINLOC (docs/semantics.md rule 5): the larger (smaller) value wins with its index;
 /// on equal values the smaller index wins. Values that compare unordered (a NaN in a
 /// float pair) keep the target's value, with the smaller index.
 #[inline(always)]

@@ -1,7 +1,7 @@
 //! MPI reduction operations for rma: which op applies to which type, and kernels that
 //! apply them, plainly or element-wise atomically.
 //!
-//! - [`check`] and [`check_cas_type`]: the op x type table of SEMANTICS.md rules 1, 2
+//! - [`check`] and [`check_cas_type`]: the op x type table of docs/semantics.md rules 1, 2
 //!   and 7, returning errors of class OP or TYPE.
 //! - [`Element`]: the scalar meaning of every op on every basic type, the reference
 //!   model the other kernels are tested against.
@@ -20,7 +20,7 @@
 //!   practice for MPI implementations.
 //! - MAX and MIN on floating point propagate NaN: if either operand is NaN the result
 //!   is NaN (the target's if it is one). Between equal values the target keeps its own.
-//! - MAXLOC and MINLOC: on equal values the smaller index wins (SEMANTICS.md rule 5);
+//! - MAXLOC and MINLOC: on equal values the smaller index wins (docs/semantics.md rule 5);
 //!   values that compare unordered keep the target's value, with the smaller index.
 //! - Logical ops on integers treat non-zero as true and produce 0 or 1.
 //!

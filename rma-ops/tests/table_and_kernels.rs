@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use rma_core::{BasicType, ErrorClass, Op, RmaCall};
 use rma_ops::atomic::{self, HeapDomain};
 
-/// SEMANTICS.md rule 2, written out by type name, independently of `op_defined_on`.
+/// docs/semantics.md rule 2, written out by type name, independently of `op_defined_on`.
 fn allowed_by_table(op: Op, t: BasicType) -> bool {
     let name = t.name();
     let int = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"].contains(&name);

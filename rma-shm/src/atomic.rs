@@ -186,7 +186,7 @@ impl Transport for AtomicTransport {
             // SAFETY: the run is inside the target window and aligned for `basic`
             // (rma-win checks alignment); every accumulate-family access to this window
             // goes through these kernels with this window's atomicity domain and
-            // window-offset keys (DESIGN.md decision 3).
+            // window-offset keys (docs/design.md decision 3).
             unsafe { atomic::accumulate(basic, op, p, key, &dom, &data[r]) }
         })
     }

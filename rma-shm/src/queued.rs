@@ -1,7 +1,7 @@
 //! The queued transport: active messages. The origin enqueues each call (header, target
 //! runs, payload) on a ring in shared memory toward the target; the target's progress
 //! engine applies it to its own memory with the same atomic kernels and lock table as
-//! the atomic transport (one atomicity domain, DESIGN.md decision 3) and replies with
+//! the atomic transport (one atomicity domain, docs/design.md decision 3) and replies with
 //! fetched data on a ring toward the origin.
 //!
 //! - **Rings.** One request ring per (origin, target) pair, in the target's segment, and

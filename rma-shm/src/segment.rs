@@ -1,6 +1,6 @@
 //! Named shared-memory segments: files in /dev/shm, owner-only, created exclusively,
 //! backing store reserved up front, mapped read-write. The mapping is only ever touched
-//! through raw pointers and atomics (DESIGN.md decision 7).
+//! through raw pointers and atomics (docs/design.md decision 7).
 
 use memmap2::MmapRaw;
 use rma_core::{Error, Result};

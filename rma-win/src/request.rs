@@ -4,7 +4,7 @@
 //! A [`Request`] keeps the buffers of its call borrowed — the origin buffer of an
 //! `rput`/`raccumulate` shared, the result buffer of an `rget`/`rget_accumulate`
 //! exclusively — until it is waited for or dropped, so safe code cannot reuse a buffer
-//! before the call is done with it (SEMANTICS.md rule 15). It also borrows the window,
+//! before the call is done with it (docs/semantics.md rule 15). It also borrows the window,
 //! so the window cannot be freed under it.
 //!
 //! ```compile_fail

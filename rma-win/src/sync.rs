@@ -1,6 +1,6 @@
 //! Epochs: fence, passive target (lock / unlock, lock_all / unlock_all, the flush
 //! family, sync) and active target with groups (post / start / complete / wait / test),
-//! with every misuse of SEMANTICS.md rule 16 refused with RMA_SYNC before anything
+//! with every misuse of docs/semantics.md rule 16 refused with RMA_SYNC before anything
 //! changes.
 
 use crate::memory::Memory;

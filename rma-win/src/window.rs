@@ -118,7 +118,7 @@ impl<'w> Window<'w> {
     /// [`Window::write_local`].
     ///
     /// With ranks as processes no other process can reach this memory directly, so the
-    /// window uses the queued transport whatever was asked (DESIGN.md decision 6, as
+    /// window uses the queued transport whatever was asked (docs/design.md decision 6, as
     /// MPICH does); [`Window::info`] reports the transport in effect. With ranks as
     /// threads every transport works.
     ///
@@ -404,7 +404,7 @@ impl<'w> Window<'w> {
 
     /// Checks shared by every call with a local buffer, in order: alive, rank, epoch,
     /// committed datatypes. `Ok(None)` when the call moves nothing (zero count or
-    /// zero-size types on both sides, SEMANTICS.md rule 18); otherwise `Ok(Some(t))`
+    /// zero-size types on both sides, docs/semantics.md rule 18); otherwise `Ok(Some(t))`
     /// with `t` the target index, `None` for the null rank.
     fn prologue(
         &self,

@@ -1,5 +1,5 @@
 //! Each error class a call can raise, and the window checked unchanged afterwards (a
-//! rejected call changes nothing, SEMANTICS.md rule 20).
+//! rejected call changes nothing, docs/semantics.md rule 20).
 
 use crate::expect_class;
 use rma_win::{
@@ -284,7 +284,7 @@ pub(crate) fn misaligned_created_window(world: &World, info: &Info) -> Result<()
     Ok(())
 }
 
-/// Fence-mode misuse of SEMANTICS.md rule 16: calls with no epoch, after a fence that
+/// Fence-mode misuse of docs/semantics.md rule 16: calls with no epoch, after a fence that
 /// closed the epoch, NOPRECEDE with calls pending, free with calls pending.
 pub(crate) fn sync_errors(world: &World, info: &Info) -> Result<()> {
     let me = world.rank();

@@ -1,6 +1,6 @@
 //! Passive target and PSCW: exclusive locks exclude (across processes too), shared
 //! locks and lock_all, flush completes at the target, fairness under contention, PSCW
-//! rings, and the RMA_SYNC misuses of SEMANTICS.md rule 16.
+//! rings, and the RMA_SYNC misuses of docs/semantics.md rule 16.
 
 use crate::expect_class;
 use rma_win::{Assert, ErrorClass, Group, Info, LockType, Op, Rank, Result, Window, World};

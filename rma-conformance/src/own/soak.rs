@@ -12,7 +12,7 @@
 //!   gets, every accumulate op, get_accumulate, fetch_and_op, compare_and_swap. Within
 //!   one synchronization interval (up to the next flush of that target, unlock or
 //!   closing sync) an element is touched either by accumulate-family calls only (which
-//!   SEMANTICS.md rule 11 orders, so the model applies them in program order), or by
+//!   docs/semantics.md rule 11 orders, so the model applies them in program order), or by
 //!   one put, or by gets only; so every value, fetched or final, is exact;
 //! - a **SUM region** that every origin updates with SUM (and reads with NO_OP) and an
 //!   **XOR region** likewise with BXOR: commutative, so the final values are exact.
