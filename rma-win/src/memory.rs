@@ -49,7 +49,7 @@ pub(crate) enum Memory<'w> {
     Shm {
         mem: Arc<WindowMemory>,
         liveness: Liveness,
-        /// A window created over a caller's buffer with ranks as threads: see
+        /// A window created over a caller's buffer (every launch mode): see
         /// [`Shadow`].
         shadow: Option<Shadow<'w>>,
     },
@@ -81,7 +81,7 @@ impl Memory<'_> {
         }
     }
 
-    /// After the collective free: a created window's copy (with ranks as threads)
+    /// After the collective free: a created window's copy
     /// goes back into the caller's buffer. Under MPI that happens when the MPI window
     /// is freed, as the window drops.
     pub(crate) fn copy_back(&mut self) {
