@@ -472,6 +472,7 @@ fn native_class<T: Element>() -> (bool, bool) {
 /// `p` is an aligned word of window memory ([`crate::shared`]'s contract).
 #[inline(always)]
 unsafe fn fop64<T: Element>(op: Op, p: *mut u8, origin: T) -> T {
+    debug_assert!(p as usize % 8 == 0, "fop64 on a misaligned word");
     // SAFETY: forwarded from this function's contract.
     let a = unsafe { shared::atomic(p.cast()) };
     let o = origin.to_bits();
@@ -507,6 +508,10 @@ unsafe fn fop64<T: Element>(op: Op, p: *mut u8, origin: T) -> T {
 #[inline(always)]
 unsafe fn fop_narrow<T: Element>(op: Op, p: *mut u8, origin: T) -> T {
     let s = std::mem::size_of::<T>();
+    debug_assert!(
+        p as usize % s == 0,
+        "a narrow atomic on a misaligned element"
+    );
     let (w, k) = shared::word_of(p);
     // SAFETY: the word holding an aligned narrow element (the contract).
     let a = unsafe { shared::atomic(w) };
@@ -546,6 +551,7 @@ unsafe fn fop_narrow<T: Element>(op: Op, p: *mut u8, origin: T) -> T {
 #[inline(always)]
 unsafe fn cas_word<T: Element>(p: *mut u8, origin: T, compare: T) -> T {
     let s = std::mem::size_of::<T>();
+    debug_assert!(p as usize % s == 0, "a word CAS on a misaligned element");
     let (w, k) = shared::word_of(p);
     // SAFETY: the word holding an aligned element of at most 8 bytes (the contract).
     let a = unsafe { shared::atomic(w) };
@@ -698,9 +704,11 @@ fn broken(what: &str) -> ! {
 /// value, then `origin` is combined in with `op` (`origin` is ignored for NO_OP).
 ///
 /// # Safety
-/// `target` points to one element of `basic` valid for reads and writes and aligned to
-/// [`atomic_align`]`(basic)`; every concurrent access to it goes through this module
-/// with the same [`Domain`] tables and `key` (its byte offset in its window). `origin`
+/// `target` points to one element of `basic` in window memory valid for reads and
+/// writes and aligned to [`atomic_align`]`(basic)`, inside an allocation that holds the
+/// whole aligned 8-byte words around it ([`crate::shared`]'s contract: every access to
+/// those words is a word atomic); every concurrent accumulate-family access to it uses
+/// the same [`Domain`] tables and `key` (its byte offset in its window). `origin`
 /// (unless the op is NO_OP) and `result` are each one element long.
 pub unsafe fn fetch_and_op(
     basic: BasicType,
@@ -748,9 +756,10 @@ pub unsafe fn compare_and_swap(
 /// `key + i * size`).
 ///
 /// # Safety
-/// `target` is valid for reads and writes of `src.len()` bytes, aligned to
-/// [`atomic_align`]`(basic)`; every concurrent access to those elements goes through
-/// this module with the same [`Domain`] tables and keys. `src.len()` is a multiple of the size.
+/// `target` is window memory valid for reads and writes of `src.len()` bytes, aligned
+/// to [`atomic_align`]`(basic)`, inside an allocation that holds the whole aligned
+/// 8-byte words around them ([`crate::shared`]'s contract); every concurrent
+/// accumulate-family access to those elements uses the same [`Domain`] tables and keys. `src.len()` is a multiple of the size.
 pub unsafe fn accumulate(
     basic: BasicType,
     op: Op,
@@ -835,9 +844,10 @@ pub unsafe fn get_accumulate(
 /// time under its lock with announcements drained (as for a bulk [`accumulate`]).
 ///
 /// # Safety
-/// Every block is valid for reads and writes and aligned to
-/// [`atomic_align`]`(basic)`; every concurrent access to them goes through this module
-/// with the same [`Domain`] tables and keys; `src.len() == count * len`, a multiple of
+/// Every block is window memory valid for reads and writes, aligned to
+/// [`atomic_align`]`(basic)`, inside an allocation that holds the whole aligned 8-byte
+/// words around it ([`crate::shared`]'s contract); every concurrent accumulate-family
+/// access to them uses the same [`Domain`] tables and keys; `src.len() == count * len`, a multiple of
 /// the size.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn accumulate_strided(

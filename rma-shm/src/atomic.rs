@@ -98,17 +98,29 @@ impl AtomicTransport {
 
     /// One element of `size` bytes at byte `offset` of `target`'s window, and the
     /// window's atomicity domain as this rank uses it.
-    fn element(&self, target: Rank, offset: usize, size: usize) -> (*mut u8, Domain<'_>) {
+    fn element(&self, target: Rank, offset: usize, basic: BasicType) -> (*mut u8, Domain<'_>) {
         let t = self.target_index(target);
         if offset
-            .checked_add(size)
+            .checked_add(basic.size())
             .is_none_or(|end| end > self.mem.len_of(t))
         {
             broken_contract("element outside the target window");
         }
         // SAFETY: offset + size <= window length, checked just above.
         let p = unsafe { self.mem.data_ptr(t).add(offset) };
+        aligned(p, basic);
         (p, self.mem.domain(t, self.mem.rank()))
+    }
+}
+
+/// Panics unless `p` is aligned for the atomic kernels on `basic` (the atomic word of
+/// an element must never straddle words: a misaligned `AtomicU64` would be undefined
+/// behaviour, and these methods are safe to call). rma-win refuses such calls first,
+/// with class DISP.
+#[inline(always)]
+fn aligned(p: *mut u8, basic: BasicType) {
+    if (p as usize) % atomic::atomic_align(basic) != 0 {
+        broken_contract("element not aligned for its atomic");
     }
 }
 
@@ -150,6 +162,10 @@ impl Transport for AtomicTransport {
         let exclusive = at.exclusive;
         if let Some((p, key, st)) = self.strided(&at) {
             let (stride, n) = (st.stride as usize, st.len / basic.size());
+            aligned(p, basic);
+            if stride % atomic::atomic_align(basic) != 0 {
+                broken_contract("stride not aligned for the element's atomic");
+            }
             if data.len() != st.count * st.len {
                 broken_contract("accumulate data length");
             }
@@ -170,6 +186,7 @@ impl Transport for AtomicTransport {
             });
         }
         self.for_each_run(at, |p, key, r| {
+            aligned(p, basic);
             if exclusive {
                 let n = r.len() / basic.size();
                 rma_ops::with_element!(basic, T => {
@@ -203,6 +220,7 @@ impl Transport for AtomicTransport {
             .mem
             .domain(self.target_index(at.target), self.mem.rank());
         self.for_each_run(at, |p, key, r| {
+            aligned(p, basic);
             let src = if op == Op::NoOp {
                 &[][..]
             } else {
@@ -222,7 +240,7 @@ impl Transport for AtomicTransport {
         origin: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let (p, dom) = self.element(target, offset, basic.size());
+        let (p, dom) = self.element(target, offset, basic);
         // SAFETY: one element inside the target window, aligned (checked by rma-win);
         // same kernels, domain and key scheme as every other accumulate.
         unsafe { atomic::fetch_and_op(basic, op, p, offset, &dom, origin, out) }
@@ -237,7 +255,7 @@ impl Transport for AtomicTransport {
         compare: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let (p, dom) = self.element(target, offset, basic.size());
+        let (p, dom) = self.element(target, offset, basic);
         // SAFETY: as in `fetch_and_op`.
         unsafe { atomic::compare_and_swap(basic, p, offset, &dom, origin, compare, out) }
     }
@@ -250,7 +268,7 @@ impl Transport for AtomicTransport {
         op: Op,
         origin: u64,
     ) -> Result<u64> {
-        let (p, dom) = self.element(target, offset, basic.size());
+        let (p, dom) = self.element(target, offset, basic);
         // SAFETY: as in `fetch_and_op` (the bits form takes elements of up to 8 bytes,
         // which rma-win guarantees).
         unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) }
@@ -264,7 +282,7 @@ impl Transport for AtomicTransport {
         origin: u64,
         compare: u64,
     ) -> Result<u64> {
-        let (p, dom) = self.element(target, offset, basic.size());
+        let (p, dom) = self.element(target, offset, basic);
         // SAFETY: as in `fetch_and_op_bits`.
         unsafe { atomic::compare_and_swap_bits(basic, p, offset, &dom, origin, compare) }
     }
@@ -278,7 +296,7 @@ impl Transport for AtomicTransport {
         op: Op,
         origin: u64,
     ) -> Result<()> {
-        let (p, dom) = self.element(target, offset, basic.size());
+        let (p, dom) = self.element(target, offset, basic);
         if exclusive {
             let mut bytes = [0u8; 8];
             rma_core::bytes_from_bits(origin, &mut bytes[..basic.size()]);

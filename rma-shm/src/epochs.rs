@@ -38,10 +38,12 @@ use std::time::{Duration, Instant};
 
 /// Waits until `cond(word)` holds (or fails: a value no honest peer could have
 /// written); never busy-spins without bound. At every liveness check (after the peers'
-/// liveness) `audit` looks at the rest of the state and fails if it cannot end well.
+/// liveness: every peer's, or with `only`, that one peer's) `audit` looks at the rest
+/// of the state and fails if it cannot end well.
 fn wait_for(
     word: &AtomicU32,
     liveness: &Liveness,
+    only: Option<usize>,
     mut cond: impl FnMut(u32) -> Result<bool>,
     mut audit: impl FnMut() -> Result<()>,
 ) -> Result<()> {
@@ -66,7 +68,10 @@ fn wait_for(
         sys::futex_wait(word, seen, Duration::from_millis(5));
         if last_check.elapsed() > crate::world::liveness_interval() {
             last_check = Instant::now();
-            liveness.check()?;
+            match only {
+                None => liveness.check()?,
+                Some(r) => liveness.check_rank(r)?,
+            }
             audit()?;
         }
     }
@@ -223,6 +228,7 @@ impl WindowMemory {
         let turn = wait_for(
             &lock.serving,
             liveness,
+            None,
             |s| {
                 if reached(s, ticket.wrapping_add(1)) {
                     // the turn went past this ticket without it: the word was overwritten
@@ -244,6 +250,7 @@ impl WindowMemory {
             let drained = wait_for(
                 &lock.readers,
                 liveness,
+                None,
                 |r| {
                     if r as usize > n {
                         return Err(lock_corrupt(
@@ -330,6 +337,40 @@ impl WindowMemory {
         Ok(())
     }
 
+    /// The synchronization of a window's collective free: marks this rank as freeing
+    /// the window (a word in its own lock block that only this function writes), then
+    /// waits until every rank has marked it. Once every mark is set every rank passes
+    /// (marks are never cleared), and a rank fails only while a mark is missing and
+    /// that rank is dead — then no rank can pass. So no rank releases memory while
+    /// another still issues calls on the window, and no world-level collective (a
+    /// peer's barrier or all-gather) can stand in for a free.
+    pub fn free_barrier(&self, liveness: &Liveness) -> Result<()> {
+        let mine = &self.lock_word(self.rank()).freeing;
+        mine.store(1, Ordering::Release);
+        sys::futex_wake_all(mine);
+        for r in 0..self.ranks() {
+            let mark = &self.lock_word(r).freeing;
+            wait_for(
+                mark,
+                liveness,
+                Some(r),
+                |v| {
+                    match v {
+                    0 => Ok(false),
+                    1 => Ok(true),
+                    v => Err(Error::Internal {
+                        reason: format!(
+                            "rank {r}'s free mark holds {v}: another process wrote into the window's control state"
+                        ),
+                    }),
+                }
+                },
+                || Ok(()),
+            )?;
+        }
+        Ok(())
+    }
+
     /// Target side of post: tells `origin` that this rank exposes its window to it.
     pub fn post_to(&self, origin: usize) {
         let c = self.epoch_counter(origin, self.rank(), true);
@@ -346,6 +387,7 @@ impl WindowMemory {
         wait_for(
             c,
             liveness,
+            None,
             |now| epoch_reached(Counter::Post, target, me, now, want),
             || Ok(()),
         )
@@ -377,6 +419,7 @@ impl WindowMemory {
         wait_for(
             c,
             liveness,
+            None,
             |now| epoch_reached(Counter::Complete, origin, me, now, want),
             || Ok(()),
         )

@@ -12,7 +12,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// How to launch a world of processes.
@@ -141,11 +142,16 @@ impl Stream {
 /// `streams` as they start and waits for any of them with poll(2), until every stream
 /// has ended and no more can come. (A thread per stream made starting many ranks slow:
 /// every fork of the launcher copied thousands of thread stacks' mappings.)
-fn forward_all(streams: mpsc::Receiver<Stream>) {
+fn forward_all(streams: mpsc::Receiver<Stream>, stop: Arc<AtomicBool>) {
     let mut open: Vec<Stream> = vec![];
     let mut more = true;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
+        // every rank has exited and the drain time is over: a process a rank left
+        // behind may hold its pipes open for ever
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
         while more {
             match streams.try_recv() {
                 Ok(s) => open.push(s),
@@ -170,8 +176,9 @@ fn forward_all(streams: mpsc::Receiver<Stream>) {
                 revents: 0,
             })
             .collect();
-        // while ranks are still being started, look for new streams now and then
-        let timeout = if more { 20 } else { -1 };
+        // while ranks are still being started, look for new streams now and then; later
+        // wake now and then to see `stop`
+        let timeout = if more { 20 } else { 100 };
         // SAFETY: `fds` is a valid, writable array of `fds.len()` pollfd structs for the
         // duration of the call, and every descriptor in it is open (owned by `open`).
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
@@ -446,10 +453,12 @@ fn run(
     let launcher = std::process::id();
     let mut progress = Progress::new(opts.progress, n);
     let (to_forwarder, streams) = mpsc::channel();
+    let stop_forwarding = Arc::new(AtomicBool::new(false));
+    let stop = stop_forwarding.clone();
     let forwarder = if opts.prefix_output {
         let t = std::thread::Builder::new()
             .name("rmarun-output".into())
-            .spawn(move || forward_all(streams))
+            .spawn(move || forward_all(streams, stop))
             .map_err(|e| Error::Os {
                 context: "starting the output forwarder".into(),
                 source: e,
@@ -617,6 +626,17 @@ fn run(
         std::thread::sleep(Duration::from_millis(2));
     }
     if let Some(t) = forwarder {
+        // every rank has exited: their output is forwarded until the pipes close, but
+        // for at most the grace time (a process a rank left behind, `sleep 100 &`, keeps
+        // them open), and never past the timeout
+        let mut until = Instant::now() + opts.grace.max(Duration::from_millis(100));
+        if let Some(limit) = opts.timeout {
+            until = until.min(start + limit).max(Instant::now());
+        }
+        while !t.is_finished() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stop_forwarding.store(true, Ordering::Relaxed);
         let _ = t.join();
     }
     killed.sort_unstable();

@@ -104,6 +104,9 @@ pub(crate) struct LockWord {
     pub(crate) serving: AtomicU32,
     /// Shared holders inside.
     pub(crate) readers: AtomicU32,
+    /// 1 once this rank has entered the window's collective free (epochs.rs
+    /// `free_barrier`); written by its owner only.
+    pub(crate) freeing: AtomicU32,
 }
 
 // What an origin says about its part in a window's passive-target lock: its claim,
@@ -269,9 +272,12 @@ impl WindowMemory {
     /// such a window needs the queued transport (`opts.queues`).
     ///
     /// # Safety
-    /// `ptr` must be valid for reads and writes of `len` bytes for the whole life of the
-    /// returned value, and accessed by its owner only through this window while it
-    /// lives.
+    /// `ptr` must be 8-byte aligned and valid for reads and writes of `len` bytes
+    /// rounded up to a whole number of 8-byte words, for the whole life of the returned
+    /// value (and for as long as any peer may still reach it: a window dropped without
+    /// its collective free must leave the memory in place), and every access to those
+    /// words while it lives must be a word atomic (`rma_ops::shared`): the window's
+    /// calls read and write whole aligned words.
     pub unsafe fn create(
         world: &World,
         ptr: *mut u8,

@@ -434,24 +434,7 @@ impl Control {
         // first to go (the others usually left because of it)
         let mut worst: Option<(u32, u32, usize, String)> = None;
         for r in (0..self.size).filter(|&r| r != me) {
-            let slot = self.slot(r);
-            let state = slot.state.load(Ordering::Acquire);
-            let order = slot.departed.load(Ordering::Acquire);
-            let found = if state == RankState::Dead as u32 {
-                Some((0, order, "it died".to_owned()))
-            } else if state == RankState::Exited as u32 {
-                Some((
-                    1,
-                    order,
-                    "it exited while this rank still waits for it".to_owned(),
-                ))
-            } else if mode == LaunchMode::Processes && state == RankState::Alive as u32 {
-                let pid = slot.pid.load(Ordering::Relaxed);
-                (!sys::pid_alive(pid)).then(|| (0, 0, format!("its process {pid} is gone")))
-            } else {
-                None
-            };
-            if let Some((severity, order, reason)) = found {
+            if let Some((severity, order, reason)) = self.fault_of(r, mode) {
                 if worst
                     .as_ref()
                     .is_none_or(|w| (severity, order) < (w.0, w.1))
@@ -472,6 +455,52 @@ impl Control {
                 })
             }
             None => self.failure_of(failed),
+        }
+    }
+
+    /// What is wrong with rank `r`, if anything: (0 = dead, 1 = exited; the order it
+    /// departed in; why).
+    fn fault_of(&self, r: usize, mode: LaunchMode) -> Option<(u32, u32, String)> {
+        let slot = self.slot(r);
+        let state = slot.state.load(Ordering::Acquire);
+        let order = slot.departed.load(Ordering::Acquire);
+        if state == RankState::Dead as u32 {
+            Some((0, order, "it died".to_owned()))
+        } else if state == RankState::Exited as u32 {
+            Some((
+                1,
+                order,
+                "it exited while this rank still waits for it".to_owned(),
+            ))
+        } else if mode == LaunchMode::Processes && state == RankState::Alive as u32 {
+            let pid = slot.pid.load(Ordering::Relaxed);
+            (!sys::pid_alive(pid)).then(|| (0, 0, format!("its process {pid} is gone")))
+        } else {
+            None
+        }
+    }
+
+    /// `Err(ProcFailed)` if rank `r` alone is dead or gone (or the launcher aborted the
+    /// world): for waits on one peer's word, which other peers' departures must not
+    /// cut short.
+    pub(crate) fn check_rank(&self, r: usize, mode: LaunchMode) -> Result<()> {
+        if self.header().abort.load(Ordering::Acquire) != 0 {
+            return Err(Error::ProcFailed {
+                rank: Rank::NULL,
+                reason: "the launcher aborted the world".into(),
+            });
+        }
+        match self.fault_of(r, mode) {
+            Some((severity, _, reason)) => {
+                if severity == 0 {
+                    self.mark_failed(r as u32 + 1);
+                }
+                Err(Error::ProcFailed {
+                    rank: Rank::new(r as u32),
+                    reason,
+                })
+            }
+            None => Ok(()),
         }
     }
 }
@@ -541,6 +570,11 @@ impl Liveness {
     /// `Err(ProcFailed)` naming the first peer found dead or gone.
     pub fn check(&self) -> Result<()> {
         self.ctl.check_peers(self.rank, self.mode)
+    }
+
+    /// `Err(ProcFailed)` if peer `r` is dead or gone; other peers are not looked at.
+    pub fn check_rank(&self, r: usize) -> Result<()> {
+        self.ctl.check_rank(r, self.mode)
     }
 
     /// How long a wait tolerates implausible shared state that does not change

@@ -137,3 +137,28 @@ fn help_goes_to_stdout_and_exits_0() {
         );
     }
 }
+
+#[test]
+fn a_process_left_holding_a_ranks_output_does_not_keep_rmarun() {
+    // the rank exits at once, but a background child keeps its stdout pipe open for
+    // 10 s: rmarun forwards what came, then stops after the grace time (0.5 s)
+    let started = std::time::Instant::now();
+    let out = rmarun(&[
+        "--grace",
+        "0.5",
+        "/bin/sh",
+        "-c",
+        "sleep 10 & echo rank-done; exit 0",
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("rank-done"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "rmarun took {took:?}"
+    );
+}

@@ -342,28 +342,18 @@ impl Window<'_> {
         Ok(())
     }
 
-    /// The synchronization of [`Window::free`]: on rma's shared memory, an all-gather
-    /// that checks every rank is freeing this very window. A plain barrier could be
-    /// matched by a peer's `World::barrier` (or another window's free) while that peer
-    /// still uses this window; a created window's copy would then be freed under its
-    /// writes. A mismatch is an error of class WIN on the ranks that see it, and this
-    /// rank's window stays as it was (not freed).
+    /// The synchronization of [`Window::free`]. On rma's shared memory it is the
+    /// window's own: every rank marks the window as being freed in its segment and
+    /// waits for every rank's mark (rma-shm `free_barrier`). A world collective could be
+    /// matched by a peer's `World::barrier` or `World::allgather` while that peer still
+    /// uses the window, and a created window's copy would then be freed under its
+    /// writes. Under MPI, MPI_Win_free (when the window drops) is the window's own
+    /// collective.
     fn free_collective(&self) -> Result<()> {
-        let Memory::Shm { mem, .. } = &self.mem else {
-            // MPI: MPI_Win_free, when the window drops, is the window's own collective
-            return self.world.barrier();
-        };
-        let mut mine = *b"rma-free\0\0\0\0\0\0\0\0";
-        mine[8..].copy_from_slice(&mem.id().to_le_bytes());
-        let all = self.world.allgather(&mine)?;
-        if let Some(r) = all.iter().position(|v| v.as_slice() != mine) {
-            return Err(Error::InvalidWindow {
-                reason: format!(
-                    "free: rank {r} is not freeing this window at the same time (mismatched collectives); the window stays usable here"
-                ),
-            });
+        match &self.mem {
+            Memory::Shm { mem, liveness, .. } => mem.free_barrier(liveness),
+            Memory::Mpi(_) => self.world.barrier(),
         }
-        Ok(())
     }
 
     /// Ends an open fence epoch before another kind starts; refused if calls of that
