@@ -167,8 +167,8 @@ impl std::fmt::Debug for Access<'_> {
 /// 5. **Local reuse.** When a call returns, the transport no longer reads `data`.
 /// 6. **No data races, whatever the program does.** Other ranks may touch window memory
 ///    at any moment, also in ways MPI calls erroneous (conflicting accesses). With ranks
-///    as threads Rust's memory model applies, so every access a transport makes to
-///    window memory must be atomic and of one size (rma-shm uses `rma_ops::shared`:
+///    as threads Rust's memory model applies, so every access a transport for threads
+///    makes to window memory must be atomic and of one size (rma-shm uses `rma_ops::shared`:
 ///    aligned 8-byte atomic words); a conflicting program then reads unspecified
 ///    values, never undefined behaviour. No Rust reference over window memory.
 pub trait Transport: Send + Sync {

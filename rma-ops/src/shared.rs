@@ -231,7 +231,8 @@ unsafe fn load_words(src: *const u64, out: *mut u8, n: usize) {
         // SAFETY: `src + i` is 16-byte aligned and `steps * 64` bytes from it are in
         // the range (the contract); `out + 8 i` has room for as many. Each `movdqa` is
         // one atomic 16-byte load (`sse_blocks`), standing for two relaxed word loads;
-        // `movdqu` stores to the local buffer. No flags or stack are used.
+        // `movdqu` stores to the local buffer. The loop counter changes the flags (so no
+        // `preserves_flags`); no stack is used.
         unsafe {
             std::arch::asm!(
                 "2:",
@@ -393,7 +394,8 @@ macro_rules! fused_sum {
         #[cfg(target_arch = "x86_64")]
         #[inline]
         unsafe fn $name(dst: *mut u8, src: *const u8, steps: usize) {
-            // SAFETY: the function's contract; no flags or stack are used.
+            // SAFETY: the function's contract; the loop changes the flags (no
+            // `preserves_flags`) and uses no stack.
             unsafe {
                 std::arch::asm!(
                     "2:",

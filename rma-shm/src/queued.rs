@@ -64,6 +64,9 @@ const REJECT_MESSAGE: u32 = 1;
 const REJECT_RING: u32 = 2;
 /// The reply ring toward the origin is corrupt: a reply could not be sent.
 const REJECT_REPLY_RING: u32 = 3;
+/// A request could not be applied: a chunk lock of the target's window stayed held
+/// past the stall bound (its holder stopped, or the lock word is corrupt).
+const REJECT_STALLED: u32 = 4;
 const HDR: usize = 32;
 const RUN: usize = 16;
 const FLAG_LAST: u8 = 1;
@@ -353,6 +356,11 @@ impl Engine {
     /// [`REJECT_MESSAGE`]); `hdr` is the request's header when the origin waits for a
     /// reply, which then says why.
     fn reject(&self, origin: usize, hdr: Option<Hdr>, why: &str) {
+        self.reject_as(origin, hdr, why, REJECT_MESSAGE)
+    }
+
+    /// [`Engine::reject`] with the `REJECT_*` code the origin's error names.
+    fn reject_as(&self, origin: usize, hdr: Option<Hdr>, why: &str, code: u32) {
         if let Some(h) = hdr {
             // a fetching origin is waiting for a reply: tell it now, before the flag
             // (an origin that sees the flag finds the reply already there)
@@ -360,7 +368,7 @@ impl Engine {
             msg.extend_from_slice(why.as_bytes().get(..200.min(why.len())).unwrap_or_default());
             self.reply(origin, TAG_REJECT, &[&msg]);
         }
-        self.abandon(origin, REJECT_MESSAGE);
+        self.abandon(origin, code);
     }
 
     /// Stops taking calls from `origin` for `why` (a `REJECT_*` code, kept if one is
@@ -395,7 +403,8 @@ impl Engine {
             // the origin gets the error instead of a reply
             tracing::warn!(origin, error = %e, "could not apply a request");
             let fetching = matches!(tag, TAG_GET | TAG_GACC | TAG_FOP | TAG_CAS);
-            self.reject(origin, Some(req.hdr).filter(|_| fetching), &e.to_string());
+            let hdr = Some(req.hdr).filter(|_| fetching);
+            self.reject_as(origin, hdr, &e.to_string(), REJECT_STALLED);
             return;
         }
         if req.reply_len > 0 || matches!(tag, TAG_GET | TAG_GACC) {
@@ -960,6 +969,10 @@ fn rejected_error(target: usize, code: u32) -> Error {
                 .to_owned()
         }
         REJECT_REPLY_RING => "the reply ring toward this rank is corrupt".to_owned(),
+        REJECT_STALLED => format!(
+            "it could not apply a call from this rank: a chunk lock of its window stayed held past the stall bound ({} ms, RMA_STALL_MS; its holder is stopped, or the lock word is corrupt)",
+            rma_core::stall_limit().as_millis()
+        ),
         other => format!("its rejection flag holds {other}"),
     };
     Error::Internal {

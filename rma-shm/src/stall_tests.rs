@@ -116,4 +116,8 @@ fn a_chunk_lock_held_by_a_live_holder_is_a_stalled_error_queued() {
         .as_ref()
         .expect_err("the stalled accumulate must fail at the origin");
     assert_eq!(e.class(), ErrorClass::Intern, "{e}");
+    assert!(
+        e.to_string().contains("chunk lock"),
+        "the error names the cause: {e}"
+    );
 }

@@ -53,7 +53,8 @@ pub use rma_core::ENV_STALL_MS;
 /// long wait (a lock held for minutes by a live rank, a peer that posts late) is not
 /// timed: only state no honest rank leaves behind for more than an instant. Liveness is
 /// checked every [`ENV_LIVENESS_MS`] as before. [`World::set_stall_bound`] overrides it
-/// for one world.
+/// for one world's epoch and queued-transport waits; the chunk-lock waits of the
+/// atomicity domain (rma-ops) always use [`ENV_STALL_MS`].
 pub fn stall_bound() -> Duration {
     rma_core::stall_limit()
 }

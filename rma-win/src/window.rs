@@ -27,9 +27,11 @@ use std::sync::Arc;
 /// read, write and combine into it.
 ///
 /// Created collectively by every rank ([`Window::allocate`], [`Window::create`]), used
-/// by its rank's thread (it is `Send`, not `Sync`), freed collectively
-/// ([`Window::free`]). Every call checks its arguments and the epoch state before any
-/// byte moves; a call that returns an error has changed nothing.
+/// by its rank's thread (it borrows its rank's `World`, so it stays on that thread:
+/// neither `Send` nor `Sync`), freed collectively ([`Window::free`]). Every call
+/// checks its arguments and the epoch state before any byte moves; a call refused by
+/// those checks has changed nothing. A call that fails later, on a peer's death or a
+/// stalled chunk lock (PROC_FAILED, INTERN), may have applied part of its data.
 pub struct Window<'w> {
     pub(crate) world: &'w World,
     /// Before `mem`: a transport's progress thread stops (dropping joins it) before a

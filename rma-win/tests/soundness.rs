@@ -168,24 +168,25 @@ fn panic_in_epoch() -> Outcome {
 fn racing_threads(transport: &'static str) -> Outcome {
     const ROUNDS: u64 = 2000;
     let results = rma_win::launch(2, move |world| -> rma_win::Result<String> {
-        let win = Window::allocate::<u64>(&world, 32, &info(transport))?;
+        let win = Window::allocate::<u64>(&world, 64, &info(transport))?;
         win.lock_all(Assert::NONE)?;
         world.barrier()?;
         let mut bad = String::new();
         if world.rank() == 1 {
             let zero = Rank::new(0);
             for _ in 0..ROUNDS {
-                win.put(&[0xaaaa_aaaa_aaaa_aaaau64; 8], zero, 0)?;
-                // bytes 64..96 of rank 0's window: +1 each, next to bytes rank 0 stores
-                win.accumulate(&[1u8; 31], zero, 8, rma_win::Op::Sum)?;
+                // 32 words: long enough for the SSE block path of the copies
+                win.put(&[0xaaaa_aaaa_aaaa_aaaau64; 32], zero, 0)?;
+                // bytes 256..287 of rank 0's window: +1 each, next to a byte rank 0 stores
+                win.accumulate(&[1u8; 31], zero, 32, rma_win::Op::Sum)?;
                 win.flush(zero)?;
             }
         } else {
             for i in 0..ROUNDS {
-                win.write_local::<u64>(0, &[0x5555_5555_5555_5555u64; 8])?;
-                // byte 95 (the last of word 11) is rank 0's: a counter of its rounds
-                win.write_local::<u8>(95, &[(i % 251) as u8])?;
-                let mut words = [0u64; 8];
+                win.write_local::<u64>(0, &[0x5555_5555_5555_5555u64; 32])?;
+                // byte 287 (the last of word 35) is rank 0's: a counter of its rounds
+                win.write_local::<u8>(287, &[(i % 251) as u8])?;
+                let mut words = [0u64; 32];
                 win.read_local::<u64>(0, &mut words)?;
                 for w in words {
                     if ![0, 0xaaaa_aaaa_aaaa_aaaa, 0x5555_5555_5555_5555].contains(&w) {
@@ -198,7 +199,7 @@ fn racing_threads(transport: &'static str) -> Outcome {
         world.barrier()?;
         if world.rank() == 0 && bad.is_empty() {
             let mut bytes = [0u8; 32];
-            win.read_local::<u8>(64, &mut bytes)?;
+            win.read_local::<u8>(256, &mut bytes)?;
             // the 31 accumulated bytes each saw every round; rank 0's byte its last
             if bytes[31] != ((ROUNDS - 1) % 251) as u8 {
                 bad = format!(
