@@ -208,120 +208,101 @@ fn sse_blocks() -> bool {
 /// 64-byte steps of the SSE loops.
 const STEP: usize = 64;
 
-/// Loads `n` words of window memory at the word-aligned `src` into the local bytes at
-/// `out` (`8 * n` bytes, any alignment).
-///
-/// # Safety
-/// The module contract for `8 * n` bytes at `src`, which is 8-byte aligned; `out` is
-/// valid for writes of `8 * n` bytes and is not window memory.
-#[inline]
-unsafe fn load_words(src: *const u64, out: *mut u8, n: usize) {
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    if n >= 16 && sse_blocks() {
-        if (src as usize) % 16 != 0 {
-            // SAFETY: an aligned word of the range; `out` has room for it.
-            unsafe {
-                out.cast::<u64>()
-                    .write_unaligned(atomic(src.cast_mut()).load(Relaxed))
-            };
-            i = 1;
-        }
-        let steps = (8 * (n - i)) / STEP;
-        // SAFETY: `src + i` is 16-byte aligned and `steps * 64` bytes from it are in
-        // the range (the contract); `out + 8 i` has room for as many. Each `movdqa` is
-        // one atomic 16-byte load (`sse_blocks`), standing for two relaxed word loads;
-        // `movdqu` stores to the local buffer. The loop counter changes the flags (so no
-        // `preserves_flags`); no stack is used.
-        unsafe {
-            std::arch::asm!(
-                "2:",
-                "movdqa {a}, [{s}]",
-                "movdqa {b}, [{s} + 16]",
-                "movdqa {c}, [{s} + 32]",
-                "movdqa {d}, [{s} + 48]",
-                "movdqu [{o}], {a}",
-                "movdqu [{o} + 16], {b}",
-                "movdqu [{o} + 32], {c}",
-                "movdqu [{o} + 48], {d}",
-                "add {s}, 64",
-                "add {o}, 64",
-                "dec {k}",
-                "jnz 2b",
-                s = inout(reg) src.add(i) => _,
-                o = inout(reg) out.add(8 * i) => _,
-                k = inout(reg) steps => _,
-                a = out(xmm_reg) _,
-                b = out(xmm_reg) _,
-                c = out(xmm_reg) _,
-                d = out(xmm_reg) _,
-                options(nostack),
-            );
-        }
-        i += steps * STEP / 8;
-    }
-    while i < n {
-        // SAFETY: an aligned word of the range; `out` has room for it.
-        unsafe {
-            out.add(8 * i)
-                .cast::<u64>()
-                .write_unaligned(atomic(src.add(i).cast_mut()).load(Relaxed))
-        };
-        i += 1;
-    }
+/// One 64-byte step loop over 16-byte blocks: `$ld` loads from `$from`, `$st` stores
+/// to `$to`, `$steps` times (`$steps > 0`). The loop counter changes the flags (so no
+/// `preserves_flags`); no stack is used.
+#[cfg(target_arch = "x86_64")]
+macro_rules! sse_steps {
+    ($ld:literal, $st:literal, $from:expr, $to:expr, $steps:expr) => {
+        std::arch::asm!(
+            "2:",
+            concat!($ld, " {a}, [{f}]"),
+            concat!($ld, " {b}, [{f} + 16]"),
+            concat!($ld, " {c}, [{f} + 32]"),
+            concat!($ld, " {d}, [{f} + 48]"),
+            concat!($st, " [{t}], {a}"),
+            concat!($st, " [{t} + 16], {b}"),
+            concat!($st, " [{t} + 32], {c}"),
+            concat!($st, " [{t} + 48], {d}"),
+            "add {f}, 64",
+            "add {t}, 64",
+            "dec {k}",
+            "jnz 2b",
+            f = inout(reg) $from => _,
+            t = inout(reg) $to => _,
+            k = inout(reg) $steps => _,
+            a = out(xmm_reg) _,
+            b = out(xmm_reg) _,
+            c = out(xmm_reg) _,
+            d = out(xmm_reg) _,
+            options(nostack),
+        )
+    };
 }
 
-/// Stores `n` words from the local bytes at `src` (`8 * n` bytes, any alignment) into
-/// window memory at the word-aligned `dst`.
+/// Moves `n` words between window memory at the word-aligned `window` and the local
+/// bytes at `local` (`8 * n` bytes, any alignment): into the window when `TO_WINDOW`,
+/// out of it otherwise. Each window word is a relaxed atomic access; on x86-64 with
+/// AVX the 16-byte aligned middle moves in SSE blocks, each `movdqa` one atomic 16-byte
+/// access standing for two relaxed word accesses (`sse_blocks`).
 ///
 /// # Safety
-/// The module contract for `8 * n` bytes at `dst`, which is 8-byte aligned; `src` is
-/// valid for reads of `8 * n` bytes and is not window memory.
+/// The module contract for `8 * n` bytes at `window`, which is 8-byte aligned; `local`
+/// is valid for reads (`TO_WINDOW`) or writes of `8 * n` bytes and is not window memory.
 #[inline]
-unsafe fn store_words(dst: *mut u64, src: *const u8, n: usize) {
+unsafe fn move_words<const TO_WINDOW: bool>(window: *mut u64, local: *mut u8, n: usize) {
+    // SAFETY: (the closure's callers) word `i < n` of both regions.
+    let word = |i: usize| unsafe {
+        let (w, l) = (atomic(window.add(i)), local.add(8 * i).cast::<u64>());
+        if TO_WINDOW {
+            w.store(l.read_unaligned(), Relaxed);
+        } else {
+            l.write_unaligned(w.load(Relaxed));
+        }
+    };
     let mut i = 0;
     #[cfg(target_arch = "x86_64")]
     if n >= 16 && sse_blocks() {
-        if (dst as usize) % 16 != 0 {
-            // SAFETY: an aligned word of the range; `src` holds it.
-            unsafe { atomic(dst).store(src.cast::<u64>().read_unaligned(), Relaxed) };
+        if (window as usize) % 16 != 0 {
+            word(0);
             i = 1;
         }
         let steps = (8 * (n - i)) / STEP;
-        // SAFETY: as in `load_words`, storing: each `movdqa` store is one atomic 16-byte
-        // access standing for two relaxed word stores.
+        // SAFETY: `window + i` is 16-byte aligned and `steps * 64` bytes from it are in
+        // the range (the contract; `n - i >= 15` words, so `steps >= 1`); `local + 8 i`
+        // holds as many. The window side uses `movdqa` (atomic 16-byte accesses), the
+        // local side `movdqu`.
         unsafe {
-            std::arch::asm!(
-                "2:",
-                "movdqu {a}, [{w}]",
-                "movdqu {b}, [{w} + 16]",
-                "movdqu {c}, [{w} + 32]",
-                "movdqu {d}, [{w} + 48]",
-                "movdqa [{t}], {a}",
-                "movdqa [{t} + 16], {b}",
-                "movdqa [{t} + 32], {c}",
-                "movdqa [{t} + 48], {d}",
-                "add {w}, 64",
-                "add {t}, 64",
-                "dec {k}",
-                "jnz 2b",
-                t = inout(reg) dst.add(i) => _,
-                w = inout(reg) src.add(8 * i) => _,
-                k = inout(reg) steps => _,
-                a = out(xmm_reg) _,
-                b = out(xmm_reg) _,
-                c = out(xmm_reg) _,
-                d = out(xmm_reg) _,
-                options(nostack),
-            );
+            let (w, l) = (window.add(i), local.add(8 * i));
+            if TO_WINDOW {
+                sse_steps!("movdqu", "movdqa", l, w, steps);
+            } else {
+                sse_steps!("movdqa", "movdqu", w, l, steps);
+            }
         }
         i += steps * STEP / 8;
     }
-    while i < n {
-        // SAFETY: an aligned word of the range; `src` holds it.
-        unsafe { atomic(dst.add(i)).store(src.add(8 * i).cast::<u64>().read_unaligned(), Relaxed) };
-        i += 1;
-    }
+    (i..n).for_each(word);
+}
+
+/// Loads `n` words of window memory at `src` into the local bytes at `out`.
+///
+/// # Safety
+/// As for [`move_words`].
+#[inline]
+unsafe fn load_words(src: *const u64, out: *mut u8, n: usize) {
+    // SAFETY: forwarded.
+    unsafe { move_words::<false>(src.cast_mut(), out, n) }
+}
+
+/// Stores `n` words from the local bytes at `src` into window memory at `dst`.
+///
+/// # Safety
+/// As for [`move_words`].
+#[inline]
+unsafe fn store_words(dst: *mut u64, src: *const u8, n: usize) {
+    // SAFETY: forwarded; `move_words` only reads `local` when storing into the window.
+    unsafe { move_words::<true>(dst, src.cast_mut(), n) }
 }
 
 /// Loads one element of window memory. An element of 1, 2, 4 or 8 bytes aligned to its

@@ -164,8 +164,6 @@ struct Peer {
 /// The window memory of every rank, mapped into this rank.
 #[derive(Debug)]
 pub struct WindowMemory {
-    /// The world's number for this window (the same on every rank).
-    id: u64,
     rank: usize,
     flavor: Flavor,
     queues: bool,
@@ -440,7 +438,6 @@ impl WindowMemory {
             });
         }
         Ok(WindowMemory {
-            id,
             rank,
             flavor,
             queues: opts.queues,
@@ -530,12 +527,6 @@ impl WindowMemory {
     #[cfg(test)]
     pub(crate) fn chunk_lock_word(&self, rank: usize, idx: usize) -> &AtomicU32 {
         &chunk_locks(&self.peers[rank].seg)[idx]
-    }
-
-    /// The world's number for this window: the same on every rank (windows are
-    /// created collectively, in the same order everywhere).
-    pub fn id(&self) -> u64 {
-        self.id
     }
 
     /// How the memory was obtained.
