@@ -41,6 +41,7 @@ mod limits;
 mod op;
 mod rank;
 mod transport;
+pub mod wait;
 
 pub use assert::{Assert, LockType};
 pub use basic::{BasicType, TypeClass};

@@ -45,7 +45,6 @@
 use crate::element::Element;
 use crate::shared;
 use rma_core::{BasicType, Error, Op, Result, TypeClass};
-use std::hint::spin_loop;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 
@@ -355,7 +354,8 @@ impl<'a> Domain<'a> {
 /// (so a stopped holder does not cost a core), and gives up with
 /// [`Error::Stalled`] after [`rma_core::stall_limit`].
 struct Waiter {
-    spins: u32,
+    pace: rma_core::wait::Backoff,
+    pauses: u32,
     since: Option<std::time::Instant>,
 }
 
@@ -363,18 +363,20 @@ impl Waiter {
     #[inline(always)]
     fn new() -> Waiter {
         Waiter {
-            spins: 0,
+            pace: rma_core::wait::Backoff::new(),
+            pauses: 0,
             since: None,
         }
     }
 
-    /// Pauses once. `Ok(true)` every 1024 pauses: time to ask whether the holder died.
+    /// Pauses once, paced as every wait of rma is (rma_core::wait: spin on free cores,
+    /// yield when oversubscribed, then sleep 50 µs at a time). `Ok(true)` every 1024
+    /// pauses, and every 16 once sleeping: time to ask whether the holder died.
     #[inline]
     fn pause(&mut self, stalled: impl FnOnce(u64) -> Error) -> Result<bool> {
-        self.spins = self.spins.wrapping_add(1);
-        if self.spins < 64 {
-            spin_loop();
-            return Ok(false);
+        self.pauses = self.pauses.wrapping_add(1);
+        if self.pace.step() != rma_core::wait::Step::Park {
+            return Ok(self.pauses % 1024 == 0);
         }
         self.slow(stalled)
     }
@@ -386,13 +388,8 @@ impl Waiter {
         if waited > rma_core::stall_limit() {
             return Err(stalled(waited.as_millis() as u64));
         }
-        if waited < std::time::Duration::from_millis(1) {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        }
-        Ok(self.spins % 1024 == 0
-            || waited > std::time::Duration::from_millis(1) && self.spins % 16 == 0)
+        std::thread::sleep(std::time::Duration::from_micros(50));
+        Ok(self.pauses % 16 == 0)
     }
 }
 

@@ -1,7 +1,19 @@
 //! Synchronization state in shared memory: the passive-target lock of each window (a
 //! fair ticket lock with reader counting) and the post/complete counters of
-//! active-target (PSCW) epochs. Every wait spins briefly, then sleeps on a futex in
-//! short slices, checking the peers' liveness between slices.
+//! active-target (PSCW) epochs. Every wait is [`crate::park::wait_on`]: it spins while
+//! there are free cores, yields and parks on a futex when the node is oversubscribed,
+//! and checks the peers' liveness while parked; a waker makes the wake-up system call
+//! only when a waiter sleeps.
+//!
+//! **The lock as a queue.** A request takes a ticket (`next`), as in any ticket lock,
+//! but then waits on a cache line of its own: the turn line of its ticket
+//! ([`crate::winmem::TurnLine`], one per outstanding ticket). Whoever ends the turn
+//! before it (an exclusive holder releasing, or a reader once it is counted in) moves
+//! `serving` on and stores the next ticket into that ticket's line, waking it only if
+//! its waiter sleeps. So a handoff moves one line between two ranks however many wait,
+//! where a shared `serving` word that every waiter spins or sleeps on makes each
+//! release touch (or wake) all of them. Arrival order, reader counting and every check
+//! below are those of the plain ticket lock.
 //!
 //! The state lives in shared memory, where another process can overwrite it, so every
 //! wait also checks that what it sees is possible, and ends in an error of class INTERN
@@ -29,7 +41,7 @@
 //!   yet, which MPI lets take as long as it likes: that wait ends when the peer posts,
 //!   dies (PROC_FAILED) or leaves.
 
-use crate::sys;
+use crate::park;
 use crate::winmem::{WindowMemory, CLAIM_EXCLUSIVE, CLAIM_NONE, CLAIM_SHARED, CLAIM_WAITING};
 use crate::world::Liveness;
 use rma_core::{Error, Result};
@@ -37,44 +49,23 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Waits until `cond(word)` holds (or fails: a value no honest peer could have
-/// written); never busy-spins without bound. At every liveness check (after the peers'
-/// liveness: every peer's, or with `only`, that one peer's) `audit` looks at the rest
-/// of the state and fails if it cannot end well.
+/// written), parked on `word` with its sleepers counted in `sleepers`. At every
+/// liveness check (every peer's, or with `only`, that one peer's) `audit` looks at the
+/// rest of the state and fails if it cannot end well.
 fn wait_for(
-    word: &AtomicU32,
+    (word, sleepers): (&AtomicU32, &AtomicU32),
     liveness: &Liveness,
     only: Option<usize>,
-    mut cond: impl FnMut(u32) -> Result<bool>,
+    cond: impl FnMut(u32) -> Result<bool>,
     mut audit: impl FnMut() -> Result<()>,
 ) -> Result<()> {
-    for _ in 0..100 {
-        if cond(word.load(Ordering::Acquire))? {
-            return Ok(());
+    park::wait_on(word, sleepers, cond, || {
+        match only {
+            None => liveness.check()?,
+            Some(r) => liveness.check_rank(r)?,
         }
-        std::hint::spin_loop();
-    }
-    for _ in 0..20 {
-        if cond(word.load(Ordering::Acquire))? {
-            return Ok(());
-        }
-        std::thread::yield_now();
-    }
-    let mut last_check = Instant::now();
-    loop {
-        let seen = word.load(Ordering::Acquire);
-        if cond(seen)? {
-            return Ok(());
-        }
-        sys::futex_wait(word, seen, Duration::from_millis(5));
-        if last_check.elapsed() > crate::world::liveness_interval() {
-            last_check = Instant::now();
-            match only {
-                None => liveness.check()?,
-                Some(r) => liveness.check_rank(r)?,
-            }
-            audit()?;
-        }
-    }
+        audit()
+    })
 }
 
 /// Whether counter value `now` has reached `want` (wrapping u32 arithmetic): the
@@ -215,32 +206,47 @@ fn epoch_reached(which: Counter, peer: usize, owner: usize, now: u32, want: u32)
 impl WindowMemory {
     /// Acquires the passive-target lock of `target`'s window, shared or exclusive,
     /// blocking until granted. Requests are served in arrival order, so no origin
-    /// starves. Lock state that can never be granted is an error (module docs). A rank
-    /// has at most one request on a target's lock at a time (its claim is one word).
+    /// starves; each waits on its own turn line (module docs). Lock state that can
+    /// never be granted is an error (module docs). A rank has at most one request on a
+    /// target's lock at a time (its claim is one word).
     pub fn acquire_lock(&self, target: usize, exclusive: bool, liveness: &Liveness) -> Result<()> {
         let lock = self.lock_word(target);
         let mine = self.lock_claim(target, self.rank());
         let n = self.ranks();
         let ticket = lock.next.fetch_add(1, Ordering::AcqRel);
         mine.store(claim(ticket, CLAIM_WAITING), Ordering::SeqCst);
+        let line = self.turn_line(target, ticket);
         let mut audit = LockAudit::new(self, target, liveness);
         // (if a wait fails, a peer died or the lock is corrupt: the ticket is lost)
         let turn = wait_for(
-            &lock.serving,
+            (&line.go, &line.sleepers),
             liveness,
             None,
-            |s| {
-                if reached(s, ticket.wrapping_add(1)) {
-                    // the turn went past this ticket without it: the word was overwritten
+            |go| {
+                if go == ticket {
+                    return Ok(true);
+                }
+                if go.wrapping_sub(ticket) as i32 > 0 {
+                    // handed a ticket past this one: the line was overwritten
                     return Err(lock_corrupt(
                         target,
-                        format!("the ticket served ({s}) is past this rank's ({ticket})"),
+                        format!("the turn line of ticket {ticket} holds ticket {go}"),
                     ));
                 }
-                Ok(s == ticket)
+                Ok(false)
             },
             || audit.check(),
-        );
+        )
+        .and_then(|()| {
+            // the line says it is this ticket's turn; so must the lock word
+            match lock.serving.load(Ordering::SeqCst) {
+                s if s == ticket => Ok(()),
+                s => Err(lock_corrupt(
+                    target,
+                    format!("ticket {ticket} was handed the turn, but the ticket served is {s}"),
+                )),
+            }
+        });
         if let Err(e) = turn {
             mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
             return Err(e);
@@ -248,7 +254,7 @@ impl WindowMemory {
         if exclusive {
             mine.store(claim(ticket, CLAIM_EXCLUSIVE), Ordering::SeqCst);
             let drained = wait_for(
-                &lock.readers,
+                (&lock.readers, &lock.drain_sleepers),
                 liveness,
                 None,
                 |r| {
@@ -278,10 +284,20 @@ impl WindowMemory {
             // claimed before counted, so `readers` never exceeds the claims
             mine.store(claim(ticket, CLAIM_SHARED), Ordering::SeqCst);
             lock.readers.fetch_add(1, Ordering::AcqRel);
-            lock.serving.fetch_add(1, Ordering::AcqRel);
-            sys::futex_wake_all(&lock.serving);
+            self.pass_turn(target, ticket);
             Ok(())
         }
+    }
+
+    /// Ends the turn of `ticket` on `target`'s lock: `serving` moves to the next
+    /// ticket, whose turn line is then handed the turn (and woken only if its waiter
+    /// sleeps). Only the rank whose turn it is calls this, once per turn.
+    fn pass_turn(&self, target: usize, ticket: u32) {
+        let next = ticket.wrapping_add(1);
+        self.lock_word(target).serving.store(next, Ordering::SeqCst);
+        let line = self.turn_line(target, next);
+        line.go.store(next, Ordering::SeqCst);
+        park::wake(&line.go, &line.sleepers);
     }
 
     /// Releases a lock taken with [`WindowMemory::acquire_lock`]. If the lock word or
@@ -299,19 +315,15 @@ impl WindowMemory {
                 ));
             }
             // pass the turn on only if it is still this rank's
-            if let Err(s) = lock.serving.compare_exchange(
-                ticket,
-                ticket.wrapping_add(1),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            let s = lock.serving.load(Ordering::SeqCst);
+            if s != ticket {
                 return Err(lock_corrupt(
                     target,
                     format!("the ticket served is {s} while this rank holds {ticket}"),
                 ));
             }
             mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
-            sys::futex_wake_all(&lock.serving);
+            self.pass_turn(target, ticket);
         } else {
             if state != CLAIM_SHARED {
                 return Err(lock_corrupt(
@@ -320,7 +332,8 @@ impl WindowMemory {
                 ));
             }
             let n = self.ranks() as u32;
-            lock.readers
+            let before = lock
+                .readers
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
                     (r > 0 && r <= n).then(|| r - 1)
                 })
@@ -332,7 +345,9 @@ impl WindowMemory {
                 })?;
             // cleared after leaving, so `readers` never exceeds the claims
             mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
-            sys::futex_wake_all(&lock.readers);
+            if before == 1 {
+                park::wake(&lock.readers, &lock.drain_sleepers);
+            }
         }
         Ok(())
     }
@@ -345,13 +360,13 @@ impl WindowMemory {
     /// another still issues calls on the window, and no world-level collective (a
     /// peer's barrier or all-gather) can stand in for a free.
     pub fn free_barrier(&self, liveness: &Liveness) -> Result<()> {
-        let mine = &self.lock_word(self.rank()).freeing;
-        mine.store(1, Ordering::Release);
-        sys::futex_wake_all(mine);
+        let own = self.lock_word(self.rank());
+        own.freeing.store(1, Ordering::SeqCst);
+        park::wake(&own.freeing, &own.free_sleepers);
         for r in 0..self.ranks() {
-            let mark = &self.lock_word(r).freeing;
+            let theirs = self.lock_word(r);
             wait_for(
-                mark,
+                (&theirs.freeing, &theirs.free_sleepers),
                 liveness,
                 Some(r),
                 |v| {
@@ -374,8 +389,8 @@ impl WindowMemory {
     /// Target side of post: tells `origin` that this rank exposes its window to it.
     pub fn post_to(&self, origin: usize) {
         let c = self.epoch_counter(origin, self.rank(), true);
-        c.fetch_add(1, Ordering::AcqRel);
-        sys::futex_wake_all(c);
+        c.fetch_add(1, Ordering::SeqCst);
+        park::wake(c, &self.lock_word(origin).epoch_sleepers);
     }
 
     /// Origin side of start: waits until `target` has posted to this rank `want`
@@ -385,7 +400,7 @@ impl WindowMemory {
         let me = self.rank();
         let c = self.epoch_counter(me, target, true);
         wait_for(
-            c,
+            (c, &self.lock_word(me).epoch_sleepers),
             liveness,
             None,
             |now| epoch_reached(Counter::Post, target, me, now, want),
@@ -397,8 +412,8 @@ impl WindowMemory {
     /// over (after every call to it was completed).
     pub fn complete_to(&self, target: usize) {
         let c = self.epoch_counter(target, self.rank(), false);
-        c.fetch_add(1, Ordering::AcqRel);
-        sys::futex_wake_all(c);
+        c.fetch_add(1, Ordering::SeqCst);
+        park::wake(c, &self.lock_word(target).epoch_sleepers);
     }
 
     /// Target side of wait/test: whether `origin` has completed `want` access epochs
@@ -417,7 +432,7 @@ impl WindowMemory {
         let me = self.rank();
         let c = self.epoch_counter(me, origin, false);
         wait_for(
-            c,
+            (c, &self.lock_word(me).epoch_sleepers),
             liveness,
             None,
             |now| epoch_reached(Counter::Complete, origin, me, now, want),

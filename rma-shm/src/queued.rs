@@ -13,7 +13,8 @@
 //!   self-contained chunks (runs with their payload); target layouts of any size and
 //!   payloads of any length stream through a fixed-size ring.
 //! - **Progress.** Each rank runs a progress thread per queued window that drains its
-//!   request rings; it spins briefly, then sleeps on the rank's doorbell (a futex),
+//!   request rings; it spins while the node has free cores (`rma_core::wait`), then
+//!   sleeps on the rank's doorbell (a futex),
 //!   and origins ring it after enqueuing. Every wait of the origin (ring space, replies,
 //!   flush) also drains this rank's own request rings, so progress never depends on
 //!   the progress thread being scheduled.
@@ -33,10 +34,11 @@
 //!   answers none (a request rewritten into one that needs no answer) ends the
 //!   origin's wait in `Error::Stalled` after `RMA_STALL_MS`. Nothing waits forever.
 
-use crate::ring::{Ring, RingCtl, RingMem, CAP};
+use crate::ring::{ring_cap, Ring, RingCtl, RingMem};
 use crate::sys;
 use crate::winmem::WindowMemory;
 use crate::world::Liveness;
+use rma_core::wait::{Backoff, Step};
 use rma_core::{
     Access, BasicType, Contiguous, Error, Layout, Op, Rank, Result, RmaCall, Run, Transport,
 };
@@ -236,26 +238,26 @@ pub(crate) fn decode_request(
     })
 }
 
-/// A ring's data area in a mapped segment.
-struct ShmRingMem(*mut u8);
+/// A ring's data area in a mapped segment: its first byte and length.
+struct ShmRingMem(*mut u8, usize);
 
 impl RingMem for ShmRingMem {
     fn cap(&self) -> usize {
-        CAP
+        self.1
     }
     fn write(&self, off: usize, src: &[u8]) {
         assert!(
-            off.checked_add(src.len()).is_some_and(|e| e <= CAP),
+            off.checked_add(src.len()).is_some_and(|e| e <= self.1),
             "rma-shm: ring write out of bounds"
         );
-        // SAFETY: the data area is CAP bytes inside a live mapping (validated at window
+        // SAFETY: the data area is `self.1` bytes inside a live mapping (validated at window
         // creation), the range is inside it (asserted), and the ring protocol gives the
         // producer exclusive use of the bytes it writes.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.0.add(off), src.len()) }
     }
     fn read(&self, off: usize, dst: &mut [u8]) {
         assert!(
-            off.checked_add(dst.len()).is_some_and(|e| e <= CAP),
+            off.checked_add(dst.len()).is_some_and(|e| e <= self.1),
             "rma-shm: ring read out of bounds"
         );
         // SAFETY: as in `write`; the consumer reads bytes the producer published.
@@ -265,7 +267,7 @@ impl RingMem for ShmRingMem {
 
 fn ring(mem: &WindowMemory, owner: usize, index: usize) -> Ring<'_, ShmRingMem> {
     let (ctl, data) = mem.ring(owner, index);
-    Ring::new(ctl, ShmRingMem(data))
+    Ring::new(ctl, ShmRingMem(data, ring_cap(mem.ranks())))
 }
 
 fn wake_consumer(ctl: &RingCtl) {
@@ -482,7 +484,7 @@ impl Engine {
     /// or the engine stops.
     fn reply(&self, origin: usize, tag: u32, parts: &[&[u8]]) {
         let r = ring(&self.mem, origin, self.mem.ranks() + self.me);
-        let mut spins = 0u32;
+        let mut pace = Backoff::new();
         let mut last_check = Instant::now();
         loop {
             let mut tail = self.reply_tails[origin].load(Ordering::Relaxed);
@@ -503,9 +505,7 @@ impl Engine {
             if self.stop.load(Ordering::Relaxed) {
                 return;
             }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
+            if pace.step() != Step::Park {
                 continue;
             }
             let ctl = r.ctl();
@@ -537,19 +537,13 @@ impl Engine {
     /// The progress thread: drain, spin briefly when idle, then sleep on the doorbell.
     fn run(self: Arc<Self>) {
         let bell = self.mem.doorbell(self.me);
-        let mut idle = 0u32;
+        let mut pace = Backoff::new();
         while !self.stop.load(Ordering::Acquire) {
             if self.poll_once(false) {
-                idle = 0;
+                pace.reset();
                 continue;
             }
-            idle += 1;
-            if idle < 100 {
-                std::hint::spin_loop();
-                continue;
-            }
-            if idle < 110 {
-                std::thread::yield_now();
+            if pace.step() != Step::Park {
                 continue;
             }
             let seen = bell.bell.load(Ordering::SeqCst);
@@ -558,7 +552,7 @@ impl Engine {
                 sys::futex_wait(&bell.bell, seen, Duration::from_millis(200));
             }
             bell.sleeping.store(0, Ordering::SeqCst);
-            idle = 90;
+            pace.reset();
         }
     }
 }
@@ -592,7 +586,7 @@ impl QueuedTransport {
         let me = mem.rank();
         let engine = Arc::new(Engine {
             drains: (0..n)
-                .map(|_| Mutex::new(Some(Vec::with_capacity(CAP / 4))))
+                .map(|_| Mutex::new(Some(Vec::with_capacity(ring_cap(mem.ranks()) / 4))))
                 .collect(),
             heads: (0..n).map(|_| AtomicU64::new(0)).collect(),
             reply_tails: (0..n).map(|_| AtomicU64::new(0)).collect(),
@@ -644,7 +638,7 @@ impl QueuedTransport {
         mut ready: impl FnMut() -> Result<bool>,
     ) -> Result<()> {
         let pair = self.mem().pair(target, self.mem().rank());
-        let mut spins = 0u32;
+        let mut pace = Backoff::new();
         let mut last_check = Instant::now();
         let mut progress = Progress::default();
         loop {
@@ -652,16 +646,10 @@ impl QueuedTransport {
                 return Ok(());
             }
             if self.engine.poll_once(true) {
-                spins = 0;
+                pace.reset();
                 continue;
             }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-                continue;
-            }
-            if spins < 72 {
-                std::thread::yield_now();
+            if pace.step() != Step::Park {
                 continue;
             }
             let code = pair.rejected.load(Ordering::SeqCst);
@@ -1668,19 +1656,20 @@ mod tests {
                         std::thread::sleep(Duration::from_micros(200));
                     }
                     let (ctl, data) = mem.ring(1, 0);
-                    let bytes = ShmRingMem(data);
+                    let cap = ring_cap(mem.ranks());
+                    let bytes = ShmRingMem(data, cap);
                     let (head, tail) = (
                         ctl.head.load(Ordering::SeqCst),
                         ctl.tail.load(Ordering::SeqCst),
                     );
                     let used = tail.wrapping_sub(head) as usize;
-                    let pos = (head % CAP as u64) as usize;
+                    let pos = (head % cap as u64) as usize;
                     // a byte of the ring changed to another value
                     let flip = |at: usize, v: u64| {
                         let mut b = [0u8];
-                        bytes.read(at % CAP, &mut b);
+                        bytes.read(at % cap, &mut b);
                         b[0] = if v as u8 == b[0] { !b[0] } else { v as u8 };
-                        bytes.write(at % CAP, &b);
+                        bytes.write(at % cap, &b);
                     };
                     match next() % 8 {
                         // the length or the tag of the record at the head

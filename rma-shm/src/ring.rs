@@ -19,8 +19,29 @@
 
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
-/// Data bytes of the rings of the queued transport (a power of two).
+/// Data bytes of the rings of the queued transport (a power of two) in worlds of up
+/// to 32 ranks; larger worlds get smaller rings ([`ring_cap`]).
 pub const CAP: usize = 64 * 1024;
+
+/// The smallest ring: a record of a quarter of it still holds a request header and
+/// hundreds of elements or runs, so a large call is split into more records, never
+/// refused.
+pub const MIN_CAP: usize = 16 * 1024;
+
+/// Data bytes of each ring of a queued window over `ranks` ranks: every rank holds two
+/// rings per peer, so their size shrinks as the world grows (64 KiB up to 32 ranks,
+/// then halved each time the ranks double, down to [`MIN_CAP`] from 128 ranks), keeping
+/// a rank's queue area at most 4 MiB until the floor is reached and linear in the
+/// ranks after it.
+pub const fn ring_cap(ranks: usize) -> usize {
+    let mut cap = CAP;
+    let mut r = 32;
+    while r < ranks && cap > MIN_CAP {
+        cap /= 2;
+        r *= 2;
+    }
+    cap
+}
 
 /// Largest record payload a ring of `cap` bytes accepts (a quarter of it, so a
 /// producer always makes progress once the consumer drains).

@@ -4,9 +4,11 @@
 
 use memmap2::MmapRaw;
 use rma_core::{Error, Result};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
 
 const SHM_DIR: &str = "/dev/shm";
 
@@ -203,6 +205,38 @@ impl Segment {
         n
     }
 
+    /// Makes this mapping the one this process shares under its name: a later
+    /// [`Segment::open_shared`] of the same name in this process returns it instead of
+    /// mapping the segment again.
+    pub fn share(self) -> Arc<Segment> {
+        let seg = Arc::new(self);
+        let mut reg = registry();
+        reg.retain(|_, w| w.strong_count() > 0);
+        reg.insert(seg.name.clone(), Arc::downgrade(&seg));
+        seg
+    }
+
+    /// Opens segment `name` (at least `min_len` bytes) through this process's shared
+    /// mapping of it if there is one, else maps it and shares that mapping. Ranks as
+    /// threads thus map each window segment once per process, not once per rank: with
+    /// N ranks the latter makes N² mappings, past the kernel's limit on mappings per
+    /// process (`vm.max_map_count`, 65530 by default) at about 250 ranks, where even
+    /// malloc starts to fail.
+    pub fn open_shared(name: &str, min_len: usize) -> Result<Arc<Segment>> {
+        if let Some(seg) = registry().get(name).and_then(Weak::upgrade) {
+            if seg.len < min_len {
+                return Err(Error::Internal {
+                    reason: format!(
+                        "shared segment {name} has {} bytes, expected at least {min_len}",
+                        seg.len
+                    ),
+                });
+            }
+            return Ok(seg);
+        }
+        Ok(Self::open(name, min_len)?.share())
+    }
+
     /// The segment's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -222,6 +256,15 @@ impl Segment {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// This process's shared mappings by name ([`Segment::share`]); entries whose mapping
+/// is gone are pruned on every insert.
+fn registry() -> std::sync::MutexGuard<'static, HashMap<String, Weak<Segment>>> {
+    static REG: std::sync::LazyLock<Mutex<HashMap<String, Weak<Segment>>>> =
+        std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
+    // the map stays consistent even if a holder panicked: every operation is one call
+    REG.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The pid in the name of a world's segment: `rma-<pid>-<16 hex digits>` (the world's

@@ -4,12 +4,13 @@
 //! segment. Layouts are `#[repr(C)]`, hold offsets not addresses, and are validated
 //! when a peer's segment is opened.
 
-use crate::ring::{RingCtl, CAP, CTL_LEN};
+use crate::ring::{ring_cap, RingCtl, CTL_LEN};
 use crate::segment::Segment;
 use crate::world::{random_u64, LaunchMode, World, NAME_ATTEMPTS};
 use rma_core::{Error, Rank, Result};
 use rma_ops::atomic::{Domain, Slot, MAX_CHUNK_LOCKS, SLOT_BYTES};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 const MAGIC: u64 = 0x726d_615f_7769_6e64; // "rma_wind"
 /// Chunk locks per window segment (the atomicity domain's lock table).
@@ -23,7 +24,10 @@ const _: () = assert!(CHUNK_LOCKS_OFFSET + CHUNK_LOCKS * 4 <= SYNC_OFFSET);
 const LOCK_LEN: usize = 64;
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_LEN);
 const PAGE: usize = 4096;
-const RING_LEN: usize = CTL_LEN + CAP;
+/// Bytes of one ring (control block and data) in a window over `ranks` ranks.
+fn ring_len(ranks: usize) -> usize {
+    CTL_LEN + ring_cap(ranks)
+}
 const PAIR_LEN: usize = 64;
 const BELL_LEN: usize = 64;
 
@@ -81,10 +85,24 @@ fn slots_offset(ranks: usize) -> Option<usize> {
         .map(|v| v & !(SLOT_BYTES - 1))
 }
 
+/// Turn lines of a window's passive-target lock: a power of two at least the ranks,
+/// so that the tickets outstanding at once (at most one per rank) have lines of their
+/// own and the line of a ticket does not change when the u32 tickets wrap.
+fn turn_lines(ranks: usize) -> Option<usize> {
+    ranks.max(1).checked_next_power_of_two()
+}
+
+/// Where the turn lines start, from the sync area's start: after the announcement
+/// slots (64-aligned, as SLOT_BYTES is a multiple of 64).
+fn turns_offset(ranks: usize) -> Option<usize> {
+    slots_offset(ranks)?.checked_add(ranks.checked_mul(SLOT_BYTES)?)
+}
+
 /// Bytes of the synchronization area for `ranks` ranks: the lock block, the epoch
-/// counters, then one announcement slot (SLOT_BYTES) per origin.
+/// counters, the lock claims, one announcement slot (SLOT_BYTES) per origin, then the
+/// lock's turn lines (TURN_LEN each): under 300 bytes per rank in all.
 fn sync_len(ranks: usize) -> Option<usize> {
-    let raw = slots_offset(ranks)?.checked_add(ranks.checked_mul(SLOT_BYTES)?)?;
+    let raw = turns_offset(ranks)?.checked_add(turn_lines(ranks)?.checked_mul(TURN_LEN)?)?;
     raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
 }
 
@@ -94,7 +112,9 @@ fn queue_offset(ranks: usize) -> Option<usize> {
 }
 
 /// The passive-target lock of a window: a ticket lock with reader counting, fair
-/// (first come, first served) for shared and exclusive requests alike.
+/// (first come, first served) for shared and exclusive requests alike, whose waiters
+/// wait on turn lines of their own ([`TurnLine`]); and the sleeper counts of the waits
+/// on this rank's synchronization words.
 #[repr(C, align(64))]
 #[derive(Debug)]
 pub(crate) struct LockWord {
@@ -107,7 +127,32 @@ pub(crate) struct LockWord {
     /// 1 once this rank has entered the window's collective free (epochs.rs
     /// `free_barrier`); written by its owner only.
     pub(crate) freeing: AtomicU32,
+    /// Waiters asleep on `readers` (an exclusive holder waiting for readers to leave).
+    pub(crate) drain_sleepers: AtomicU32,
+    /// Waiters asleep on this rank's post / complete counters (only this rank waits on
+    /// them).
+    pub(crate) epoch_sleepers: AtomicU32,
+    /// Waiters asleep on `freeing`.
+    pub(crate) free_sleepers: AtomicU32,
 }
+
+/// Where the waiter holding ticket `t` of a window's lock waits: the line
+/// `t mod turn_lines`. The rank that ends the turn before `t` stores `t` into `go`,
+/// and wakes the line only if its waiter announced itself in `sleepers`. One waiter per
+/// line at a time, so a handoff moves one cache line between two ranks, however many
+/// wait.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub(crate) struct TurnLine {
+    /// The last ticket whose turn was handed to this line.
+    pub(crate) go: AtomicU32,
+    /// 1 while this line's waiter sleeps on `go`.
+    pub(crate) sleepers: AtomicU32,
+}
+
+const TURN_LEN: usize = 64;
+const _: () = assert!(std::mem::size_of::<TurnLine>() == TURN_LEN);
+const _: () = assert!(SLOT_BYTES % TURN_LEN == 0);
 
 // What an origin says about its part in a window's passive-target lock: its claim,
 // one word per origin in the lock owner's sync area (`WindowMemory::lock_claim`),
@@ -131,7 +176,7 @@ const _: () = assert!(std::mem::size_of::<LockWord>() == LOCK_LEN);
 /// Bytes of the queue area for `ranks` ranks: doorbell, pair slots, request rings
 /// (incoming, one per origin) and reply rings (incoming, one per target).
 fn queue_len(ranks: usize) -> Option<usize> {
-    let rings = ranks.checked_mul(2)?.checked_mul(RING_LEN)?;
+    let rings = ranks.checked_mul(2)?.checked_mul(ring_len(ranks))?;
     let raw = BELL_LEN + ranks.checked_mul(PAIR_LEN)? + rings;
     raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
 }
@@ -148,8 +193,8 @@ pub enum Flavor {
 /// One rank's window as seen from this rank.
 #[derive(Debug)]
 struct Peer {
-    /// Keeps the mapping alive.
-    seg: Segment,
+    /// Keeps the mapping alive (one per process, shared by ranks as threads).
+    seg: Arc<Segment>,
     /// The data, or null where this rank cannot reach it (another process's private
     /// memory).
     data: *mut u8,
@@ -209,7 +254,7 @@ const FAILED_NO_MEM: u8 = 2;
 /// This rank could not create its part for another reason.
 const FAILED_OTHER: u8 = 0;
 
-fn status_of(r: &Result<Segment>) -> u8 {
+fn status_of(r: &Result<Arc<Segment>>) -> u8 {
     match r {
         Ok(_) => CREATED,
         Err(e) if e.class() == rma_core::ErrorClass::NoMem => FAILED_NO_MEM,
@@ -332,7 +377,7 @@ impl WindowMemory {
                         tag.set(random_u64());
                         name_of(rank, tag.get())
                     };
-                    Segment::create_unique(fresh, l, NAME_ATTEMPTS)
+                    Segment::create_unique(fresh, l, NAME_ATTEMPTS).map(Segment::share)
                 })
         };
         if let (Ok(seg), Some(doff), Some(q)) = (&mine, data_offset, qlen) {
@@ -357,7 +402,7 @@ impl WindowMemory {
         }
         let addr = user.map(|p| p as usize).unwrap_or(0);
         let all = world.allgather(&encode(status_of(&mine), len, disp_unit, addr, tag.get()));
-        let cleanup = |seg: &Result<Segment>| {
+        let cleanup = |seg: &Result<Arc<Segment>>| {
             if let Ok(s) = seg {
                 s.unlink();
             }
@@ -410,7 +455,7 @@ impl WindowMemory {
                 paddr
             };
             let reach = if direct || r == rank { reach } else { 0 };
-            match Segment::open(&name_of(r, ptag), SYNC_OFFSET + PAGE)
+            match Segment::open_shared(&name_of(r, ptag), SYNC_OFFSET + PAGE)
                 .and_then(|seg| Self::peer(seg, flavor, plen, pdu, reach, ranks, opts))
             {
                 Ok(mut p) => {
@@ -460,7 +505,7 @@ impl WindowMemory {
 
     /// Validates a peer's segment header against what it announced.
     fn peer(
-        seg: Segment,
+        seg: Arc<Segment>,
         flavor: Flavor,
         len: usize,
         disp_unit: usize,
@@ -631,13 +676,13 @@ impl WindowMemory {
 
     /// Ring `index` of `owner`'s segment: request rings are `0..ranks` (from each
     /// origin), reply rings `ranks..2*ranks` (from each target). Returns the control
-    /// block and the data area's first byte.
+    /// block and the data area's first byte; the data area is `ring_cap(ranks)` bytes.
     pub(crate) fn ring(&self, owner: usize, index: usize) -> (&RingCtl, *mut u8) {
         let n = self.ranks();
         assert!(index < 2 * n, "rma-shm: ring index out of range");
-        let off = BELL_LEN + n * PAIR_LEN + index * RING_LEN;
+        let off = BELL_LEN + n * PAIR_LEN + index * ring_len(n);
         // SAFETY: ring `index` < 2 * ranks lies inside the queue area (queue_len); its
-        // control block is 64-aligned (BELL_LEN, PAIR_LEN and RING_LEN are multiples
+        // control block is 64-aligned (BELL_LEN, PAIR_LEN and ring_len are multiples
         // of 64) and holds only atomics and padding; the data area follows it.
         unsafe {
             let base = self.queue_base(owner).add(off);
@@ -657,6 +702,19 @@ impl WindowMemory {
                 .add(SYNC_OFFSET)
                 .cast::<LockWord>()
         }
+    }
+
+    /// In `owner`'s segment: the turn line of lock ticket `ticket` ([`TurnLine`]).
+    pub(crate) fn turn_line(&self, owner: usize, ticket: u32) -> &TurnLine {
+        let n = self.ranks();
+        let lines = turn_lines(n).unwrap_or_else(|| unreachable_layout());
+        let off = SYNC_OFFSET
+            + turns_offset(n).unwrap_or_else(|| unreachable_layout())
+            + (ticket as usize & (lines - 1)) * TURN_LEN;
+        // SAFETY: the index is below turn_lines(ranks), so the line lies inside the
+        // sync area (turns_offset + TURN_LEN * turn_lines <= sync_len, validated at
+        // creation); 64-aligned (SYNC_OFFSET and turns_offset are); atomics only.
+        unsafe { &*self.peers[owner].seg.as_ptr().add(off).cast::<TurnLine>() }
     }
 
     /// In `owner`'s segment: the lock claim of `origin` (see [`CLAIM_WAITING`]).

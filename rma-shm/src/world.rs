@@ -11,7 +11,7 @@ use rma_core::{Error, Rank, Result};
 use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Environment variable naming the world segment of a process rank.
 pub const ENV_WORLD: &str = "RMA_WORLD";
@@ -506,57 +506,16 @@ impl Control {
     }
 }
 
-/// Waits until `cond()` holds: spins briefly, then sleeps on `word` (a futex) in short
-/// slices, checking the peers' liveness between slices. Never busy-spins without bound.
+/// Waits until `cond()` holds ([`crate::park::wait_on`] on `word`, whose sleepers
+/// `sleepers` counts), checking the peers' liveness while parked.
 pub(crate) fn wait_until(
     ctl: &Control,
     me: usize,
     mode: LaunchMode,
     (word, sleepers): (&AtomicU32, &AtomicU32),
-    mut cond: impl FnMut() -> Option<u32>,
+    mut cond: impl FnMut() -> bool,
 ) -> Result<()> {
-    // `cond` returns None when satisfied, or Some(value to sleep on) otherwise;
-    // `sleepers` counts the waiters inside futex_wait on `word`.
-    for _ in 0..200 {
-        if cond().is_none() {
-            return Ok(());
-        }
-        std::hint::spin_loop();
-    }
-    let mut yields = 0;
-    let mut last_check = Instant::now();
-    loop {
-        let Some(seen) = cond() else { return Ok(()) };
-        if yields < 20 {
-            yields += 1;
-            std::thread::yield_now();
-            continue;
-        }
-        // announced before the kernel compares `word` with `seen`: a waker that
-        // changed `word` after our check either sees us here or we see its change
-        sleepers.fetch_add(1, Ordering::SeqCst);
-        sys::futex_wait(
-            word,
-            seen,
-            Duration::from_millis(10).min(liveness_interval()),
-        );
-        sleepers.fetch_sub(1, Ordering::SeqCst);
-        if last_check.elapsed() >= liveness_interval() {
-            last_check = Instant::now();
-            if cond().is_none() {
-                return Ok(());
-            }
-            if let Err(e) = ctl.check_peers(me, mode) {
-                // a peer that satisfied the condition (passed the barrier, posted) may
-                // have exited since the check above: its exit is published after what
-                // it did, so look once more before blaming it
-                return match cond() {
-                    None => Ok(()),
-                    Some(_) => Err(e),
-                };
-            }
-        }
-    }
+    crate::park::wait_on(word, sleepers, |_| Ok(cond()), || ctl.check_peers(me, mode))
 }
 
 /// Checks whether this rank's peers are alive; cheap to clone, usable from any thread.
@@ -651,6 +610,8 @@ impl World {
             )));
         }
         ctl.wait_started()?;
+        // every rank of a world runs on this node: the waits' spin-or-park policy
+        rma_core::wait::note_ranks(ctl.size);
         Ok(Some(World {
             ctl: Arc::new(ctl),
             rank,
@@ -731,8 +692,7 @@ impl World {
         }
         let (word, sleepers) = (&h.bar_gen.0, &h.bar_sleepers.0);
         let r = wait_until(&self.ctl, self.rank, self.mode, (word, sleepers), || {
-            let now = h.bar_gen.0.load(Ordering::Acquire);
-            (now == gen).then_some(now)
+            h.bar_gen.0.load(Ordering::Acquire) != gen
         });
         fence(Ordering::SeqCst);
         r?;
@@ -959,6 +919,7 @@ where
     // what killed worlds of this user left behind goes first
     Segment::sweep_stale();
     let ctl = Arc::new(Control::create(n, [0, 0])?);
+    rma_core::wait::note_ranks(n);
     // every thread shares this one mapping: the name is no longer needed
     ctl.unlink();
     for r in 0..n {

@@ -1,0 +1,66 @@
+//! The one wait of rma-shm: paced by [`rma_core::wait::Backoff`] (spin on free cores,
+//! yield and park when oversubscribed), parked on a futex word whose wakers make the
+//! system call only when a sleeper announced itself, and bounded by liveness checks.
+
+use crate::sys;
+use rma_core::wait::{Backoff, Step};
+use rma_core::Result;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The longest single sleep: a wake-up that was missed (or never sent, by a peer that
+/// died) costs at most this.
+const SLICE: Duration = Duration::from_millis(10);
+
+/// Waits until `cond(word's value)` holds, or fails (`cond`'s error: a value no honest
+/// peer could write). Once parked, `check` runs every liveness interval and its error
+/// ends the wait, unless the condition turned true meanwhile (a peer that satisfied it
+/// and then exited is not a failure).
+///
+/// `sleepers` counts the waiters asleep on `word`: a waker changes `word`, then calls
+/// [`wake`] with the same `sleepers`, which makes the system call only when it is not 0.
+pub(crate) fn wait_on(
+    word: &AtomicU32,
+    sleepers: &AtomicU32,
+    mut cond: impl FnMut(u32) -> Result<bool>,
+    mut check: impl FnMut() -> Result<()>,
+) -> Result<()> {
+    let mut pace = Backoff::new();
+    let mut last_check: Option<Instant> = None;
+    loop {
+        let seen = word.load(Ordering::Acquire);
+        if cond(seen)? {
+            return Ok(());
+        }
+        if pace.step() != Step::Park {
+            continue;
+        }
+        let interval = crate::world::liveness_interval();
+        // announced before the kernel compares `word` with `seen`: a waker that changed
+        // `word` after our check either sees us counted or we see its change
+        sleepers.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wait(word, seen, SLICE.min(interval));
+        sleepers.fetch_sub(1, Ordering::SeqCst);
+        let since = *last_check.get_or_insert_with(Instant::now);
+        if since.elapsed() >= interval {
+            last_check = Some(Instant::now());
+            if let Err(e) = check() {
+                // a peer that satisfied the condition may have exited since: its exit
+                // is published after what it did, so look once more before blaming it
+                return match cond(word.load(Ordering::Acquire)) {
+                    Ok(true) => Ok(()),
+                    _ => Err(e),
+                };
+            }
+        }
+    }
+}
+
+/// Wakes the waiters of `word` after it changed, if any announced itself in
+/// `sleepers` (module docs): no system call when nobody sleeps.
+#[inline]
+pub(crate) fn wake(word: &AtomicU32, sleepers: &AtomicU32) {
+    if sleepers.load(Ordering::SeqCst) != 0 {
+        sys::futex_wake_all(word);
+    }
+}
