@@ -590,6 +590,15 @@ impl WindowMemory {
         self.queues
     }
 
+    /// Bytes of shared memory each rank's segment holds besides the window's data (its
+    /// header, chunk-lock table, synchronization area and, with queues, the rings) in
+    /// a window over `ranks` ranks; None if that overflows. Grows linearly in the ranks:
+    /// about 270 bytes per peer without queues, two rings per peer with them.
+    pub fn control_bytes(ranks: usize, queues: bool) -> Option<usize> {
+        let q = if queues { queue_len(ranks)? } else { 0 };
+        queue_offset(ranks)?.checked_add(q)
+    }
+
     /// The address of `rank`'s window start in its owner's address space, for
     /// alignment arithmetic only: an element's alignment is that of its real address,
     /// and a window created over a caller's buffer may start anywhere. (For allocated
