@@ -1,0 +1,615 @@
+//! `rma-scale`: the rank-scaling scenarios of `benches/SCENARIOS.md` ("Rank scaling")
+//! over one rma transport on any number of ranks, for `cargo xtask bench --scaling` to
+//! set beside the same scenarios against MPI (`benches/c/mpi_rma_scale.c`).
+//!
+//! ```text
+//! rmarun -n N target/release/rma-scale --transport atomic [-r reps] [-t secs] [-s a,b] [-o file.csv]
+//! ```
+//!
+//! Every rank makes the same calls. Each scenario is calibrated (iterations ×4 until
+//! a run takes ≥ 5 ms), then timed `reps` times for about `secs` seconds; every rank
+//! times its own loop between barriers on the machine's real-time clock, and a run's
+//! time is the span from the first rank's start to the last rank's end. Each CSV line
+//! is written (and flushed) as soon as its scenario ends:
+//! `scale,<scenario>,<ranks>,<iters>,<med>,<min>,<max>` with µs per aggregate
+//! operation (the span / the calls of all ranks) or µs per epoch
+//! (`fence`, `pscw_ring`, `win_alloc`), bytes per rank for `mem_rss` / `mem_shm`, and
+//! `check,<scenario>,<ranks>,<checks>,<wrong>,0,0` for every checked scenario. A wrong
+//! count prints `WRONG ...` on stderr and makes the program exit with status 1 at the
+//! end; it never stops the other scenarios.
+#![forbid(unsafe_code)]
+
+use rma_win::{Assert, Group, Info, LockType, Op, Rank, Result, Window, World};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// The scenarios, in run order.
+const SCENARIOS: &[&str] = &[
+    "fence",
+    "fop_counter",
+    "ring_acc",
+    "hot_acc",
+    "lock_excl",
+    "lock_shared",
+    "pscw_ring",
+    "gacc_poll",
+    "win_alloc",
+    "mem",
+];
+
+/// Window layout, in elements of 8 bytes (disp_unit 8).
+const COUNTER: i64 = 0; // fop_counter
+const EXCL_COUNT: i64 = 1; // lock_excl (get, +1, put under an exclusive lock)
+const SHARED_COUNT: i64 = 2; // lock_shared (accumulate +1 under a shared lock)
+const FLAG: i64 = 3; // gacc_poll
+const PSCW_SLOT: i64 = 4; // pscw_ring
+const HOT_OFF: i64 = 64; // hot_acc: HOT_N i64
+const HOT_N: usize = 512; // 4 KiB
+const RING_OFF: i64 = 1024; // ring_acc: RING_N f64
+const RING_N: usize = 32_768; // 256 KiB
+const WIN_ELEMS: usize = RING_OFF as usize + RING_N + 64;
+/// The value gacc_poll reads.
+const FLAG_VALUE: i64 = 42;
+/// win_alloc's window, and mem's.
+const ALLOC_BYTES: usize = 64 << 10;
+const MEM_BYTES: usize = 1 << 20;
+
+#[derive(Debug)]
+struct Flags {
+    transport: Option<String>,
+    reps: usize,
+    secs: f64,
+    only: Option<Vec<String>>,
+    csv: Option<String>,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: rmarun -n N rma-scale [--transport NAME] [-r reps] [-t secs] [-s scenario,...] [-o file.csv]\n\
+         scenarios: {}",
+        SCENARIOS.join(" ")
+    );
+    std::process::exit(2)
+}
+
+fn parse_flags() -> Flags {
+    let mut f = Flags {
+        transport: None,
+        reps: 5,
+        secs: 0.05,
+        only: None,
+        csv: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| usage());
+        match a.as_str() {
+            "--transport" => f.transport = Some(value()),
+            "-r" => f.reps = value().parse().unwrap_or(5).max(1),
+            "-t" => f.secs = value().parse().unwrap_or(0.05),
+            "-o" => f.csv = Some(value()),
+            "-s" => {
+                let list: Vec<String> = value().split(',').map(str::to_owned).collect();
+                if list.iter().any(|s| !SCENARIOS.contains(&s.as_str())) {
+                    usage();
+                }
+                f.only = Some(list);
+            }
+            _ => usage(),
+        }
+    }
+    f
+}
+
+/// This process's resident set (VmRSS), in bytes.
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_owned();
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The used bytes of the file system on /dev/shm (statvfs, through `df`: it counts
+/// segments already unlinked, which a walk of the directory would miss).
+fn shm_used() -> Option<f64> {
+    let out = std::process::Command::new("df")
+        .args(["-B1", "--output=used", "/dev/shm"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().nth(1)?.trim().parse().ok()
+}
+
+/// Nanoseconds since the Unix epoch: one clock for every process of the machine, so
+/// that ranks' start and end times compare.
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Median, minimum and maximum of a sample (sorted in place).
+fn stat(v: &mut [f64]) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    };
+    (med, v[0], v[n - 1])
+}
+
+struct Scale<'w> {
+    world: &'w World,
+    win: Window<'w>,
+    info: &'w Info,
+    flags: &'w Flags,
+    /// Wrong counts seen (on this rank; summed over ranks when reported).
+    wrong: u64,
+    /// Checks made (on this rank).
+    checks: u64,
+    csv: Option<std::fs::File>,
+}
+
+impl Scale<'_> {
+    fn me(&self) -> usize {
+        self.world.rank()
+    }
+
+    fn n(&self) -> usize {
+        self.world.size()
+    }
+
+    fn right(&self) -> usize {
+        (self.me() + 1) % self.n()
+    }
+
+    fn left(&self) -> usize {
+        (self.me() + self.n() - 1) % self.n()
+    }
+
+    /// Every rank's `x`, on every rank.
+    fn gather(&self, x: f64) -> Result<Vec<f64>> {
+        let all = self.world.allgather(&x.to_le_bytes())?;
+        Ok(all
+            .iter()
+            .map(|b| f64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])))
+            .collect())
+    }
+
+    fn sum_over_ranks(&self, x: f64) -> Result<f64> {
+        Ok(self.gather(x)?.into_iter().sum())
+    }
+
+    /// Writes a CSV line (rank 0) and flushes it, so that a run killed later keeps it.
+    fn line(&mut self, text: &str) {
+        if self.me() != 0 {
+            return;
+        }
+        println!("{text}");
+        if let Some(f) = &mut self.csv {
+            let _ = writeln!(f, "{text}");
+            let _ = f.flush();
+        }
+    }
+
+    fn check(
+        &mut self,
+        what: &str,
+        ok: bool,
+        got: impl std::fmt::Debug,
+        expect: impl std::fmt::Debug,
+    ) {
+        self.checks += 1;
+        if !ok {
+            self.wrong += 1;
+            eprintln!(
+                "WRONG {what} on {} ranks (rank {}): got {got:?}, expected {expect:?}",
+                self.n(),
+                self.me()
+            );
+        }
+    }
+
+    /// Collective: rank `owner` writes `values` at `disp` of its own window under an
+    /// exclusive lock of itself.
+    fn set_own<T: rma_win::Equivalence>(
+        &self,
+        owner: usize,
+        disp: i64,
+        values: &[T],
+    ) -> Result<()> {
+        self.world.barrier()?;
+        if self.me() == owner {
+            let me = Rank::new(owner as u32);
+            self.win.lock(LockType::Exclusive, me, Assert::NONE)?;
+            self.win.put(values, me, disp)?;
+            self.win.unlock(me)?;
+        }
+        self.world.barrier()
+    }
+
+    /// Collective: rank `owner` reads `out.len()` elements at `disp` of its own window
+    /// under an exclusive lock of itself (the others' `out` is left as it is).
+    fn get_own<T: rma_win::Equivalence>(
+        &self,
+        owner: usize,
+        disp: i64,
+        out: &mut [T],
+    ) -> Result<()> {
+        self.world.barrier()?;
+        if self.me() == owner {
+            let me = Rank::new(owner as u32);
+            self.win.lock(LockType::Exclusive, me, Assert::NONE)?;
+            self.win.get(out, me, disp)?;
+            self.win.unlock(me)?;
+        }
+        self.world.barrier()
+    }
+
+    /// Collective: `iters` iterations of `scenario` on every rank, with its exact
+    /// check; its span in seconds, on every rank.
+    fn run_once(&mut self, scenario: &str, iters: usize) -> Result<f64> {
+        let n = self.n();
+        let zero = Rank::new(0);
+        let total = (n * iters) as i64;
+        let (t0, t1);
+        match scenario {
+            "fence" => {
+                self.win.fence(Assert::NOPRECEDE)?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    self.win.fence(Assert::NONE)?;
+                }
+                t1 = now_ns();
+                self.win.fence(Assert::NOSUCCEED)?;
+            }
+            "fop_counter" => {
+                self.set_own(0, COUNTER, &[0i64])?;
+                self.win.lock_all(Assert::NONE)?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    self.win.fetch_and_op(1i64, zero, COUNTER, Op::Sum)?;
+                    self.win.flush(zero)?;
+                }
+                t1 = now_ns();
+                self.win.unlock_all()?;
+                let mut got = [0i64];
+                self.get_own(0, COUNTER, &mut got)?;
+                if self.me() == 0 {
+                    self.check("fop_counter counter", got[0] == total, got[0], total);
+                }
+            }
+            "ring_acc" => {
+                let src = vec![1.0f64; RING_N];
+                self.set_own(self.me(), RING_OFF, &vec![0.0f64; RING_N])?;
+                let right = Rank::new(self.right() as u32);
+                self.win.lock_all(Assert::NONE)?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    self.win.accumulate(&src, right, RING_OFF, Op::Sum)?;
+                    self.win.flush(right)?;
+                }
+                t1 = now_ns();
+                self.win.unlock_all()?;
+                let mut got = vec![0.0f64; RING_N];
+                self.get_own(self.me(), RING_OFF, &mut got)?;
+                let expect = iters as f64;
+                let bad = got.iter().position(|&x| x != expect);
+                self.check(
+                    "ring_acc element",
+                    bad.is_none(),
+                    bad.map(|i| (i, got[i])),
+                    expect,
+                );
+            }
+            "hot_acc" => {
+                let src: Vec<i64> = (1..=HOT_N as i64).collect();
+                self.set_own(0, HOT_OFF, &[0i64; HOT_N])?;
+                self.win.lock_all(Assert::NONE)?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    self.win.accumulate(&src, zero, HOT_OFF, Op::Sum)?;
+                    self.win.flush(zero)?;
+                }
+                t1 = now_ns();
+                self.win.unlock_all()?;
+                let mut got = [0i64; HOT_N];
+                self.get_own(0, HOT_OFF, &mut got)?;
+                if self.me() == 0 {
+                    let bad = (0..HOT_N).find(|&k| got[k] != total * (k as i64 + 1));
+                    self.check(
+                        "hot_acc element",
+                        bad.is_none(),
+                        bad.map(|k| (k, got[k])),
+                        bad.map(|k| total * (k as i64 + 1)),
+                    );
+                }
+            }
+            "lock_excl" => {
+                self.set_own(0, EXCL_COUNT, &[0i64])?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                let mut v = [0i64];
+                for _ in 0..iters {
+                    self.win.lock(LockType::Exclusive, zero, Assert::NONE)?;
+                    self.win.get(&mut v, zero, EXCL_COUNT)?;
+                    self.win.flush(zero)?;
+                    v[0] += 1;
+                    self.win.put(&v, zero, EXCL_COUNT)?;
+                    self.win.unlock(zero)?;
+                }
+                t1 = now_ns();
+                let mut got = [0i64];
+                self.get_own(0, EXCL_COUNT, &mut got)?;
+                if self.me() == 0 {
+                    self.check(
+                        "lock_excl count (get, +1, put)",
+                        got[0] == total,
+                        got[0],
+                        total,
+                    );
+                }
+            }
+            "lock_shared" => {
+                self.set_own(0, SHARED_COUNT, &[0i64])?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    self.win.lock(LockType::Shared, zero, Assert::NONE)?;
+                    self.win.accumulate(&[1i64], zero, SHARED_COUNT, Op::Sum)?;
+                    self.win.unlock(zero)?;
+                }
+                t1 = now_ns();
+                let mut got = [0i64];
+                self.get_own(0, SHARED_COUNT, &mut got)?;
+                if self.me() == 0 {
+                    self.check("lock_shared count", got[0] == total, got[0], total);
+                }
+            }
+            "pscw_ring" => {
+                let me = self.me();
+                self.set_own(me, PSCW_SLOT, &[0i64])?;
+                // N = 2: left and right are the same rank, a group of one
+                let left = Group::new(&[self.left()])?;
+                let right_rank = self.right();
+                let right = Group::new(&[right_rank])?;
+                let r = Rank::new(right_rank as u32);
+                self.world.barrier()?;
+                t0 = now_ns();
+                for j in 0..iters {
+                    self.win.post(&left, Assert::NONE)?;
+                    self.win.start(&right, Assert::NONE)?;
+                    self.win.put(&[j as i64 + 1], r, PSCW_SLOT)?;
+                    self.win.complete()?;
+                    self.win.wait()?;
+                }
+                t1 = now_ns();
+                let mut got = [0i64];
+                self.get_own(me, PSCW_SLOT, &mut got)?;
+                self.check("pscw_ring slot", got[0] == iters as i64, got[0], iters);
+            }
+            "gacc_poll" => {
+                self.set_own(0, FLAG, &[FLAG_VALUE])?;
+                self.win.lock_all(Assert::NONE)?;
+                self.world.barrier()?;
+                let (mut bad, mut last) = (0u64, 0i64);
+                let mut r = [0i64];
+                t0 = now_ns();
+                for _ in 0..iters {
+                    self.win
+                        .get_accumulate(&[0i64], &mut r, zero, FLAG, Op::NoOp)?;
+                    self.win.flush(zero)?;
+                    if r[0] != FLAG_VALUE {
+                        bad += 1;
+                        last = r[0];
+                    }
+                }
+                t1 = now_ns();
+                self.win.unlock_all()?;
+                self.check("gacc_poll value read", bad == 0, (bad, last), FLAG_VALUE);
+            }
+            "win_alloc" => {
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    let mut w = Window::allocate::<u8>(self.world, ALLOC_BYTES, self.info)?;
+                    w.free()?;
+                }
+                t1 = now_ns();
+            }
+            other => unreachable!("no scenario {other}"),
+        }
+        self.span(t0, t1)
+    }
+
+    /// Seconds from the first rank's start to the last rank's end (the slowest rank's
+    /// time when all start together; where oversubscribed ranks run their loops one
+    /// after another, the slowest rank's own time would count only its own share).
+    fn span(&self, start: u64, end: u64) -> Result<f64> {
+        let mut mine = [0u8; 16];
+        mine[..8].copy_from_slice(&start.to_le_bytes());
+        mine[8..].copy_from_slice(&end.to_le_bytes());
+        let all = self.world.allgather(&mine)?;
+        let word =
+            |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let first = all.iter().map(|b| word(b, 0)).min().unwrap_or(start);
+        let last = all.iter().map(|b| word(b, 8)).max().unwrap_or(end);
+        Ok(last.saturating_sub(first) as f64 * 1e-9)
+    }
+
+    /// Calibrates and times `scenario`; one CSV line of µs per aggregate operation
+    /// (or per epoch), and its check line.
+    fn bench(&mut self, scenario: &str) -> Result<()> {
+        let (checks0, wrong0) = (self.checks, self.wrong);
+        self.run_once(scenario, 4)?;
+        let mut iters = 1usize;
+        loop {
+            let t = self.run_once(scenario, iters)?;
+            if t >= 0.005 || iters >= 1 << 30 {
+                iters = ((iters as f64 * self.flags.secs / t.max(1e-9)) as usize).max(1);
+                break;
+            }
+            iters *= 4;
+        }
+        // per aggregate operation, or per epoch where every rank takes part in each
+        let per = match scenario {
+            "fence" | "pscw_ring" | "win_alloc" => iters,
+            _ => iters * self.n(),
+        } as f64;
+        let mut v = Vec::with_capacity(self.flags.reps);
+        for _ in 0..self.flags.reps {
+            v.push(self.run_once(scenario, iters)? / per * 1e6);
+        }
+        let (med, min, max) = stat(&mut v);
+        let n = self.n();
+        self.line(&format!(
+            "scale,{scenario},{n},{iters},{med:.5},{min:.5},{max:.5}"
+        ));
+        let checks = self.sum_over_ranks((self.checks - checks0) as f64)? as u64;
+        let wrong = self.sum_over_ranks((self.wrong - wrong0) as f64)? as u64;
+        if checks > 0 {
+            self.line(&format!("check,{scenario},{n},{checks},{wrong},0,0"));
+        }
+        Ok(())
+    }
+
+    /// One window of MEM_BYTES per rank, untouched: each rank's VmRSS increase, and the
+    /// growth of /dev/shm's used bytes (rank 0, between barriers) per rank.
+    fn mem(&mut self) -> Result<()> {
+        let shm = || if self.me() == 0 { shm_used() } else { None };
+        self.world.barrier()?;
+        let rss0 = rss_bytes();
+        let shm0 = shm();
+        self.world.barrier()?;
+        let mut w = Window::allocate::<u8>(self.world, MEM_BYTES, self.info)?;
+        self.world.barrier()?;
+        let rss1 = rss_bytes();
+        let shm1 = shm();
+        self.world.barrier()?;
+        w.free()?;
+        let rss = self.gather(rss1 as f64 - rss0 as f64)?;
+        let n = self.n();
+        let mean = rss.iter().sum::<f64>() / n as f64;
+        let (lo, hi) = rss
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        self.line(&format!("scale,mem_rss,{n},1,{mean:.0},{lo:.0},{hi:.0}"));
+        // n/a (a line the summary drops) when df could not tell
+        let per = match (shm0, shm1) {
+            (Some(a), Some(b)) => (b - a) / n as f64,
+            _ => f64::NAN,
+        };
+        self.line(&format!("scale,mem_shm,{n},1,{per:.0},{per:.0},{per:.0}"));
+        Ok(())
+    }
+}
+
+/// Runs every scenario; whether every check was exact (on every rank).
+fn run(world: &World, flags: &Flags) -> Result<bool> {
+    let mut info = Info::new();
+    if let Some(t) = &flags.transport {
+        info.set(rma_core::WinInfo::TRANSPORT_KEY, t);
+    }
+    let win = Window::allocate::<i64>(world, WIN_ELEMS, &info)?;
+    // one rank per CPU when there are enough (as the MPI launchers bind to cores);
+    // oversubscribed ranks float, as under `--bind-to none`
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if world.size() <= cpus {
+        rma_shm::launch::bind_current_thread(world.rank())?;
+    }
+    let csv = match (&flags.csv, world.rank()) {
+        (Some(path), 0) => Some(
+            std::fs::File::create(path)
+                .map_err(|e| rma_win::Error::arg(format!("creating {path}: {e}")))?,
+        ),
+        _ => None,
+    };
+    let mut s = Scale {
+        world,
+        win,
+        info: &info,
+        flags,
+        wrong: 0,
+        checks: 0,
+        csv,
+    };
+    if world.rank() == 0 {
+        let mut head = String::new();
+        let _ = write!(
+            head,
+            "# rma-scale: transport {}, {} ranks, reps {}, {:.3} s per rep\n\
+             # section,scenario,ranks,iters,med_us,min_us,max_us",
+            s.win.transport_name(),
+            world.size(),
+            flags.reps,
+            flags.secs
+        );
+        println!("{head}");
+    }
+    let t = Instant::now();
+    for &scenario in SCENARIOS {
+        if flags
+            .only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|x| x == scenario))
+        {
+            continue;
+        }
+        if scenario == "mem" {
+            s.mem()?;
+        } else {
+            s.bench(scenario)?;
+        }
+    }
+    let wrong = s.sum_over_ranks(s.wrong as f64)? as u64;
+    if world.rank() == 0 {
+        println!(
+            "# checks: {}; total {:.1} s",
+            if wrong == 0 {
+                "all exact".to_owned()
+            } else {
+                format!("{wrong} WRONG")
+            },
+            t.elapsed().as_secs_f64()
+        );
+    }
+    s.win.free()?;
+    Ok(wrong == 0)
+}
+
+fn main() {
+    let flags = parse_flags();
+    let outcome = rma_win::launch(2, |world| run(&world, &flags));
+    let code = match outcome {
+        Ok(results) => {
+            let mut code = 0;
+            for r in results {
+                match r {
+                    Ok(true) => {}
+                    // a wrong count: printed by the rank that saw it, and the status says so
+                    Ok(false) => code = 1,
+                    Err(e) => {
+                        eprintln!("rma-scale: {e}");
+                        code = 1;
+                    }
+                }
+            }
+            code
+        }
+        Err(e) => {
+            eprintln!("rma-scale: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
