@@ -3,11 +3,13 @@
 //! hardware limits (`benches/c/hw_limits.c`), interleaved over rounds so that slow
 //! phases of a noisy machine hit every configuration alike, then summarized against
 //! the issue's bar into `target/bench/` (summary.md, results.json, two SVG plots).
+//! `cargo xtask bench --scaling` runs the rank-scaling scenarios instead (`scaling.rs`).
 
 mod json;
 mod model;
 mod plot;
 mod report;
+mod scaling;
 
 use json::Json;
 use model::{Line, Outcome, Run, Summary};
@@ -168,6 +170,10 @@ struct Options {
     quick: bool,
     timeout: u64,
     only: Option<Vec<String>>,
+    /// `--scaling`: the rank-scaling scenarios (scaling.rs) instead of the 2-rank bench.
+    scaling: bool,
+    /// `--ranks`: the numbers of ranks of a scaling run (default: [`scaling::default_ranks`]).
+    ranks: Option<Vec<usize>>,
 }
 
 impl Options {
@@ -177,45 +183,73 @@ impl Options {
             quick: false,
             timeout: 120,
             only: None,
+            scaling: false,
+            ranks: None,
         };
-        let mut rounds = None;
+        let (mut rounds, mut timeout) = (None, None);
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |name: &str| it.next().copied().ok_or(format!("{name} needs a value"));
             match *a {
                 "--quick" => o.quick = true,
+                "--scaling" => o.scaling = true,
                 "--rounds" => rounds = Some(number(value("--rounds")?)?),
-                "--timeout" => o.timeout = number(value("--timeout")?)?.into(),
+                "--timeout" => timeout = Some(number(value("--timeout")?)?.into()),
                 "--only" => {
-                    let keys: Vec<String> =
-                        value("--only")?.split(',').map(str::to_owned).collect();
-                    if let Some(k) = keys.iter().find(|k| !CONFIGS.iter().any(|c| c.key == *k)) {
-                        let known: Vec<&str> = CONFIGS.iter().map(|c| c.key).collect();
-                        return Err(format!(
-                            "unknown configuration {k:?} (known: {})",
-                            known.join(", ")
-                        ));
-                    }
-                    o.only = Some(keys);
+                    o.only = Some(value("--only")?.split(',').map(str::to_owned).collect());
                 }
+                "--ranks" => o.ranks = Some(scaling::parse_ranks(value("--ranks")?)?),
                 other => return Err(format!("unknown option {other:?}")),
             }
         }
+        if o.ranks.is_some() && !o.scaling {
+            return Err("--ranks needs --scaling".into());
+        }
+        let known = o.configs();
+        if let Some(k) = o
+            .only
+            .iter()
+            .flatten()
+            .find(|k| !known.iter().any(|c| c.key == *k))
+        {
+            let keys: Vec<&str> = known.iter().map(|c| c.key).collect();
+            return Err(format!(
+                "unknown configuration {k:?} (known{}: {})",
+                if o.scaling { " with --scaling" } else { "" },
+                keys.join(", ")
+            ));
+        }
         o.rounds = rounds.unwrap_or(if o.quick { 1 } else { 3 }).max(1);
+        o.timeout = timeout.unwrap_or(if o.scaling {
+            scaling::default_timeout(o.quick)
+        } else {
+            120
+        });
         Ok(o)
     }
 
-    /// The programs' `-r` and `-t`: about 5 s per MPI configuration (3 s quick).
+    /// The programs' `-r` and `-t`: about 5 s per MPI configuration (3 s quick); for
+    /// the scaling programs, about a quarter of a second per scenario (0.06 s quick).
     fn reps_secs(&self) -> (&'static str, &'static str) {
-        if self.quick {
-            ("3", "0.01")
+        match (self.scaling, self.quick) {
+            (false, true) => ("3", "0.01"),
+            (false, false) => ("5", "0.02"),
+            (true, true) => ("3", "0.02"),
+            (true, false) => ("5", "0.05"),
+        }
+    }
+
+    /// The configurations of this kind of run.
+    fn configs(&self) -> &'static [Config] {
+        if self.scaling {
+            scaling::CONFIGS
         } else {
-            ("5", "0.02")
+            CONFIGS
         }
     }
 
     fn selected(&self) -> Vec<&'static Config> {
-        CONFIGS
+        self.configs()
             .iter()
             .filter(|c| {
                 self.only
@@ -259,6 +293,16 @@ impl Paths {
 
     fn release(&self, bin: &str) -> PathBuf {
         self.target.join("release").join(bin)
+    }
+
+    /// The same, with the output in `target/bench/<sub>/` (raw files under it).
+    fn under(self, sub: &str) -> Paths {
+        let out = self.out.join(sub);
+        Paths {
+            raw: out.join("raw"),
+            out,
+            ..self
+        }
     }
 }
 
@@ -365,6 +409,35 @@ fn compile_c(compiler: &str, source: &Path, exe: &Path, flags: &[&str]) -> Resul
     build(cmd, &exe.file_name().unwrap_or_default().to_string_lossy())
 }
 
+/// The programs a kind of run builds and launches.
+#[derive(Debug, Clone, Copy)]
+struct Suite {
+    /// rma-benches' binary, run under rmarun or an MPI launcher.
+    rust_bin: &'static str,
+    /// The MPI program's stem: `benches/c/<c_stem>.c`, built as `<c_stem>.mpich` and
+    /// `<c_stem>.openmpi` in the output directory.
+    c_stem: &'static str,
+    /// Open MPI options beyond the launcher's and `--mca osc sm` of an osc/sm run.
+    ompi_extra: &'static [&'static str],
+    /// Whether the programs take `-x` (skip compare_and_swap) where Open MPI needs it.
+    skips_cas: bool,
+}
+
+/// `cargo xtask bench`'s programs (benches/SCENARIOS.md).
+const BENCH: Suite = Suite {
+    rust_bin: "rma-bench",
+    c_stem: "mpi_rma_bench",
+    ompi_extra: &[],
+    skips_cas: true,
+};
+
+impl Suite {
+    fn c_exe(&self, p: &Paths, ompi: bool) -> PathBuf {
+        let mpi = if ompi { "openmpi" } else { "mpich" };
+        p.out.join(format!("{}.{mpi}", self.c_stem))
+    }
+}
+
 /// Whether each program is ready to run (else why not).
 struct Ready {
     hw: Result<(), String>,
@@ -374,13 +447,13 @@ struct Ready {
 }
 
 impl Ready {
-    fn prepare(p: &Paths, selected: &[&Config]) -> Ready {
+    fn prepare(p: &Paths, selected: &[&Config], suite: &Suite) -> Ready {
         let wants = |f: fn(&Program) -> bool| selected.iter().any(|c| f(&c.program));
         let not_selected = || Err("not selected".to_owned());
         let c_dir = p.root.join("benches").join("c");
-        let mpi = c_dir.join("mpi_rma_bench.c");
+        let mpi = c_dir.join(format!("{}.c", suite.c_stem));
         // an MPI's tools present, then the benchmark compiled with its wrapper
-        let mpi_build = |mpicc: &str, launcher: &str, exe: &str| {
+        let mpi_build = |mpicc: &str, launcher: &str, ompi: bool| {
             let missing: Vec<&str> = [mpicc, launcher]
                 .into_iter()
                 .filter(|t| which(t).is_none())
@@ -388,7 +461,7 @@ impl Ready {
             if !missing.is_empty() {
                 return Err(format!("{} not installed", missing.join(" and ")));
             }
-            compile_c(mpicc, &mpi, &p.out.join(exe), &["-O2", "-Wall"])
+            compile_c(mpicc, &mpi, &suite.c_exe(p, ompi), &["-O2", "-Wall"])
         };
         Ready {
             hw: if wants(|p| *p == Program::Hw) {
@@ -416,20 +489,21 @@ impl Ready {
                         "-p",
                         "rma-benches",
                         "--bin",
-                        "rma-bench",
+                        suite.rust_bin,
                     ])
                     .args(crate::feature_args());
-                build(cmd, "rmarun and rma-bench (cargo build --release)")
+                let what = format!("rmarun and {} (cargo build --release)", suite.rust_bin);
+                build(cmd, &what)
             } else {
                 not_selected()
             },
             mpich: if wants(|p| matches!(p, Program::Mpich { .. })) {
-                mpi_build("mpicc.mpich", "mpiexec.mpich", "mpi_rma_bench.mpich")
+                mpi_build("mpicc.mpich", "mpiexec.mpich", false)
             } else {
                 not_selected()
             },
             ompi: if wants(|p| matches!(p, Program::Ompi { .. })) {
-                mpi_build("mpicc.openmpi", "mpirun.openmpi", "mpi_rma_bench.openmpi")
+                mpi_build("mpicc.openmpi", "mpirun.openmpi", true)
             } else {
                 not_selected()
             },
@@ -454,33 +528,47 @@ impl Ready {
     }
 }
 
-/// The launcher of Open MPI (`ompi`) or MPICH for 2 ranks, one per core.
-fn mpi_launcher(ompi: bool) -> Command {
+/// How many ranks a run starts, and whether that is more than the machine's cores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranks {
+    n: usize,
+    oversubscribed: bool,
+}
+
+impl Ranks {
+    /// `cargo xtask bench`'s 2 ranks, one per core.
+    const PAIR: Ranks = Ranks {
+        n: 2,
+        oversubscribed: false,
+    };
+}
+
+/// The launcher of Open MPI (`ompi`) or MPICH: one rank per core, or with more ranks
+/// than cores (oversubscribed) no binding at all.
+fn mpi_launcher(ompi: bool, ranks: Ranks) -> Command {
+    let n = ranks.n.to_string();
+    let bind = if ranks.oversubscribed { "none" } else { "core" };
     if ompi {
         let mut c = Command::new("mpirun.openmpi");
-        c.args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "-np",
-            "2",
-            "--bind-to",
-            "core",
-        ]);
+        c.args(["--allow-run-as-root", "--oversubscribe", "-np", &n])
+            .args(["--bind-to", bind]);
         c
     } else {
         let mut c = Command::new("mpiexec.mpich");
-        c.args(["-n", "2", "-bind-to", "core"]);
+        c.args(["-n", &n, "-bind-to", bind]);
         c
     }
 }
 
-/// The command of one configuration's run, writing its CSV to `csv`.
-fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
-    let mut cmd = match c.program {
+/// The command line of one configuration's program on `ranks`, before the
+/// programs' common flags.
+fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
+    match c.program {
         Program::Hw => Command::new(p.out.join("hw_limits")),
         Program::Rma { transport, create } => {
             let mut cmd = Command::new(p.release("rmarun"));
-            cmd.args(["-n", "2"]).arg(p.release("rma-bench"));
+            cmd.args(["-n", &ranks.n.to_string()])
+                .arg(p.release(suite.rust_bin));
             if let Some(t) = transport {
                 cmd.args(["--transport", t]);
             }
@@ -490,20 +578,20 @@ fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
             cmd
         }
         Program::Mpich { create } => {
-            let mut cmd = mpi_launcher(false);
-            cmd.arg(p.out.join("mpi_rma_bench.mpich"));
+            let mut cmd = mpi_launcher(false, ranks);
+            cmd.arg(suite.c_exe(p, false));
             if create {
                 cmd.arg("-c");
             }
             cmd
         }
         Program::Ompi { osc_sm, create } => {
-            let mut cmd = mpi_launcher(true);
+            let mut cmd = mpi_launcher(true, ranks);
             if osc_sm {
-                cmd.args(["--mca", "osc", "sm"]);
+                cmd.args(["--mca", "osc", "sm"]).args(suite.ompi_extra);
             }
-            cmd.arg(p.out.join("mpi_rma_bench.openmpi"));
-            if !osc_sm {
+            cmd.arg(suite.c_exe(p, true));
+            if !osc_sm && suite.skips_cas {
                 cmd.arg("-x");
             }
             if create {
@@ -512,14 +600,19 @@ fn command(c: &Config, p: &Paths, o: &Options, csv: &Path) -> Command {
             cmd
         }
         Program::RmaMpi { ompi } => {
-            let mut cmd = mpi_launcher(ompi);
-            cmd.arg(p.release("rma-bench"));
-            if ompi {
+            let mut cmd = mpi_launcher(ompi, ranks);
+            cmd.arg(p.release(suite.rust_bin));
+            if ompi && suite.skips_cas {
                 cmd.arg("-x");
             }
             cmd
         }
-    };
+    }
+}
+
+/// The command of one configuration's run, writing its CSV to `csv`.
+fn command(c: &Config, p: &Paths, o: &Options, suite: &Suite, ranks: Ranks, csv: &Path) -> Command {
+    let mut cmd = launch(c, p, suite, ranks);
     let (reps, secs) = o.reps_secs();
     cmd.args(["-r", reps, "-t", secs, "-o"])
         .arg(csv)
@@ -567,22 +660,25 @@ fn run_with_timeout(mut cmd: Command, log: &Path, timeout: Duration) -> Outcome 
     }
 }
 
-/// One configuration in one round: its run record and the lines it wrote.
+/// One configuration on `ranks` in one round, its CSV written to `<stem>.csv` and its
+/// output to `<stem>.txt` in the raw directory: its run record and the lines it wrote
+/// (those it wrote before it failed or was killed too).
 fn run_config(
     c: &'static Config,
     round: u32,
-    p: &Paths,
-    o: &Options,
+    (p, o, suite): (&Paths, &Options, &Suite),
+    ranks: Ranks,
+    stem: &str,
     ready: &Ready,
 ) -> (Run, Vec<Line>) {
     let start = Instant::now();
-    let csv = p.raw.join(format!("{}_{round}.csv", c.key));
+    let csv = p.raw.join(format!("{stem}.csv"));
     let outcome = match ready.of(c.program) {
         Err(why) => Outcome::Skipped(why.clone()),
         Ok(()) => {
             let log = csv.with_extension("txt");
             let timeout = Duration::from_secs(o.timeout);
-            run_with_timeout(command(c, p, o, &csv), &log, timeout)
+            run_with_timeout(command(c, p, o, suite, ranks, &csv), &log, timeout)
         }
     };
     let lines = fs::read_to_string(&csv)
@@ -649,7 +745,12 @@ fn utc_now() -> String {
 
 /// The "# library: ..." line an MPI run printed first.
 fn library(p: &Paths, key: &str) -> Option<String> {
-    let text = fs::read_to_string(p.raw.join(format!("{key}_1.txt"))).ok()?;
+    library_in(&p.raw.join(format!("{key}_1.txt")))
+}
+
+/// The "# library: ..." line in a run's output.
+fn library_in(log: &Path) -> Option<String> {
+    let text = fs::read_to_string(log).ok()?;
     let line = text.lines().find_map(|l| l.split_once("# library: "))?.1;
     Some(line.split_whitespace().collect::<Vec<_>>().join(" "))
 }
@@ -787,15 +888,19 @@ fn write(path: &Path, text: &str) {
     }
 }
 
-/// `cargo xtask bench [--rounds N] [--quick] [--timeout SECS] [--only a,b]`.
+/// `cargo xtask bench [--rounds N] [--quick] [--timeout SECS] [--only a,b]`, or with
+/// `--scaling [--ranks 2,4,...]` the rank-scaling run.
 pub(crate) fn main(args: &[&str]) -> bool {
     let o = match Options::parse(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("xtask bench: {e}\n\n{}", crate::HELP);
+            eprintln!("xtask bench: {e}\n\n{}{}", crate::HELP, scaling::HELP);
             return false;
         }
     };
+    if o.scaling {
+        return scaling::main(&o, args);
+    }
     let start = Instant::now();
     let p = Paths::new();
     let _ = fs::remove_dir_all(&p.raw);
@@ -811,12 +916,13 @@ pub(crate) fn main(args: &[&str]) -> bool {
         )
     });
     ensure_mpi(&p, wants_mpi);
-    let ready = Ready::prepare(&p, &selected);
+    let ready = Ready::prepare(&p, &selected, &BENCH);
 
     let (mut runs, mut lines) = (vec![], vec![]);
     for round in 1..=o.rounds {
         for c in &selected {
-            let (run, mut got) = run_config(c, round, &p, &o, &ready);
+            let stem = format!("{}_{round}", c.key);
+            let (run, mut got) = run_config(c, round, (&p, &o, &BENCH), Ranks::PAIR, &stem, &ready);
             if round == 1 || !matches!(run.outcome, Outcome::Skipped(_)) {
                 println!(
                     "round {round}/{}  {:<17} {:>6.1} s  {} ({} lines)",

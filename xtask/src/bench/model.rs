@@ -139,7 +139,20 @@ impl Summary {
     /// same load), summarized over those rounds. Robust where the machine's speed
     /// shifts between rounds, which moves both sides of a pair together.
     pub(crate) fn paired_lat_ratio(&self, a: &str, b: &str, test: &str) -> Option<Stat> {
-        let key = |c: &str| (c.to_owned(), "lat".to_owned(), test.to_owned(), 1);
+        self.paired_ratio(a, b, "lat", test, 1)
+    }
+
+    /// `a / b` for any key (section, test, N), paired by round as
+    /// [`Summary::paired_lat_ratio`].
+    pub(crate) fn paired_ratio(
+        &self,
+        a: &str,
+        b: &str,
+        section: &str,
+        test: &str,
+        n: u64,
+    ) -> Option<Stat> {
+        let key = |c: &str| (c.to_owned(), section.to_owned(), test.to_owned(), n);
         let (ra, rb) = (self.rounds.get(&key(a))?, self.rounds.get(&key(b))?);
         let ratios: Vec<f64> = ra
             .iter()

@@ -1,7 +1,8 @@
 //! Hand-written SVG plots: small-op latency per scenario and configuration (grouped
-//! bars, log scale) and accumulate bandwidth against N (log-log, one curve each).
+//! bars, log scale), accumulate bandwidth against N (log-log, one curve each), and the
+//! rank-scaling grid (one log-log panel per scenario, metric against ranks).
 
-use super::model::{gbps, Summary};
+use super::model::{gbps, Stat, Summary};
 use super::report::{hw_for_lat, num, BW_NS, LAT_TESTS};
 use super::{config, CONFIGS};
 use std::fmt::Write as _;
@@ -19,6 +20,8 @@ fn colour(key: &str) -> &'static str {
         "ompi_sm" => "#2ca02c",
         "ompi_rdma" => "#9467bd",
         "ompi_rdma_create" => "#8c564b",
+        "rma_mpi" => "#bcbd22",
+        "mpich" => "#1f77b4",
         _ => "#333333",
     }
 }
@@ -118,10 +121,10 @@ impl Canvas {
                 tick
             );
         }
-        let cy = (self.top + self.bottom) / 2.0;
+        let (cx, cy) = (self.left - 54.0, (self.top + self.bottom) / 2.0);
         let _ = writeln!(
             self.svg,
-            "<text x=\"16\" y=\"{cy:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {cy:.1})\">{}</text>",
+            "<text x=\"{cx}\" y=\"{cy:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 {cx} {cy:.1})\">{}</text>",
             escape(label)
         );
         self.frame();
@@ -362,6 +365,156 @@ pub(crate) fn bandwidth(s: &Summary) -> String {
     c.finish()
 }
 
+/// One configuration's line in a panel of the scaling grid.
+#[derive(Debug)]
+pub(crate) struct Series<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) label: &'a str,
+    /// (ranks, the metric over rounds).
+    pub(crate) points: Vec<(usize, Stat)>,
+    /// Ranks where a run failed or timed out, and what happened (drawn as a ×).
+    pub(crate) failed: Vec<(usize, String)>,
+}
+
+/// One scenario's panel of the scaling grid.
+#[derive(Debug)]
+pub(crate) struct Panel<'a> {
+    pub(crate) title: String,
+    pub(crate) unit: &'a str,
+    pub(crate) series: Vec<Series<'a>>,
+}
+
+/// The rank-scaling grid: per scenario a log-log panel of its metric against the number
+/// of ranks, one line per configuration with its points (whiskers: the range over
+/// rounds), a × at the top of a panel where a configuration's run failed or timed out,
+/// and the oversubscribed ranks (more than `cores`) shaded.
+pub(crate) fn scaling(title: &str, ns: &[usize], cores: usize, panels: &[Panel]) -> String {
+    const COLS: usize = 3;
+    const PW: f64 = 380.0;
+    const PH: f64 = 260.0;
+    const HEAD: f64 = 78.0;
+    let rows = panels.len().div_ceil(COLS).max(1);
+    let width = PW * COLS as f64 + 20.0;
+    let mut c = Canvas::new(width, HEAD + PH * rows as f64 + 10.0, title, [0.0; 4]);
+    // the legend: one entry per configuration, then the markers
+    let mut keys: Vec<(&str, &str)> = vec![];
+    for s in panels.iter().flat_map(|p| &p.series) {
+        if !keys.iter().any(|k| k.0 == s.key) {
+            keys.push((s.key, s.label));
+        }
+    }
+    let mut x = 20.0;
+    for (key, label) in &keys {
+        let _ = writeln!(
+            c.svg,
+            "<line x1=\"{x}\" y1=\"40\" x2=\"{}\" y2=\"40\" stroke=\"{}\" stroke-width=\"4\"/>\n\
+             <circle cx=\"{}\" cy=\"40\" r=\"3.5\" fill=\"{}\"/>\n\
+             <text x=\"{}\" y=\"44\">{}</text>",
+            x + 22.0,
+            colour(key),
+            x + 11.0,
+            colour(key),
+            x + 28.0,
+            escape(label)
+        );
+        x += 40.0 + 7.0 * label.chars().count() as f64;
+    }
+    let _ = writeln!(
+        c.svg,
+        "<text x=\"20\" y=\"64\" fill=\"#b00000\">×</text>\n\
+         <text x=\"32\" y=\"64\">a run failed or timed out at this N (hover for why)</text>\n\
+         <rect x=\"370\" y=\"54\" width=\"22\" height=\"13\" fill=\"#eeeeee\"/>\n\
+         <text x=\"398\" y=\"64\">oversubscribed: more ranks than the {cores} CPUs</text>"
+    );
+    let (lo_n, hi_n) = (
+        ns.iter().copied().min().unwrap_or(1).max(1) as f64,
+        ns.iter().copied().max().unwrap_or(2).max(1) as f64,
+    );
+    for (i, panel) in panels.iter().enumerate() {
+        let (x0, y0) = (10.0 + PW * (i % COLS) as f64, HEAD + PH * (i / COLS) as f64);
+        (c.left, c.right, c.top, c.bottom) = (x0 + 70.0, x0 + PW - 16.0, y0 + 24.0, y0 + PH - 44.0);
+        let xa = LogAxis {
+            lo: (lo_n / 1.4).log10(),
+            hi: (hi_n * 1.4).log10(),
+            a: c.left,
+            b: c.right,
+        };
+        if let Some(first) = ns.iter().copied().filter(|&n| n > cores).min() {
+            // from halfway (log) between the last point within the cores and the first past
+            let below = ns.iter().copied().filter(|&n| n <= cores).max();
+            let from = below.map_or(c.left, |b| xa.px(((b * first) as f64).sqrt()));
+            let _ = writeln!(
+                c.svg,
+                "<rect x=\"{from:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#eeeeee\"/>",
+                c.top,
+                c.right - from,
+                c.bottom - c.top
+            );
+        }
+        let _ = writeln!(
+            c.svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\">{}</text>",
+            (c.left + c.right) / 2.0,
+            y0 + 16.0,
+            escape(&panel.title)
+        );
+        let values = panel
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().flat_map(|(_, st)| [st.lo, st.hi]));
+        let ya = LogAxis::fitting(values, c.bottom, c.top);
+        c.y_axis(&ya, panel.unit);
+        for &n in ns {
+            c.x_tick(xa.px(n as f64), &n.to_string());
+        }
+        c.x_label("ranks");
+        for (k, s) in panel.series.iter().enumerate() {
+            let col = colour(s.key);
+            let pts: Vec<(usize, f64, &Stat)> = s
+                .points
+                .iter()
+                .filter(|(_, st)| st.median.is_finite() && st.median > 0.0)
+                .map(|(n, st)| (*n, xa.px(*n as f64), st))
+                .collect();
+            if pts.len() > 1 {
+                let path: Vec<String> = pts
+                    .iter()
+                    .map(|(_, px, st)| format!("{px:.1},{:.1}", ya.px(st.median)))
+                    .collect();
+                let _ = writeln!(
+                    c.svg,
+                    "<polyline points=\"{}\" fill=\"none\" stroke=\"{col}\" stroke-width=\"2\"/>",
+                    path.join(" ")
+                );
+            }
+            for (n, px, st) in &pts {
+                let _ = writeln!(
+                    c.svg,
+                    "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"{col}\"/>\n\
+                     <circle cx=\"{px:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{col}\"><title>{} N={n}: {} {}</title></circle>",
+                    ya.px(st.lo.max(1e-300)),
+                    ya.px(st.hi.max(1e-300)),
+                    ya.px(st.median),
+                    escape(s.label),
+                    num(st.median),
+                    escape(panel.unit)
+                );
+            }
+            for (n, why) in &s.failed {
+                let _ = writeln!(
+                    c.svg,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\" fill=\"{col}\">×<title>{} N={n}: {}</title></text>",
+                    xa.px(*n as f64) + 9.0 * k as f64 - 18.0,
+                    c.top + 15.0,
+                    escape(s.label),
+                    escape(why)
+                );
+            }
+        }
+    }
+    c.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,5 +546,30 @@ mod tests {
             assert!(!svg.contains("NaN"));
         }
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+    }
+
+    #[test]
+    fn scaling_grid_marks_failures_and_oversubscription() {
+        let st = |v: f64| Stat::of(&[v]).unwrap();
+        let panel = Panel {
+            title: "fop_counter".into(),
+            unit: "Mops/s",
+            series: vec![Series {
+                key: "rma_atomic",
+                label: "rma atomic",
+                points: vec![(2, st(20.0)), (4, st(0.0))],
+                failed: vec![(4, "timed out <60 s>".into())],
+            }],
+        };
+        let svg = scaling("t", &[2, 4], 2, &[panel]);
+        assert!(svg.ends_with("</svg>\n"));
+        assert!(svg.contains("rma atomic N=2: 20.0 Mops/s"));
+        assert!(!svg.contains("N=4: 0"), "a zero has no place on a log axis");
+        assert!(svg.contains("×<title>rma atomic N=4: timed out &lt;60 s&gt;</title>"));
+        assert!(
+            svg.contains("fill=\"#eeeeee\""),
+            "the oversubscribed part is shaded"
+        );
+        assert!(!svg.contains("NaN"));
     }
 }

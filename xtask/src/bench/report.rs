@@ -79,7 +79,7 @@ pub(crate) fn size(b: u64) -> String {
 }
 
 /// "median [lo..hi]" (the range of the per-round medians; none for one round).
-fn cell(s: Stat) -> String {
+pub(crate) fn cell(s: Stat) -> String {
     if s.rounds > 1 {
         format!("{} [{}..{}]", num(s.median), num(s.lo), num(s.hi))
     } else {
@@ -88,24 +88,24 @@ fn cell(s: Stat) -> String {
 }
 
 /// A table rendered as Markdown with padded columns (readable as plain text too).
-struct Table {
+pub(crate) struct Table {
     head: Vec<String>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    fn new<S: Into<String>>(head: impl IntoIterator<Item = S>) -> Table {
+    pub(crate) fn new<S: Into<String>>(head: impl IntoIterator<Item = S>) -> Table {
         Table {
             head: head.into_iter().map(Into::into).collect(),
             rows: vec![],
         }
     }
 
-    fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
-    fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let width = |i: usize| {
             std::iter::once(&self.head)
                 .chain(&self.rows)
