@@ -687,9 +687,18 @@ fn wrong_lines(log: &std::path::Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The load averages (1, 5, 15 minutes) of /proc/loadavg: other work on the machine
+/// shows there, and skews every configuration that ran meanwhile.
+fn load_average() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 /// `cargo xtask bench --scaling ...`.
 pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let start = Instant::now();
+    let load_before = load_average();
     let machine = Machine::probe();
     let cores = machine.nproc.max(1);
     let ns = o.ranks.clone().unwrap_or_else(|| default_ranks(cores));
@@ -766,6 +775,7 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
         summary: Summary::of(&scale),
         lines,
     };
+    let load_after = load_average();
     let date = utc_now();
     let cmdline = format!("cargo xtask bench {}", args.join(" "))
         .trim_end()
@@ -774,7 +784,8 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let header = format!(
         "# rma rank scaling\n\n{date} — `{cmdline}`\n\n\
          Machine: {}, {cores} CPUs, kernel {}. {} rounds, each program with -r {reps} -t {secs}; \
-         runs killed after {} s.{}\n\n\
+         runs killed after {} s.{} Load average (1, 5, 15 min) before the runs {load_before}, \
+         after {load_after} (above 0 means other work shared the CPUs).\n\n\
          **Points with N > {cores} (the CPU count) are oversubscribed**: more ranks than CPUs, \
          the MPI launchers with `--oversubscribe --bind-to none` / `-bind-to none` and rma's \
          ranks unbound; at N <= {cores} every rank is bound to its own CPU.\n\n\
@@ -795,10 +806,12 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let md = results.markdown(&header);
     println!("\n{md}");
     write(&p.out.join("scaling.md"), &md);
-    write(
-        &p.out.join("scaling.json"),
-        &results.json(&date, &cmdline, &machine, &p).to_text(),
-    );
+    let mut json = results.json(&date, &cmdline, &machine, &p);
+    if let Json::Obj(fields) = &mut json {
+        fields.push(("load_average_before".into(), load_before.as_str().into()));
+        fields.push(("load_average_after".into(), load_after.as_str().into()));
+    }
+    write(&p.out.join("scaling.json"), &json.to_text());
     let title = format!("rma rank scaling, {date} ({cores} CPUs; shaded: oversubscribed)");
     write(&p.out.join("scaling.svg"), &results.svg(&title));
 
