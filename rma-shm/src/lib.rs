@@ -55,6 +55,7 @@ mod atomic;
 mod epochs;
 #[cfg(not(loom))]
 pub mod launch;
+#[cfg(not(loom))]
 mod park;
 #[cfg(not(loom))]
 mod queued;
