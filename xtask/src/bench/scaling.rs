@@ -783,7 +783,7 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let libs = results.libraries(&p);
     let header = format!(
         "# rma rank scaling\n\n{date} — `{cmdline}`\n\n\
-         Machine: {}, {cores} CPUs, kernel {}. {} rounds, each program with -r {reps} -t {secs}; \
+         Machine: {}, {cores} CPUs, kernel {}. {} round(s), each program with -r {reps} -t {secs}; \
          runs killed after {} s.{} Load average (1, 5, 15 min) before the runs {load_before}, \
          after {load_after} (above 0 means other work shared the CPUs).\n\n\
          **Points with N > {cores} (the CPU count) are oversubscribed**: more ranks than CPUs, \
