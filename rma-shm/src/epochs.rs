@@ -53,19 +53,26 @@ use std::time::{Duration, Instant};
 /// liveness check (every peer's, or with `only`, that one peer's) `audit` looks at the
 /// rest of the state and fails if it cannot end well.
 fn wait_for(
+    mem: &WindowMemory,
     (word, sleepers): (&AtomicU32, &AtomicU32),
     liveness: &Liveness,
     only: Option<usize>,
     cond: impl FnMut(u32) -> Result<bool>,
     mut audit: impl FnMut() -> Result<()>,
 ) -> Result<()> {
-    park::wait_on(word, sleepers, cond, || {
-        match only {
-            None => liveness.check()?,
-            Some(r) => liveness.check_rank(r)?,
-        }
-        audit()
-    })
+    park::wait_on(
+        word,
+        sleepers,
+        cond,
+        || {
+            match only {
+                None => liveness.check()?,
+                Some(r) => liveness.check_rank(r)?,
+            }
+            audit()
+        },
+        || mem.help(),
+    )
 }
 
 /// Whether counter value `now` has reached `want` (wrapping u32 arithmetic): the
@@ -219,6 +226,7 @@ impl WindowMemory {
         let mut audit = LockAudit::new(self, target, liveness);
         // (if a wait fails, a peer died or the lock is corrupt: the ticket is lost)
         let turn = wait_for(
+            self,
             (&line.go, &line.sleepers),
             liveness,
             None,
@@ -254,6 +262,7 @@ impl WindowMemory {
         if exclusive {
             mine.store(claim(ticket, CLAIM_EXCLUSIVE), Ordering::SeqCst);
             let drained = wait_for(
+                self,
                 (&lock.readers, &lock.drain_sleepers),
                 liveness,
                 None,
@@ -366,6 +375,7 @@ impl WindowMemory {
         for r in 0..self.ranks() {
             let theirs = self.lock_word(r);
             wait_for(
+                self,
                 (&theirs.freeing, &theirs.free_sleepers),
                 liveness,
                 Some(r),
@@ -400,6 +410,7 @@ impl WindowMemory {
         let me = self.rank();
         let c = self.epoch_counter(me, target, true);
         wait_for(
+            self,
             (c, &self.lock_word(me).epoch_sleepers),
             liveness,
             None,
@@ -432,6 +443,7 @@ impl WindowMemory {
         let me = self.rank();
         let c = self.epoch_counter(me, origin, false);
         wait_for(
+            self,
             (c, &self.lock_word(me).epoch_sleepers),
             liveness,
             None,

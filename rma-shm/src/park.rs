@@ -19,11 +19,16 @@ const SLICE: Duration = Duration::from_millis(10);
 ///
 /// `sleepers` counts the waiters asleep on `word`: a waker changes `word`, then calls
 /// [`wake`] with the same `sleepers`, which makes the system call only when it is not 0.
+///
+/// `help` is work this rank does between checks (the queued transport's engine, which
+/// the peer being waited for may need); when it did some, the wait spins anew, and a
+/// wait with work pending never parks.
 pub(crate) fn wait_on(
     word: &AtomicU32,
     sleepers: &AtomicU32,
     mut cond: impl FnMut(u32) -> Result<bool>,
     mut check: impl FnMut() -> Result<()>,
+    mut help: impl FnMut() -> bool,
 ) -> Result<()> {
     let mut pace = Backoff::new();
     let mut last_check: Option<Instant> = None;
@@ -32,6 +37,10 @@ pub(crate) fn wait_on(
         if cond(seen)? {
             return Ok(());
         }
+        if help() {
+            pace.reset();
+            continue;
+        }
         if pace.step() != Step::Park {
             continue;
         }
@@ -39,6 +48,8 @@ pub(crate) fn wait_on(
         // announced before the kernel compares `word` with `seen`: a waker that changed
         // `word` after our check either sees us counted or we see its change
         sleepers.fetch_add(1, Ordering::SeqCst);
+        // (work that arrives while asleep is the progress thread's, which the origin
+        // rang; this sleep ends within the slice anyway)
         sys::futex_wait(word, seen, SLICE.min(interval));
         sleepers.fetch_sub(1, Ordering::SeqCst);
         let since = *last_check.get_or_insert_with(Instant::now);

@@ -300,6 +300,12 @@ pub(crate) struct Engine {
     stop: AtomicBool,
 }
 
+impl crate::winmem::Helper for Engine {
+    fn help(&self) -> bool {
+        !self.stop.load(Ordering::Relaxed) && self.poll_once(true)
+    }
+}
+
 impl Engine {
     /// Drains every request ring once; returns whether anything was applied.
     ///
@@ -595,6 +601,9 @@ impl QueuedTransport {
             liveness,
             stop: AtomicBool::new(false),
         });
+        // the rank's own waits in the window's synchronization drain its rings too
+        let helper: std::sync::Weak<dyn crate::winmem::Helper> = Arc::downgrade(&engine) as _;
+        engine.mem.set_helper(helper);
         let runner = engine.clone();
         let progress = std::thread::Builder::new()
             .name(format!("rma-progress-{me}"))

@@ -220,6 +220,17 @@ pub struct WindowMemory {
     /// This process's id, written into chunk locks and announcement slots (read once:
     /// getpid is a system call, and the domain is reached on every accumulate).
     pid: u32,
+    /// Work this rank does while it waits in the window's synchronization (the queued
+    /// transport's engine draining its request rings, which a peer that holds the lock
+    /// or owes a complete may need); set once by the transport.
+    helper: std::sync::OnceLock<std::sync::Weak<dyn Helper>>,
+}
+
+/// Work a rank can do while it waits in a window's synchronization ([`WindowMemory`]'s
+/// waits call it between checks, and start spinning anew when it did something).
+pub(crate) trait Helper: Send + Sync + std::fmt::Debug {
+    /// Does a bounded amount of pending work; whether there was any.
+    fn help(&self) -> bool;
 }
 
 // SAFETY: the raw pointers point into mappings owned by `peers[*].seg` (or, for created
@@ -492,6 +503,7 @@ impl WindowMemory {
                 + slots_offset(ranks).ok_or_else(|| Error::NoMem {
                     reason: format!("a window over {ranks} ranks"),
                 })?,
+            helper: std::sync::OnceLock::new(),
             pid: match std::process::id() {
                 pid @ 1..0x40_0000 => pid,
                 pid => {
@@ -583,6 +595,21 @@ impl WindowMemory {
     /// created over private memory with ranks as processes).
     pub fn direct(&self) -> bool {
         self.direct
+    }
+
+    /// Registers the work this rank does while it waits in the window's
+    /// synchronization (at most once; later calls are ignored).
+    pub(crate) fn set_helper(&self, helper: std::sync::Weak<dyn Helper>) {
+        let _ = self.helper.set(helper);
+    }
+
+    /// Does the registered helper's work once; whether there was any.
+    #[inline]
+    pub(crate) fn help(&self) -> bool {
+        match self.helper.get() {
+            None => false,
+            Some(h) => h.upgrade().is_some_and(|h| h.help()),
+        }
     }
 
     /// Whether the segments hold the queued transport's rings.

@@ -515,7 +515,13 @@ pub(crate) fn wait_until(
     (word, sleepers): (&AtomicU32, &AtomicU32),
     mut cond: impl FnMut() -> bool,
 ) -> Result<()> {
-    crate::park::wait_on(word, sleepers, |_| Ok(cond()), || ctl.check_peers(me, mode))
+    crate::park::wait_on(
+        word,
+        sleepers,
+        |_| Ok(cond()),
+        || ctl.check_peers(me, mode),
+        || false,
+    )
 }
 
 /// Checks whether this rank's peers are alive; cheap to clone, usable from any thread.
