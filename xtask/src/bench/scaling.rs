@@ -687,8 +687,8 @@ fn wrong_lines(log: &std::path::Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The load averages (1, 5, 15 minutes) of /proc/loadavg: other work on the machine
-/// shows there, and skews every configuration that ran meanwhile.
+/// The load averages (1, 5, 15 minutes) of /proc/loadavg: before the runs, other work
+/// on the machine shows there (it skews every configuration that runs meanwhile).
 fn load_average() -> String {
     fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -784,8 +784,9 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let header = format!(
         "# rma rank scaling\n\n{date} — `{cmdline}`\n\n\
          Machine: {}, {cores} CPUs, kernel {}. {} round(s), each program with -r {reps} -t {secs}; \
-         runs killed after {} s.{} Load average (1, 5, 15 min) before the runs {load_before}, \
-         after {load_after} (above 0 means other work shared the CPUs).\n\n\
+         runs killed after {} s.{} Load average (1, 5, 15 min) before the runs \
+         {load_before} (other work on the machine, which skews every configuration that runs \
+         meanwhile), after {load_after} (this run's own ranks included).\n\n\
          **Points with N > {cores} (the CPU count) are oversubscribed**: more ranks than CPUs, \
          the MPI launchers with `--oversubscribe --bind-to none` / `-bind-to none` and rma's \
          ranks unbound; at N <= {cores} every rank is bound to its own CPU.\n\n\
