@@ -421,10 +421,10 @@ pub(crate) fn scaling(title: &str, ns: &[usize], cores: usize, panels: &[Panel])
     }
     let _ = writeln!(
         c.svg,
-        "<text x=\"20\" y=\"64\" fill=\"#b00000\">×</text>\n\
-         <text x=\"32\" y=\"64\">a run failed or timed out at this N (hover for why)</text>\n\
-         <rect x=\"370\" y=\"54\" width=\"22\" height=\"13\" fill=\"#eeeeee\"/>\n\
-         <text x=\"398\" y=\"64\">oversubscribed: more ranks than the {cores} CPUs</text>"
+        "<text x=\"20\" y=\"64\" font-weight=\"bold\">×</text>\n\
+         <text x=\"32\" y=\"64\">a run failed or timed out before this value (hover for why)</text>\n\
+         <rect x=\"480\" y=\"54\" width=\"22\" height=\"13\" fill=\"#eeeeee\"/>\n\
+         <text x=\"508\" y=\"64\">oversubscribed: more ranks than the {cores} CPUs (values of 0 are not drawn)</text>"
     );
     let (lo_n, hi_n) = (
         ns.iter().copied().min().unwrap_or(1).max(1) as f64,

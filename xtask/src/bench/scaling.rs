@@ -299,6 +299,17 @@ impl Results<'_> {
         self.check_lines().map(|l| l.med as u64).sum()
     }
 
+    /// Whether one round's run of (configuration, N) wrote a value for `scenario`.
+    fn has_value(&self, key: &str, n: usize, round: u32, scenario: &str) -> bool {
+        self.lines.iter().any(|l| {
+            l.section == "scale"
+                && l.config == key
+                && l.n == n as u64
+                && l.round == round
+                && l.test == scenario
+        })
+    }
+
     /// The metric of a scenario over rounds (mapped, so lo stays the smaller).
     fn stat(&self, key: &str, n: usize, s: &Scenario) -> Option<Stat> {
         let st = self.summary.get(key, "scale", s.key, n as u64)?;
@@ -648,7 +659,7 @@ impl Results<'_> {
                                         matches!(
                                             r.run.outcome,
                                             Outcome::Failed(_) | Outcome::TimedOut(_)
-                                        )
+                                        ) && !self.has_value(c.key, n, r.run.round, s.key)
                                     })
                                     .map(|r| {
                                         format!(
@@ -716,7 +727,7 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let ready = Ready::prepare(&p, &selected, &SCALE);
     let (reps, secs) = o.reps_secs();
     println!(
-        "bench: rank scaling at N = {} ({cores} CPUs: {} oversubscribed), {} rounds, \
+        "bench: rank scaling at N = {} ({cores} CPUs: {} oversubscribed), {} round(s), \
          -r {reps} -t {secs}, timeout {} s per run",
         ns.iter()
             .map(|n| n.to_string())
@@ -1035,6 +1046,14 @@ mod tests {
         assert!(md.contains("rma_atomic/ompi_sm"));
         let svg = r.svg("t");
         assert!(svg.contains("×<title>rma atomic N=4: round 1: timed out after 60 s"));
+        // ring_acc's value came before the timeout in round 1; round 2 gave none
+        let ring = svg.split("ring_acc").nth(1).unwrap_or("");
+        assert!(ring.contains("×<title>rma atomic N=4: round 2: timed out"));
+        assert!(!ring
+            .split("hot_acc")
+            .next()
+            .unwrap_or("")
+            .contains("round 1: timed out"));
         let json = r
             .json("d", "c", &Machine::probe(), &Paths::new().under("scaling"))
             .to_text();
