@@ -8,21 +8,26 @@
 //! **The lock as a queue.** A request takes a ticket (`next`), as in any ticket lock,
 //! but then waits on a cache line of its own: the turn line of its ticket
 //! ([`crate::winmem::TurnLine`], one per outstanding ticket). Whoever ends the turn
-//! before it (an exclusive holder releasing, or a reader once it is counted in) moves
-//! `serving` on and stores the next ticket into that ticket's line, waking it only if
-//! its waiter sleeps. So a handoff moves one line between two ranks however many wait,
-//! where a shared `serving` word that every waiter spins or sleeps on makes each
-//! release touch (or wake) all of them. Arrival order, reader counting and every check
-//! below are those of the plain ticket lock.
+//! before it (an exclusive holder releasing, or a reader once it is counted in) stores
+//! the next ticket into that ticket's line, waking it only if its waiter sleeps. So a
+//! handoff moves one line between two ranks however many wait, where a shared
+//! `serving` word that every waiter spins or sleeps on makes each release touch (or
+//! wake) all of them. The ticket being served is the latest one handed to a line
+//! (`WindowMemory::served`, read only by the checks), and a turn handed on by an
+//! exclusive release says so in the line, so the next exclusive holder does not read
+//! the reader count: an uncontended handoff touches the lock word only to take a
+//! ticket. Arrival order, reader counting and every check below are those of the
+//! plain ticket lock.
 //!
 //! The state lives in shared memory, where another process can overwrite it, so every
 //! wait also checks that what it sees is possible, and ends in an error of class INTERN
 //! naming the window's owner otherwise (never an endless sleep):
 //!
-//! - **Lock word.** `serving` can never pass `next`, nor a waiter's own ticket; at most
-//!   one ticket per rank is outstanding (`next - serving <= ranks`); `readers` can never
-//!   exceed the ranks. These are errors at once. Every origin also records its part in
-//!   the lock in the owner's segment (its *claim*: waiting with ticket t, holding the
+//! - **Lock word and turn lines.** No turn line can hold a ticket past `next`, nor past
+//!   its waiter's own ticket; at most one ticket per rank is outstanding
+//!   (`next - serving <= ranks`); `readers` can never exceed the ranks. These are
+//!   errors at once. Every origin also records its part in the lock in its own segment
+//!   (its *claim*: waiting with ticket t, holding the
 //!   turn of ticket t exclusively, or counted among the readers). A waiter compares the
 //!   lock word with the claims at every liveness check: the ticket being served must be
 //!   claimed by some rank, and `readers` must not exceed the ranks that claim to read.
@@ -94,7 +99,8 @@ struct LockAudit<'a> {
     mem: &'a WindowMemory,
     target: usize,
     bound: Duration,
-    /// The lock word (next, serving, readers) when an anomaly was first seen, and when.
+    /// The lock state (next, the ticket served, readers) when an anomaly was first
+    /// seen, and when.
     anomaly: Option<([u32; 3], Instant)>,
 }
 
@@ -116,13 +122,9 @@ impl<'a> LockAudit<'a> {
         let lock = self.mem.lock_word(self.target);
         let n = self.mem.ranks();
         let next = lock.next.load(Ordering::SeqCst);
-        let serving = lock.serving.load(Ordering::SeqCst);
+        // (a turn line past `next` is an error here)
+        let serving = self.mem.served(self.target, next)?;
         let readers = lock.readers.load(Ordering::SeqCst);
-        if serving.wrapping_sub(next) as i32 > 0 {
-            return Err(self.corrupt(format!(
-                "the ticket served ({serving}) is past the next ticket ({next})"
-            )));
-        }
         if next.wrapping_sub(serving) as usize > n {
             return Err(self.corrupt(format!(
                 "{} tickets are outstanding, more than the {n} ranks can hold",
@@ -221,7 +223,11 @@ impl WindowMemory {
         let mine = self.lock_claim(target, self.rank());
         let n = self.ranks();
         let ticket = lock.next.fetch_add(1, Ordering::AcqRel);
-        mine.store(claim(ticket, CLAIM_WAITING), Ordering::SeqCst);
+        // Claims are this rank's own words (in its segment) and only the audit reads
+        // them: Release stores suffice, because a claim that must be seen before a
+        // counter (`readers`) precedes that counter's read-modify-write, and one cleared
+        // after leaving follows it; the audit tolerates the instant in between.
+        mine.store(claim(ticket, CLAIM_WAITING), Ordering::Release);
         let line = self.turn_line(target, ticket);
         let mut audit = LockAudit::new(self, target, liveness);
         // (if a wait fails, a peer died or the lock is corrupt: the ticket is lost)
@@ -244,23 +250,17 @@ impl WindowMemory {
                 Ok(false)
             },
             || audit.check(),
-        )
-        .and_then(|()| {
-            // the line says it is this ticket's turn; so must the lock word
-            match lock.serving.load(Ordering::SeqCst) {
-                s if s == ticket => Ok(()),
-                s => Err(lock_corrupt(
-                    target,
-                    format!("ticket {ticket} was handed the turn, but the ticket served is {s}"),
-                )),
-            }
-        });
+        );
         if let Err(e) = turn {
-            mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
+            mine.store(claim(0, CLAIM_NONE), Ordering::Release);
             return Err(e);
         }
         if exclusive {
-            mine.store(claim(ticket, CLAIM_EXCLUSIVE), Ordering::SeqCst);
+            mine.store(claim(ticket, CLAIM_EXCLUSIVE), Ordering::Release);
+            if line.drained.load(Ordering::Relaxed) == 1 {
+                // handed on by an exclusive release: no reader is inside (TurnLine)
+                return Ok(());
+            }
             let drained = wait_for(
                 self,
                 (&lock.readers, &lock.drain_sleepers),
@@ -278,33 +278,35 @@ impl WindowMemory {
                 || audit.check(),
             );
             if drained.is_err() {
-                mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
+                mine.store(claim(0, CLAIM_NONE), Ordering::Release);
             }
             drained
         } else {
-            let r = lock.readers.load(Ordering::SeqCst);
+            let r = lock.readers.load(Ordering::Acquire);
             if r as usize >= n {
-                mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
+                mine.store(claim(0, CLAIM_NONE), Ordering::Release);
                 return Err(lock_corrupt(
                     target,
                     format!("{r} readers are inside before this rank enters, with {n} ranks"),
                 ));
             }
             // claimed before counted, so `readers` never exceeds the claims
-            mine.store(claim(ticket, CLAIM_SHARED), Ordering::SeqCst);
+            mine.store(claim(ticket, CLAIM_SHARED), Ordering::Release);
             lock.readers.fetch_add(1, Ordering::AcqRel);
-            self.pass_turn(target, ticket);
+            self.pass_turn(target, ticket, false);
             Ok(())
         }
     }
 
-    /// Ends the turn of `ticket` on `target`'s lock: `serving` moves to the next
-    /// ticket, whose turn line is then handed the turn (and woken only if its waiter
-    /// sleeps). Only the rank whose turn it is calls this, once per turn.
-    fn pass_turn(&self, target: usize, ticket: u32) {
+    /// Ends the turn of `ticket` on `target`'s lock: the next ticket's turn line is
+    /// handed the turn (and woken only if its waiter sleeps); `drained` says no reader
+    /// is inside (an exclusive release). Only the rank whose turn it is calls this,
+    /// once per turn.
+    fn pass_turn(&self, target: usize, ticket: u32, drained: bool) {
         let next = ticket.wrapping_add(1);
-        self.lock_word(target).serving.store(next, Ordering::SeqCst);
         let line = self.turn_line(target, next);
+        // read by the next holder after it sees `go` (Release / Acquire)
+        line.drained.store(u32::from(drained), Ordering::Relaxed);
         line.go.store(next, Ordering::SeqCst);
         park::wake(&line.go, &line.sleepers);
     }
@@ -315,7 +317,7 @@ impl WindowMemory {
     pub fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
         let lock = self.lock_word(target);
         let mine = self.lock_claim(target, self.rank());
-        let (ticket, state) = unclaim(mine.load(Ordering::SeqCst));
+        let (ticket, state) = unclaim(mine.load(Ordering::Relaxed));
         if exclusive {
             if state != CLAIM_EXCLUSIVE {
                 return Err(lock_corrupt(
@@ -323,16 +325,16 @@ impl WindowMemory {
                     format!("this rank's claim says {state}, not the exclusive holder"),
                 ));
             }
-            // pass the turn on only if it is still this rank's
-            let s = lock.serving.load(Ordering::SeqCst);
-            if s != ticket {
+            // pass the turn on only if it is still this rank's (its own line says so)
+            let go = self.turn_line(target, ticket).go.load(Ordering::Acquire);
+            if go != ticket {
                 return Err(lock_corrupt(
                     target,
-                    format!("the ticket served is {s} while this rank holds {ticket}"),
+                    format!("the turn line of this rank's ticket {ticket} holds ticket {go}"),
                 ));
             }
-            mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
-            self.pass_turn(target, ticket);
+            mine.store(claim(0, CLAIM_NONE), Ordering::Release);
+            self.pass_turn(target, ticket, true);
         } else {
             if state != CLAIM_SHARED {
                 return Err(lock_corrupt(
@@ -343,7 +345,8 @@ impl WindowMemory {
             let n = self.ranks() as u32;
             let before = lock
                 .readers
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                // SeqCst: ordered before the load of the drain sleepers in `wake`
+                .fetch_update(Ordering::SeqCst, Ordering::Acquire, |r| {
                     (r > 0 && r <= n).then(|| r - 1)
                 })
                 .map_err(|r| {
@@ -353,7 +356,7 @@ impl WindowMemory {
                     )
                 })?;
             // cleared after leaving, so `readers` never exceeds the claims
-            mine.store(claim(0, CLAIM_NONE), Ordering::SeqCst);
+            mine.store(claim(0, CLAIM_NONE), Ordering::Release);
             if before == 1 {
                 park::wake(&lock.readers, &lock.drain_sleepers);
             }
@@ -548,7 +551,7 @@ mod tests {
             },
             |m, l| m.acquire_lock(0, false, l),
             |m| {
-                m.lock_word(0).serving.fetch_add(1, Ordering::SeqCst);
+                m.turn_line(0, 1).go.store(1, Ordering::SeqCst); // hand the waiter (ticket 1) its turn
             },
         );
         expect_intern("skipped ticket", r, STALL + Duration::from_secs(2));
@@ -570,7 +573,7 @@ mod tests {
             },
             |m, l| m.acquire_lock(0, true, l),
             |m| {
-                m.lock_word(0).serving.fetch_add(50, Ordering::SeqCst);
+                m.turn_line(0, 50).go.store(50, Ordering::SeqCst);
             },
         );
         expect_intern("50 tickets outstanding", r, STALL);
@@ -653,21 +656,24 @@ mod tests {
         assert!(r.0.is_ok(), "{r:?}");
     }
 
-    /// A release whose lock word says this rank does not hold the lock (the turn moved
-    /// on, the readers are gone) is refused, and the word stays as it was.
+    /// A release whose lock state says this rank does not hold the lock (its turn line
+    /// holds another ticket, the readers are gone) is refused, and nothing changes.
     #[test]
     fn a_release_that_does_not_match_the_lock_word_changes_nothing() {
         let out = crate::run_threads(1, |world| -> Result<()> {
             let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
             let lock = mem.lock_word(0);
             mem.acquire_lock(0, true, &world.liveness())?;
-            lock.serving.fetch_add(1, Ordering::SeqCst);
+            // the turn line of this rank's ticket (0) now holds another ticket
+            let line = mem.turn_line(0, 0);
+            line.go.store(2, Ordering::SeqCst);
             let e = mem
                 .release_lock(0, true)
                 .expect_err("the turn is not this rank's");
             assert_eq!(e.class(), ErrorClass::Intern, "{e}");
-            assert_eq!(lock.serving.load(Ordering::SeqCst), 1);
-            lock.serving.store(0, Ordering::SeqCst);
+            // (one rank: ticket 1's line is this same line, so nothing was handed on)
+            assert_eq!(line.go.load(Ordering::SeqCst), 2);
+            line.go.store(0, Ordering::SeqCst);
             mem.release_lock(0, true)?;
             mem.acquire_lock(0, false, &world.liveness())?;
             lock.readers.store(0, Ordering::SeqCst);
@@ -688,7 +694,8 @@ mod tests {
             let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
             world.barrier()?;
             if world.rank() == 1 {
-                mem.lock_word(0).serving.store(1000, Ordering::Release);
+                // the turn line of the next ticket (0) holds a ticket far past it
+                mem.turn_line(0, 0).go.store(1000, Ordering::Release);
             }
             world.barrier()?;
             let r = if world.rank() == 0 {

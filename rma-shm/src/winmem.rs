@@ -114,14 +114,16 @@ fn queue_offset(ranks: usize) -> Option<usize> {
 /// The passive-target lock of a window: a ticket lock with reader counting, fair
 /// (first come, first served) for shared and exclusive requests alike, whose waiters
 /// wait on turn lines of their own ([`TurnLine`]); and the sleeper counts of the waits
-/// on this rank's synchronization words.
+/// on this rank's synchronization words. The ticket being served is not stored: it is
+/// the latest ticket handed to a turn line ([`WindowMemory::served`]), so a handoff
+/// writes one line, not this one too.
 #[repr(C, align(64))]
 #[derive(Debug)]
 pub(crate) struct LockWord {
     /// The next ticket to hand out.
     pub(crate) next: AtomicU32,
-    /// The ticket being served.
-    pub(crate) serving: AtomicU32,
+    /// Unused (kept so that the words below keep their offsets).
+    _reserved: AtomicU32,
     /// Shared holders inside.
     pub(crate) readers: AtomicU32,
     /// 1 once this rank has entered the window's collective free (epochs.rs
@@ -148,6 +150,10 @@ pub(crate) struct TurnLine {
     pub(crate) go: AtomicU32,
     /// 1 while this line's waiter sleeps on `go`.
     pub(crate) sleepers: AtomicU32,
+    /// 1 if the turn in `go` was handed on by an exclusive holder's release: no reader
+    /// can be inside then (readers enter only on their own turn), so an exclusive
+    /// request need not look at `readers`.
+    pub(crate) drained: AtomicU32,
 }
 
 const TURN_LEN: usize = 64;
@@ -155,7 +161,7 @@ const _: () = assert!(std::mem::size_of::<TurnLine>() == TURN_LEN);
 const _: () = assert!(SLOT_BYTES % TURN_LEN == 0);
 
 // What an origin says about its part in a window's passive-target lock: its claim,
-// one word per origin in the lock owner's sync area (`WindowMemory::lock_claim`),
+// one word per (origin, lock owner) in the origin's sync area (`WindowMemory::lock_claim`),
 // written only by that origin. The ticket is in the high 32 bits, the state
 // (`CLAIM_*`) in the low ones. Waiters compare the lock word with the claims to tell a
 // lock that is merely held (a live rank claims the turn or a read) from one that no
@@ -753,16 +759,41 @@ impl WindowMemory {
         unsafe { &*self.peers[owner].seg.as_ptr().add(off).cast::<TurnLine>() }
     }
 
-    /// In `owner`'s segment: the lock claim of `origin` (see [`CLAIM_WAITING`]).
+    /// The ticket being served by `owner`'s lock: the latest ticket handed to one of its
+    /// turn lines (at most `next`; lines never handed a turn hold 0, which counts as
+    /// ticket 0 handed at the start). An error of class INTERN if a line holds a ticket
+    /// past `next` (someone overwrote it).
+    pub(crate) fn served(&self, owner: usize, next: u32) -> Result<u32> {
+        let lines = turn_lines(self.ranks()).unwrap_or_else(|| unreachable_layout());
+        let mut behind = u32::MAX;
+        for i in 0..lines {
+            let go = self.turn_line(owner, i as u32).go.load(Ordering::Acquire);
+            let d = next.wrapping_sub(go);
+            if (d as i32) < 0 {
+                return Err(Error::Internal {
+                    reason: format!(
+                        "the passive-target lock of rank {owner}'s window is corrupt: a turn line holds ticket {go}, past the next ticket ({next}) (another process wrote into it)"
+                    ),
+                });
+            }
+            behind = behind.min(d);
+        }
+        Ok(next.wrapping_sub(behind))
+    }
+
+    /// The claim of `origin` on `owner`'s lock (see [`CLAIM_WAITING`]), kept in
+    /// `origin`'s own segment (word `owner` of its claims): only `origin` writes it, so
+    /// the line stays in its cache while it takes and releases locks, and the waiters
+    /// that audit the lock read it only at their liveness checks.
     pub(crate) fn lock_claim(&self, owner: usize, origin: usize) -> &AtomicU64 {
         let n = self.ranks();
-        assert!(origin < n, "rma-shm: lock claim index out of range");
+        assert!(owner < n, "rma-shm: lock claim index out of range");
         let off =
-            SYNC_OFFSET + claims_offset(n).unwrap_or_else(|| unreachable_layout()) + origin * 8;
-        // SAFETY: `origin` < ranks, so the claim lies inside the sync area
+            SYNC_OFFSET + claims_offset(n).unwrap_or_else(|| unreachable_layout()) + owner * 8;
+        // SAFETY: `owner` < ranks, so the claim lies inside the sync area
         // (claims_offset + 8 * ranks <= slots_offset <= sync_len, validated at
         // creation); 8-aligned (SYNC_OFFSET, LOCK_LEN and 8 * ranks are); atomics only.
-        unsafe { &*self.peers[owner].seg.as_ptr().add(off).cast::<AtomicU64>() }
+        unsafe { &*self.peers[origin].seg.as_ptr().add(off).cast::<AtomicU64>() }
     }
 
     /// In `owner`'s segment: how many times `other` posted to `owner` (`posted`) or
