@@ -27,6 +27,13 @@ Tasks:
                        each run killed after --timeout, default 120 s), and writes
                        target/bench/{summary.md,results.json,latency.svg,bandwidth.svg};
                        fails if a contended final-value check failed
+  bench --scaling [--ranks 2,4,...] [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
+                       rank scaling: rma-scale (rma_atomic, rma_atomic_park, rma_queued,
+                       rma_mpi) and benches/c/mpi_rma_scale.c (ompi_sm, mpich) at N = 2,
+                       4, 8, ... up to the CPUs and 2x the CPUs (oversubscribed),
+                       interleaved rounds x N x configurations; writes
+                       target/bench/scaling/{scaling.md,scaling.json,scaling.svg}; fails
+                       if any count was wrong
   bench criterion [ARGS]
                        the criterion benches (cargo bench -p rma-benches ARGS)
   demo [ARGS]          the main job: every example (Examples 11.1-11.3 of the MPI

@@ -27,6 +27,9 @@ pub(crate) enum Program {
     Rma {
         transport: Option<&'static str>,
         create: bool,
+        /// Run with `RMA_WAIT=park`: every wait parks at once, never spins (to set
+        /// beside the default, which spins on free cores).
+        park: bool,
     },
     Mpich {
         create: bool,
@@ -72,6 +75,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::Rma {
             transport: Some("atomic"),
             create: false,
+            park: false,
         },
         note: "",
     },
@@ -82,6 +86,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::Rma {
             transport: Some("queued"),
             create: false,
+            park: false,
         },
         note: "",
     },
@@ -92,6 +97,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::Rma {
             transport: None,
             create: true,
+            park: false,
         },
         note: "Window::create over private memory: the queued transport across processes",
     },
@@ -565,8 +571,15 @@ fn mpi_launcher(ompi: bool, ranks: Ranks) -> Command {
 fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
     match c.program {
         Program::Hw => Command::new(p.out.join("hw_limits")),
-        Program::Rma { transport, create } => {
+        Program::Rma {
+            transport,
+            create,
+            park,
+        } => {
             let mut cmd = Command::new(p.release("rmarun"));
+            if park {
+                cmd.env("RMA_WAIT", "park");
+            }
             cmd.args(["-n", &ranks.n.to_string()])
                 .arg(p.release(suite.rust_bin));
             if let Some(t) = transport {

@@ -39,8 +39,20 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::Rma {
             transport: Some("atomic"),
             create: false,
+            park: false,
         },
         note: "ranks bound one per CPU when N <= CPUs, else unbound",
+    },
+    Config {
+        key: "rma_atomic_park",
+        label: "rma atomic, parking",
+        command: "RMA_WAIT=park rmarun -n N rma-scale --transport atomic",
+        program: Program::Rma {
+            transport: Some("atomic"),
+            create: false,
+            park: true,
+        },
+        note: "every wait parks on a futex at once instead of spinning on free cores: the cost of a wake-up",
     },
     Config {
         key: "rma_queued",
@@ -49,6 +61,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::Rma {
             transport: Some("queued"),
             create: false,
+            park: false,
         },
         note: "as rma atomic",
     },
@@ -205,7 +218,11 @@ const SCENARIOS: &[Scenario] = &[
 ];
 
 /// The ratio columns: (numerator, denominator) configurations.
-const RATIOS: &[(&str, &str)] = &[("rma_atomic", "ompi_sm"), ("rma_queued", "rma_atomic")];
+const RATIOS: &[(&str, &str)] = &[
+    ("rma_atomic", "ompi_sm"),
+    ("rma_queued", "rma_atomic"),
+    ("rma_atomic_park", "rma_atomic"),
+];
 
 /// The default numbers of ranks: powers of two from 2 up to `cores` (and `cores`
 /// itself), then one oversubscribed point at twice the cores.
@@ -874,7 +891,14 @@ mod tests {
         let keys: Vec<&str> = o.selected().iter().map(|c| c.key).collect();
         assert_eq!(
             keys,
-            ["rma_atomic", "rma_queued", "rma_mpi", "ompi_sm", "mpich"]
+            [
+                "rma_atomic",
+                "rma_atomic_park",
+                "rma_queued",
+                "rma_mpi",
+                "ompi_sm",
+                "mpich"
+            ]
         );
         let q = Options::parse(&["--quick", "--scaling", "--ranks", "2,4,8"]).unwrap();
         assert_eq!((q.rounds, q.timeout, q.reps_secs()), (1, 30, ("3", "0.02")));
