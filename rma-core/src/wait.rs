@@ -8,7 +8,8 @@
 //!   run queue is no longer than the cores): the peer being waited for is running on a
 //!   core of its own, so the wait keeps spinning, for up to [`SPIN_FOR`], before it
 //!   parks. A handoff then costs a cache-line transfer, not a scheduler wake-up.
-//! - **Oversubscribed** (more ranks than cores, or other work fills the run queue): the
+//! - **Oversubscribed** (more ranks than cores, counting a rank twice while the queued
+//!   transport's progress threads run, or other work fills the run queue): the
 //!   peer may be waiting for the very core this rank spins on, so the wait yields the
 //!   core a few times, then parks.
 //!
@@ -79,14 +80,43 @@ pub fn note_ranks(ranks: usize) {
     RANKS_HERE.fetch_max(ranks, Ordering::Relaxed);
 }
 
-/// Whether this node has more runnable work than cores: more ranks than cores, or a
-/// run queue (`/proc/loadavg`'s running count, read at most every 10 ms) longer than
-/// the cores.
+static PROGRESS_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Held while a progress thread of this process runs (the queued transport's): such a
+/// thread wants a core beside its rank's, so while any runs, every rank counts twice.
+#[derive(Debug)]
+pub struct ProgressThread(());
+
+impl ProgressThread {
+    /// Counts one more progress thread until the value is dropped.
+    pub fn start() -> ProgressThread {
+        PROGRESS_THREADS.fetch_add(1, Ordering::Relaxed);
+        ProgressThread(())
+    }
+}
+
+impl Drop for ProgressThread {
+    fn drop(&mut self) {
+        PROGRESS_THREADS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether this node has more runnable work than cores: more ranks than cores (twice
+/// the ranks while progress threads run), or a run queue (`/proc/loadavg`'s running
+/// count, read at most every 10 ms) longer than the cores.
 pub fn oversubscribed() -> bool {
     match wait_mode() {
         WaitMode::Spin => false,
         WaitMode::Park => true,
-        WaitMode::Auto => RANKS_HERE.load(Ordering::Relaxed) > cores() || run_queue_full(),
+        WaitMode::Auto => {
+            let ranks = RANKS_HERE.load(Ordering::Relaxed);
+            let threads = if PROGRESS_THREADS.load(Ordering::Relaxed) > 0 {
+                2 * ranks
+            } else {
+                ranks
+            };
+            threads > cores() || run_queue_full()
+        }
     }
 }
 

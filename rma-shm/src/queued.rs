@@ -568,6 +568,8 @@ impl Engine {
 pub struct QueuedTransport {
     engine: Arc<Engine>,
     progress: Option<JoinHandle<()>>,
+    /// Counts the progress thread in the waits' spin-or-park policy.
+    _counted: rma_core::wait::ProgressThread,
     /// Per target: the sequence number of the last call sent.
     sent: Vec<AtomicU64>,
     /// Per target, used under `calls`: where this rank left the tail of its request
@@ -615,6 +617,7 @@ impl QueuedTransport {
         Ok(QueuedTransport {
             engine,
             progress: Some(progress),
+            _counted: rma_core::wait::ProgressThread::start(),
             sent: (0..n).map(|_| AtomicU64::new(0)).collect(),
             req_tails: (0..n).map(|_| AtomicU64::new(0)).collect(),
             reply_heads: (0..n).map(|_| AtomicU64::new(0)).collect(),
