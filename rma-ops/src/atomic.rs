@@ -349,10 +349,11 @@ impl<'a> Domain<'a> {
     }
 }
 
-/// The pacing of a wait on a word another origin holds: spins a little (a holder on
-/// another core lets go within nanoseconds), then yields, then sleeps in short steps
-/// (so a stopped holder does not cost a core), and gives up with
-/// [`Error::Stalled`] after [`rma_core::stall_limit`].
+/// The pacing of a wait on a word another origin holds: the policy of every wait in
+/// rma (`rma_core::wait`: a few dozen spins, then up to 1 ms more on free cores or a
+/// few yields when oversubscribed), then sleeps of 50 µs (no futex word here; a
+/// stopped holder does not cost a core), and gives up with [`Error::Stalled`] after
+/// [`rma_core::stall_limit`].
 struct Waiter {
     pace: rma_core::wait::Backoff,
     pauses: u32,

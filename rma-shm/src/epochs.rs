@@ -142,7 +142,8 @@ impl<'a> LockAudit<'a> {
         let turn_claimed = next == serving
             || claims
                 .iter()
-                .any(|&(t, s)| t == serving && (s == CLAIM_WAITING || s == CLAIM_EXCLUSIVE));
+                // (a reader holds the turn briefly too: counted in, about to pass it on)
+                .any(|&(t, s)| t == serving && s != CLAIM_NONE);
         let reading = claims.iter().filter(|c| c.1 == CLAIM_SHARED).count();
         let what = if !turn_claimed {
             format!("the turn belongs to ticket {serving}, which no rank holds")
@@ -684,6 +685,49 @@ mod tests {
         })
         .unwrap();
         out[0].as_ref().unwrap();
+    }
+
+    /// Tickets are u32 and wrap: a lock whose tickets pass u32::MAX stays exclusive and
+    /// hands every turn on (the turn lines are a power of two, which divides 2^32).
+    #[test]
+    fn the_lock_works_across_ticket_wrap_around() {
+        for ranks in [1usize, 2, 3] {
+            let plain = std::sync::atomic::AtomicU64::new(0);
+            let out = crate::run_threads(ranks, |world| -> Result<()> {
+                let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
+                if world.rank() == 0 {
+                    // as if 2^32 - 7 turns had passed: every line holds the last ticket
+                    // handed to it, the latest being the next one's
+                    let start = u32::MAX - 6;
+                    mem.lock_word(0).next.store(start, Ordering::SeqCst);
+                    let lines = ranks.next_power_of_two() as u32;
+                    for k in 0..lines {
+                        let t = start.wrapping_sub(k);
+                        mem.turn_line(0, t).go.store(t, Ordering::SeqCst);
+                    }
+                    assert_eq!(mem.served(0, start)?, start);
+                }
+                world.barrier()?;
+                for i in 0..200u64 {
+                    let exclusive = i % 3 != 0;
+                    mem.acquire_lock(0, exclusive, &world.liveness())?;
+                    if exclusive {
+                        let v = plain.load(Ordering::Relaxed);
+                        plain.store(v + 1, Ordering::Relaxed);
+                    }
+                    mem.release_lock(0, exclusive)?;
+                }
+                world.barrier()?;
+                let next = mem.lock_word(0).next.load(Ordering::SeqCst);
+                assert_eq!(next, (u32::MAX - 6).wrapping_add(200 * ranks as u32));
+                assert_eq!(mem.served(0, next)?, next, "every turn was handed on");
+                Ok(())
+            })
+            .unwrap();
+            assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
+            let writes = (0..200u64).filter(|i| i % 3 != 0).count() as u64;
+            assert_eq!(plain.load(Ordering::SeqCst), writes * ranks as u64);
+        }
     }
 
     /// Another process overwrote the lock word: the turn has gone past a new ticket.

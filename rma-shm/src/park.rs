@@ -31,6 +31,9 @@ pub(crate) fn wait_on(
     mut help: impl FnMut() -> bool,
 ) -> Result<()> {
     let mut pace = Backoff::new();
+    // the liveness checks run every interval once the wait stopped spinning: while it
+    // parks, and while it keeps helping (a peer streaming requests at this rank must
+    // not hide a dead holder)
     let mut last_check: Option<Instant> = None;
     loop {
         let seen = word.load(Ordering::Acquire);
@@ -39,21 +42,19 @@ pub(crate) fn wait_on(
         }
         if help() {
             pace.reset();
+        } else if pace.step() != Step::Park {
             continue;
+        } else {
+            // announced before the kernel compares `word` with `seen`: a waker that
+            // changed `word` after our check either sees us counted or we see its
+            // change (work that arrives meanwhile is the progress thread's, which the
+            // origin rang; this sleep ends within the slice anyway)
+            sleepers.fetch_add(1, Ordering::SeqCst);
+            sys::futex_wait(word, seen, SLICE.min(crate::world::liveness_interval()));
+            sleepers.fetch_sub(1, Ordering::SeqCst);
         }
-        if pace.step() != Step::Park {
-            continue;
-        }
-        let interval = crate::world::liveness_interval();
-        // announced before the kernel compares `word` with `seen`: a waker that changed
-        // `word` after our check either sees us counted or we see its change
-        sleepers.fetch_add(1, Ordering::SeqCst);
-        // (work that arrives while asleep is the progress thread's, which the origin
-        // rang; this sleep ends within the slice anyway)
-        sys::futex_wait(word, seen, SLICE.min(interval));
-        sleepers.fetch_sub(1, Ordering::SeqCst);
         let since = *last_check.get_or_insert_with(Instant::now);
-        if since.elapsed() >= interval {
+        if since.elapsed() >= crate::world::liveness_interval() {
             last_check = Some(Instant::now());
             if let Err(e) = check() {
                 // a peer that satisfied the condition may have exited since: its exit

@@ -3,7 +3,7 @@
 //! (replies).
 //!
 //! Layout: a control block ([`RingCtl`]: producer position, consumer position, wake-up
-//! words) and `CAP` data bytes. A record is an 8-byte header (`len: u32`, `tag: u32`)
+//! words) and `cap` data bytes (a power of two; [`ring_cap`] for the queued transport). A record is an 8-byte header (`len: u32`, `tag: u32`)
 //! followed by `len` payload bytes, padded to 8. Records never wrap: when one does not
 //! fit before the end, the producer writes a pad header there and starts at offset 0.
 //! Positions are free-running `u64` byte counts; `tail - head` is the bytes in use.
@@ -30,9 +30,8 @@ pub const MIN_CAP: usize = 16 * 1024;
 
 /// Data bytes of each ring of a queued window over `ranks` ranks: every rank holds two
 /// rings per peer, so their size shrinks as the world grows (64 KiB up to 32 ranks,
-/// then halved each time the ranks double, down to [`MIN_CAP`] from 128 ranks), keeping
-/// a rank's queue area at most 4 MiB until the floor is reached and linear in the
-/// ranks after it.
+/// 32 KiB up to 64, then [`MIN_CAP`]), keeping a rank's queue area at most 4 MiB up to
+/// 64 ranks and linear in the ranks after.
 pub const fn ring_cap(ranks: usize) -> usize {
     let mut cap = CAP;
     let mut r = 32;

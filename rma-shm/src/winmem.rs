@@ -100,7 +100,7 @@ fn turns_offset(ranks: usize) -> Option<usize> {
 
 /// Bytes of the synchronization area for `ranks` ranks: the lock block, the epoch
 /// counters, the lock claims, one announcement slot (SLOT_BYTES) per origin, then the
-/// lock's turn lines (TURN_LEN each): under 300 bytes per rank in all.
+/// lock's turn lines (TURN_LEN each): 210 to 270 bytes per rank in all.
 fn sync_len(ranks: usize) -> Option<usize> {
     let raw = turns_offset(ranks)?.checked_add(turn_lines(ranks)?.checked_mul(TURN_LEN)?)?;
     raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
@@ -626,7 +626,7 @@ impl WindowMemory {
     /// Bytes of shared memory each rank's segment holds besides the window's data (its
     /// header, chunk-lock table, synchronization area and, with queues, the rings) in
     /// a window over `ranks` ranks; None if that overflows. Grows linearly in the ranks:
-    /// about 270 bytes per peer without queues, two rings per peer with them.
+    /// 210 to 270 bytes per peer without queues, two rings per peer with them.
     pub fn control_bytes(ranks: usize, queues: bool) -> Option<usize> {
         let q = if queues { queue_len(ranks)? } else { 0 };
         queue_offset(ranks)?.checked_add(q)
