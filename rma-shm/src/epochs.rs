@@ -25,7 +25,8 @@
 //!
 //! - **Lock word and turn lines.** No turn line can hold a ticket past `next`, nor past
 //!   its waiter's own ticket; at most one ticket per rank is outstanding
-//!   (`next - serving <= ranks`); `readers` can never exceed the ranks. These are
+//!   (`next - served <= ranks`, the ticket served derived from the turn lines by
+//!   `WindowMemory::served`); `readers` can never exceed the ranks. These are
 //!   errors at once. Every origin also records its part in the lock in its own segment
 //!   (its *claim*: waiting with ticket t, holding the
 //!   turn of ticket t exclusively, or counted among the readers). A waiter compares the

@@ -907,7 +907,7 @@ pub(crate) fn main(args: &[&str]) -> bool {
     let o = match Options::parse(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("xtask bench: {e}\n\n{}{}", crate::HELP, scaling::HELP);
+            eprintln!("xtask bench: {e}\n\n{}", crate::HELP);
             return false;
         }
     };

@@ -18,18 +18,6 @@ use super::{
 use std::fs;
 use std::time::Instant;
 
-/// `--scaling`'s part of `cargo xtask help` (printed after the main text on errors).
-pub(crate) const HELP: &str = "\
-  bench --scaling [--ranks N,N,...] [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
-                       rank scaling: rma-scale (rma_atomic, rma_queued, rma_mpi) and
-                       benches/c/mpi_rma_scale.c (ompi_sm, mpich) at N = 2, 4, 8, ...
-                       up to the CPUs plus 2x the CPUs (oversubscribed), or --ranks;
-                       rounds x N x configurations interleaved (default 3 rounds, --quick
-                       1 shorter round; each run killed after --timeout, default 60 s,
-                       30 s quick); writes target/bench/scaling/{scaling.md,scaling.json,
-                       scaling.svg}; fails if any count was wrong
-";
-
 /// The configurations of a scaling run, in column order.
 pub(crate) const CONFIGS: &[Config] = &[
     Config {
