@@ -113,8 +113,10 @@ pub enum Error {
         /// The unit given.
         disp_unit: usize,
     },
-    /// A target address not aligned for an element-wise atomic call.
-    #[error("{call} on {basic} needs {align}-byte alignment, but the target byte offset {offset} is not aligned")]
+    /// A target element not aligned for an element-wise atomic call. MPI leaves
+    /// alignment to the user; rma refuses instead (its atomics need aligned words),
+    /// while put and get take any displacement.
+    #[error("{call} on {basic} needs each target element {align}-byte aligned, but target displacement {disp} (x disp_unit {disp_unit}) puts one at byte offset {offset} of the window, which is not; use a displacement whose byte offset is a multiple of {align} (put and get have no such rule)")]
     Misaligned {
         /// The call.
         call: &'static str,
@@ -122,7 +124,11 @@ pub enum Error {
         basic: BasicType,
         /// The required alignment.
         align: usize,
-        /// The offending byte offset in the target window.
+        /// The target displacement given (in units of the target's disp_unit).
+        disp: i64,
+        /// The target window's displacement unit.
+        disp_unit: usize,
+        /// The offending element's byte offset in the target window.
         offset: usize,
     },
     /// A count whose byte size or extent overflows.
@@ -132,6 +138,16 @@ pub enum Error {
         count: usize,
         /// What was counted.
         what: &'static str,
+    },
+    /// A buffer's datatype reaches below the buffer's first byte (a negative lower
+    /// bound, e.g. a vector with a negative stride): a layout over a slice may only
+    /// touch bytes from its start on.
+    #[error("the {which} buffer's count and datatype reach {below} bytes before the buffer's first byte (its lowest byte offset is -{below}); a layout over a slice must start at offset 0 or after: start it at the slice's last element instead, or use a positive stride")]
+    BufferUnderrun {
+        /// Which buffer ("origin", "result", "compare").
+        which: &'static str,
+        /// How many bytes before the start the layout's lowest byte lies.
+        below: usize,
     },
     /// The origin (or result) buffer is shorter than its count and datatype need.
     #[error("{which} buffer holds {got} bytes but its count and datatype span {needed}")]
@@ -335,7 +351,7 @@ impl Error {
             | InvalidDispUnit { .. }
             | Misaligned { .. } => ErrorClass::Disp,
             CountOverflow { .. } => ErrorClass::Count,
-            BufferTooSmall { .. } => ErrorClass::Buffer,
+            BufferTooSmall { .. } | BufferUnderrun { .. } => ErrorClass::Buffer,
             InvalidDatatype { .. }
             | MixedBasicTypes { .. }
             | BasicTypeMismatch { .. }

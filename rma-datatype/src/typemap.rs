@@ -92,18 +92,24 @@ impl TypeMap {
     }
 
     /// `Ok` if every run lies inside a buffer of `len` bytes starting at offset 0,
-    /// else [`Error::BufferTooSmall`] (class BUFFER) naming the buffer `which`
-    /// (`"origin"`, `"result"`, ...). A layout reaching below offset 0 (a negative
-    /// lower bound) cannot fit any slice; `needed` is then its whole span.
+    /// else an error of class BUFFER naming the buffer `which` (`"origin"`,
+    /// `"result"`, ...): [`Error::BufferUnderrun`] for a layout reaching below offset 0
+    /// (a negative lower bound, which no slice can hold), [`Error::BufferTooSmall`]
+    /// for one reaching past the end.
     pub fn check_buffer(&self, which: &'static str, len: usize) -> Result<()> {
         let Some((lo, hi)) = self.span() else {
             return Ok(());
         };
-        if lo < 0 || hi as usize > len {
-            let needed = if lo < 0 { hi.abs_diff(lo) } else { hi as usize };
+        if lo < 0 {
+            return Err(Error::BufferUnderrun {
+                which,
+                below: lo.unsigned_abs(),
+            });
+        }
+        if hi as usize > len {
             return Err(Error::BufferTooSmall {
                 which,
-                needed,
+                needed: hi as usize,
                 got: len,
             });
         }

@@ -606,20 +606,22 @@ fn negative_strides_run_backwards() {
     assert_eq!(runs(&m), vec![(0, 8), (-16, 8), (-32, 8)]);
     assert_eq!(m.span(), Some((-32, 8)));
     m.check_no_overlap().unwrap();
-    // Unpacking needs the buffer to start at the lower bound.
+    // Unpacking needs the buffer to start at the lower bound: the error says the
+    // layout reaches 32 bytes before the buffer (not that 40 bytes are too few for 40)
     let mut buf = vec![0u8; 40];
     let e = m.unpack(&[1; 24], &mut buf).unwrap_err();
     assert!(
         matches!(
             e,
-            rma_core::Error::BufferTooSmall {
+            rma_core::Error::BufferUnderrun {
                 which: "origin",
-                needed: 40,
-                got: 40
+                below: 32
             }
         ),
         "{e:?}"
     );
+    assert_eq!(e.class(), ErrorClass::Buffer);
+    assert!(e.to_string().contains("32 bytes before"), "{e}");
     let shifted = Datatype::hindexed(&[1], &[32], &d)
         .unwrap()
         .type_map(1)

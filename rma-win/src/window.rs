@@ -397,6 +397,8 @@ impl<'w> Window<'w> {
                     call,
                     basic,
                     align,
+                    disp: target.disp,
+                    disp_unit: self.shapes[t].disp_unit,
                     offset,
                 });
             }
@@ -524,7 +526,9 @@ impl<'w> Window<'w> {
     }
 
     /// Combines `origin` into the target layout with `op`, element-wise atomically
-    /// (MPI_Accumulate). NO_OP is refused (class OP).
+    /// (MPI_Accumulate). NO_OP is refused (class OP). Every target element must be
+    /// aligned for an atomic of its type (class DISP otherwise; see
+    /// [`Window::accumulate`]).
     pub fn accumulate_with(&self, origin: Buffer<'_>, target: Target<'_>, op: Op) -> Result<()> {
         let _span =
             tracing::trace_span!("accumulate", target = target.rank.raw(), op = op.mpi_name())
@@ -677,6 +681,8 @@ impl<'w> Window<'w> {
                 call,
                 basic,
                 align,
+                disp,
+                disp_unit: self.shapes[t].disp_unit,
                 offset,
             });
         }
@@ -819,6 +825,13 @@ impl<'w> Window<'w> {
     }
 
     /// Combines `origin` into `rank`'s window at `disp` with `op` (MPI_Accumulate).
+    ///
+    /// **Alignment.** Every target element must be aligned for an atomic of its type
+    /// (its size up to 8 bytes, its type alignment for 16-byte types): a displacement
+    /// that puts one elsewhere is refused with class DISP, naming the alignment, the
+    /// displacement and the byte offset. MPI leaves alignment to the user; rma is
+    /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
+    /// put and get take any displacement.
     pub fn accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -865,6 +878,13 @@ impl<'w> Window<'w> {
 
     /// Fetches `result.len()` elements at `disp` into `result` and combines `origin`
     /// into them with `op` (MPI_Get_accumulate). For NO_OP pass an empty `origin`.
+    ///
+    /// **Alignment.** Every target element must be aligned for an atomic of its type
+    /// (its size up to 8 bytes, its type alignment for 16-byte types): a displacement
+    /// that puts one elsewhere is refused with class DISP, naming the alignment, the
+    /// displacement and the byte offset. MPI leaves alignment to the user; rma is
+    /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
+    /// put and get take any displacement.
     pub fn get_accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -911,6 +931,13 @@ impl<'w> Window<'w> {
 
     /// Atomically fetches the element at `disp` and combines `origin` into it with `op`;
     /// returns the old value (MPI_Fetch_and_op).
+    ///
+    /// **Alignment.** Every target element must be aligned for an atomic of its type
+    /// (its size up to 8 bytes, its type alignment for 16-byte types): a displacement
+    /// that puts one elsewhere is refused with class DISP, naming the alignment, the
+    /// displacement and the byte offset. MPI leaves alignment to the user; rma is
+    /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
+    /// put and get take any displacement.
     pub fn fetch_and_op<T: Equivalence>(
         &self,
         origin: T,
@@ -946,6 +973,13 @@ impl<'w> Window<'w> {
 
     /// Atomically replaces the element at `disp` with `origin` if it equals `compare`;
     /// returns the old value (MPI_Compare_and_swap).
+    ///
+    /// **Alignment.** Every target element must be aligned for an atomic of its type
+    /// (its size up to 8 bytes, its type alignment for 16-byte types): a displacement
+    /// that puts one elsewhere is refused with class DISP, naming the alignment, the
+    /// displacement and the byte offset. MPI leaves alignment to the user; rma is
+    /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
+    /// put and get take any displacement.
     pub fn compare_and_swap<T: Equivalence>(
         &self,
         origin: T,

@@ -207,6 +207,37 @@ fn typed_misuse(win: &Window<'_>, bytes_win: &Window<'_>, t: Rank, p: usize) {
         bytes_win.accumulate(&[1i32], t, 2, Op::Sum),
         ErrorClass::Disp,
     );
+    // ... and the error says what was wrong and what would be right (issue: a rule
+    // stricter than MPI must name the alignment needed and the displacement given)
+    let e = bytes_win
+        .fetch_and_op(1i64, t, 4, Op::Sum)
+        .expect_err("misaligned");
+    let text = e.to_string();
+    for part in [
+        "8-byte aligned",
+        "displacement 4",
+        "byte offset 4",
+        "put and get",
+    ] {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+    // BUFFER: an origin layout reaching below the buffer's first byte (a vector with a
+    // negative stride) is named as such, not as a buffer too short for its own length
+    let backwards = commit(Datatype::vector(2, 1, -2, &Datatype::basic(BasicType::I64)).unwrap());
+    let data = [1i64; 4];
+    let e = win
+        .accumulate_with(
+            Buffer::typed(&data, 1, &backwards),
+            Target::of::<i64>(t, 0, 2),
+            Op::Sum,
+        )
+        .expect_err("the layout starts 16 bytes before the buffer");
+    assert_eq!(e.class(), ErrorClass::Buffer, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("16 bytes before the buffer's first byte"),
+        "the error should say the layout starts before the buffer: {text}"
+    );
 }
 
 /// The typed calls' misuses refused inside lock_all and inside an exclusive lock (the
