@@ -879,12 +879,8 @@ impl<'w> Window<'w> {
     /// Fetches `result.len()` elements at `disp` into `result` and combines `origin`
     /// into them with `op` (MPI_Get_accumulate). For NO_OP pass an empty `origin`.
     ///
-    /// **Alignment.** Every target element must be aligned for an atomic of its type
-    /// (its size up to 8 bytes, its type alignment for 16-byte types): a displacement
-    /// that puts one elsewhere is refused with class DISP, naming the alignment, the
-    /// displacement and the byte offset. MPI leaves alignment to the user; rma is
-    /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
-    /// put and get take any displacement.
+    /// Every target element must be aligned for an atomic of its type (class DISP
+    /// otherwise; see [`Window::accumulate`], "Alignment").
     pub fn get_accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -932,12 +928,8 @@ impl<'w> Window<'w> {
     /// Atomically fetches the element at `disp` and combines `origin` into it with `op`;
     /// returns the old value (MPI_Fetch_and_op).
     ///
-    /// **Alignment.** Every target element must be aligned for an atomic of its type
-    /// (its size up to 8 bytes, its type alignment for 16-byte types): a displacement
-    /// that puts one elsewhere is refused with class DISP, naming the alignment, the
-    /// displacement and the byte offset. MPI leaves alignment to the user; rma is
-    /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
-    /// put and get take any displacement.
+    /// Every target element must be aligned for an atomic of its type (class DISP
+    /// otherwise; see [`Window::accumulate`], "Alignment").
     pub fn fetch_and_op<T: Equivalence>(
         &self,
         origin: T,
@@ -974,12 +966,8 @@ impl<'w> Window<'w> {
     /// Atomically replaces the element at `disp` with `origin` if it equals `compare`;
     /// returns the old value (MPI_Compare_and_swap).
     ///
-    /// **Alignment.** Every target element must be aligned for an atomic of its type
-    /// (its size up to 8 bytes, its type alignment for 16-byte types): a displacement
-    /// that puts one elsewhere is refused with class DISP, naming the alignment, the
-    /// displacement and the byte offset. MPI leaves alignment to the user; rma is
-    /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
-    /// put and get take any displacement.
+    /// Every target element must be aligned for an atomic of its type (class DISP
+    /// otherwise; see [`Window::accumulate`], "Alignment").
     pub fn compare_and_swap<T: Equivalence>(
         &self,
         origin: T,
