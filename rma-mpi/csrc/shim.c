@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RMA_MPI_SHIM_ABI 3
+#define RMA_MPI_SHIM_ABI 4
 #define RMA_MPI_EBADCODE (-1)
 #define RMA_MPI_ENOMEM (-2)
 
@@ -134,13 +134,22 @@ int rma_mpi_comm_rank(intptr_t comm, int *rank) { return MPI_Comm_rank(COMM(comm
 
 int rma_mpi_comm_size(intptr_t comm, int *size) { return MPI_Comm_size(COMM(comm), size); }
 
-int rma_mpi_barrier(intptr_t comm) { return MPI_Barrier(COMM(comm)); }
-
 /* Lets the library's progress engine run once (a non-blocking probe that matches
  * nothing rma sends: rma uses no point-to-point messages). */
 int rma_mpi_progress(intptr_t comm) {
     int flag = 0;
     return MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, COMM(comm), &flag, MPI_STATUS_IGNORE);
+}
+
+/* Starts the agreement that precedes each of rma's collectives: the element-wise
+ * maximum of two 64-bit words over `comm`, without blocking, so that the caller can
+ * poll it (rma_mpi_test) and compare what the ranks entered. `in` and `out` must stay
+ * valid until the request completes. */
+int rma_mpi_iagree(intptr_t comm, const int64_t *in, int64_t *out, intptr_t *req) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    int rc = MPI_Iallreduce(in, out, 2, MPI_INT64_T, MPI_MAX, COMM(comm), &q);
+    *req = H(q);
+    return rc;
 }
 
 int rma_mpi_allgather_i64(intptr_t comm, int64_t mine, int64_t *all) {

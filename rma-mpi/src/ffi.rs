@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 pub(crate) type Handle = isize;
 
 /// The shim ABI version this crate speaks (`RMA_MPI_SHIM_ABI` in shim.c).
-const SHIM_ABI: c_int = 3;
+const SHIM_ABI: c_int = 4;
 
 /// `name=path` pairs separated by `;`, one per shim built (empty without the `mpi`
 /// feature).
@@ -82,9 +82,9 @@ shim_api! {
     fn comm_free(Handle) -> c_int;
     fn comm_rank(Handle, *mut c_int) -> c_int;
     fn comm_size(Handle, *mut c_int) -> c_int;
-    fn barrier(Handle) -> c_int;
     fn progress(Handle) -> c_int;
     fn allgather_i64(Handle, i64, *mut i64) -> c_int;
+    fn iagree(Handle, *const i64, *mut i64, *mut Handle) -> c_int;
     fn allgatherv_bytes(Handle, *const c_void, c_int, *mut c_void, *const c_int, *const c_int) -> c_int;
     fn error_class(c_int) -> c_int;
     fn error_class_name(c_int) -> *const c_char;

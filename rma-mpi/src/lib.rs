@@ -66,6 +66,7 @@
 //! # Ok(()) }
 //! ```
 
+mod agree;
 mod calls;
 mod datatype;
 mod defects;
@@ -81,6 +82,7 @@ mod transport;
 mod window;
 mod world;
 
+pub use agree::ABORT_CODE;
 pub use defects::ENV_NO_GUARDS;
 pub use ffi::{built_shims, Library, ENV_LIBRARY, ENV_SHIM};
 pub use request::Request;

@@ -2,6 +2,7 @@
 //! lock_all, unlock_all, the flush family, sync) and active target with groups (post,
 //! start, complete, wait, test).
 
+use crate::agree::Entry;
 use crate::error::Call;
 use crate::window::MpiWindow;
 use rma_core::{Assert, Error, LockType, Rank, Result};
@@ -24,10 +25,13 @@ impl MpiWindow<'_> {
         assert.check_fence()?;
         self.epochs.check_fence()?;
         let (bits, win) = (assert.bits(), self.handle());
-        // SAFETY: the window is live; plain integers in.
-        let rc = self
-            .world()
-            .mpi(|api| unsafe { (api.win_fence)(bits as c_int, win) });
+        let world = self.world();
+        let rc = {
+            let _one = world.collective();
+            world.agree(Entry::Fence(self.number()))?;
+            // SAFETY: the window is live; plain integers in.
+            world.mpi(|api| unsafe { (api.win_fence)(bits as c_int, win) })
+        };
         self.check_rc(rc, Call::new("MPI_Win_fence").assert(bits, FENCE_BITS))?;
         self.epochs.fenced(!assert.contains(Assert::NOSUCCEED));
         self.pending.closed(None);

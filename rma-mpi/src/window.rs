@@ -1,6 +1,7 @@
 //! [`MpiWindow`]: an MPI window (MPI_Win_allocate or MPI_Win_create), its local memory
 //! and the RMA calls on it.
 
+use crate::agree::Entry;
 use crate::datatype::{place, Placement, Region};
 use crate::epoch::{Epochs, Mode};
 use crate::error::Call;
@@ -115,6 +116,8 @@ pub struct MpiWindow<'a> {
     /// The buffer a window created by [`MpiWindow::create`] exposes.
     owned: Option<Vec<u8>>,
     freed: bool,
+    /// The window's number in its world (the agreement before its fences and free).
+    number: u32,
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
@@ -211,8 +214,10 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
+        let number = world.next_window();
         let rc = {
             let _one = world.collective();
+            world.agree(Entry::Create(number))?;
             // SAFETY: the key and value arrays hold `keys.len()` NUL-terminated strings
             // that outlive the call; the out-pointers are valid; `comm` is live.
             world.mpi(|api| unsafe {
@@ -236,7 +241,15 @@ impl<'a> MpiWindow<'a> {
             // after zeroing its own.
             unsafe { std::ptr::write_bytes(base, 0, len) };
         }
-        MpiWindow::finish(world, win, base, len, disp_unit, Flavor::Allocate, None)
+        MpiWindow::finish(
+            world,
+            win,
+            base,
+            len,
+            disp_unit,
+            (Flavor::Allocate, number),
+            None,
+        )
     }
 
     /// Collectively creates a window over `buf` (MPI_Win_create) with displacement unit
@@ -292,8 +305,10 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let mut win: Handle = 0;
+        let number = world.next_window();
         let rc = {
             let _one = world.collective();
+            world.agree(Entry::Create(number))?;
             // SAFETY: `base` holds `len` bytes (caller's contract); the info arrays hold
             // `keys.len()` NUL-terminated strings that outlive the call; `comm` is live.
             world.mpi(|api| unsafe {
@@ -310,7 +325,15 @@ impl<'a> MpiWindow<'a> {
             })
         };
         world.check(rc, Call::new("MPI_Win_create"))?;
-        MpiWindow::finish(world, win, base, len, disp_unit, Flavor::Create, owned)
+        MpiWindow::finish(
+            world,
+            win,
+            base,
+            len,
+            disp_unit,
+            (Flavor::Create, number),
+            owned,
+        )
     }
 
     fn finish(
@@ -319,7 +342,7 @@ impl<'a> MpiWindow<'a> {
         base: *mut u8,
         len: usize,
         disp_unit: usize,
-        flavor: Flavor,
+        (flavor, number): (Flavor, u32),
         owned: Option<Vec<u8>>,
     ) -> Result<MpiWindow<'a>> {
         let mut window = MpiWindow {
@@ -334,6 +357,7 @@ impl<'a> MpiWindow<'a> {
             pending: Pending::new(world.size()),
             owned,
             freed: false,
+            number,
             _borrow: PhantomData,
         };
         window.peers = window.gather_peers()?;
@@ -552,7 +576,13 @@ impl<'a> MpiWindow<'a> {
     /// still holds (unlock, unlock_all, complete, wait). Returns the buffer of a window
     /// made by [`MpiWindow::create`]; `None` otherwise.
     pub fn free(mut self) -> Result<Option<Vec<u8>>> {
-        self.release()
+        self.release(false)
+    }
+
+    /// The window's number in its world, counting from 0 in creation order (the same
+    /// on every rank); error messages about collectives name windows by it.
+    pub fn number(&self) -> u32 {
+        self.number
     }
 
     fn close_epochs(&mut self) -> Result<()> {
@@ -573,13 +603,23 @@ impl<'a> MpiWindow<'a> {
         Ok(())
     }
 
-    fn release(&mut self) -> Result<Option<Vec<u8>>> {
+    fn release(&mut self, dropped: bool) -> Result<Option<Vec<u8>>> {
         if std::mem::replace(&mut self.freed, true) {
             return Ok(None);
         }
         let closed = self.close_epochs();
         let rc = {
             let _one = self.world.collective();
+            let entry = Entry::Free {
+                win: self.number,
+                dropped,
+            };
+            if let Err(e) = self.world.agree(entry) {
+                // the ranks are not all freeing it: never free it, keep its memory
+                std::mem::forget(self.owned.take());
+                self.pending.leak();
+                return Err(e);
+            }
             // SAFETY: the window is live and freed once (guarded by `freed`); no
             // request borrows it (`&mut self`).
             self.world.mpi(|api| unsafe { (api.win_free)(self.win) })
@@ -598,7 +638,10 @@ impl<'a> MpiWindow<'a> {
 
 impl Drop for MpiWindow<'_> {
     /// Frees the window like [`MpiWindow::free`], ignoring errors. Collective: every
-    /// rank must drop (or free) its window.
+    /// rank must drop (or free) its window. A rank that drops it while the others
+    /// entered another collective (it returned early, say through `?`) does not wait
+    /// for them: the agreement before the free fails on every rank, the window is
+    /// leaked, and the job ends when the process exits ([`World::barrier`]).
     ///
     /// While the thread panics the window is leaked instead (MPI_Win_free would wait
     /// for ranks that may never free theirs); the [`World`] then aborts the job.
@@ -609,6 +652,6 @@ impl Drop for MpiWindow<'_> {
             self.pending.leak();
             return;
         }
-        let _ = self.release();
+        let _ = self.release(true);
     }
 }

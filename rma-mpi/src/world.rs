@@ -1,12 +1,14 @@
 //! The MPI world: initialization, the world communicator, collectives, finalization.
 
+use crate::agree::Entry;
 use crate::defects::Guards;
 use crate::error::{self, Call};
 use crate::ffi::{self, Api, Handle, Library};
 use rma_core::{BasicType, Error, Rank, Result};
 use std::ffi::{c_char, c_int, c_void};
 use std::marker::PhantomData;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// MPI's thread support levels (MPI_THREAD_*), lowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,6 +60,14 @@ fn lifecycle() -> MutexGuard<'static, Lifecycle> {
 ///
 /// Dropping a `World` while the thread panics calls `MPI_Abort`, so that a failing
 /// rank ends the job instead of leaving the others waiting in a collective.
+///
+/// Every collective it makes (barrier, all-gather, window creation, fence and free,
+/// finalize) is preceded by an agreement: ranks that enter different collectives —
+/// one returned early and dropped its window while the others wait in a barrier —
+/// all get class PROC_FAILED instead of waiting forever, and the job ends with
+/// `MPI_Abort` when the process exits (the `agree` module's docs, [`ABORT_CODE`]).
+///
+/// [`ABORT_CODE`]: crate::ABORT_CODE
 pub struct World {
     api: &'static Api,
     library: Library,
@@ -76,6 +86,11 @@ pub struct World {
     /// shim is asked again, for its error).
     basic: Box<[Handle; BasicType::ALL.len()]>,
     finalized: bool,
+    /// Windows created so far: the next window's number.
+    windows: AtomicU32,
+    /// Set once the ranks entered different collectives: the error every collective
+    /// and wait now returns.
+    broken: OnceLock<(Rank, String)>,
     _not_send: PhantomData<MutexGuard<'static, ()>>,
 }
 
@@ -172,6 +187,8 @@ impl World {
             guards: Guards::default(),
             basic: Box::new([0; BasicType::ALL.len()]),
             finalized: false,
+            windows: AtomicU32::new(0),
+            broken: OnceLock::new(),
             _not_send: PhantomData,
         };
         let mut comm: Handle = 0;
@@ -314,11 +331,13 @@ impl World {
     }
 
     /// Blocks until every rank has called `barrier` (MPI_Barrier).
+    ///
+    /// It is the agreement every collective starts with (a non-blocking all-reduce,
+    /// polled): a rank that entered another collective makes it fail with class
+    /// PROC_FAILED instead of waiting forever.
     pub fn barrier(&self) -> Result<()> {
         let _one = self.collective();
-        // SAFETY: `comm` is live while `self` is.
-        let rc = self.mpi(|api| unsafe { (api.barrier)(self.comm) });
-        self.check(rc, Call::new("MPI_Barrier"))
+        self.agree(Entry::Barrier)
     }
 
     /// Lets the library's progress engine run once (MPI_Iprobe). A rank that waits
@@ -336,6 +355,7 @@ impl World {
     /// MPI_Allgatherv). The total must stay below 2 GiB.
     pub fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         let _one = self.collective();
+        self.agree(Entry::Allgather)?;
         let lens = self.allgather_lens(mine.len())?;
         let mut displs = Vec::with_capacity(lens.len());
         let mut total: usize = 0;
@@ -387,13 +407,22 @@ impl World {
 
     /// Frees the world communicator and finalizes MPI (MPI_Finalize), reporting
     /// errors that a drop would ignore.
+    ///
+    /// Errors: class PROC_FAILED if the ranks entered different collectives (a peer
+    /// is still in another one, or returned early); MPI is then not finalized, and the
+    /// job ends with `MPI_Abort` when the process exits.
     pub fn finalize(mut self) -> Result<()> {
-        self.shut_down()
+        self.shut_down(false)
     }
 
-    fn shut_down(&mut self) -> Result<()> {
+    fn shut_down(&mut self, dropped: bool) -> Result<()> {
         if std::mem::replace(&mut self.finalized, true) {
             return Ok(());
+        }
+        if self.comm != 0 {
+            // a peer still in another collective, or broken: never finalize under it
+            let _one = self.collective();
+            self.agree(Entry::Finalize { dropped })?;
         }
         let freed = if self.comm == 0 {
             0
@@ -424,6 +453,42 @@ impl World {
             .as_ref()
             .map(|g| g.lock().unwrap_or_else(PoisonError::into_inner));
         f(self.api)
+    }
+
+    /// The shim.
+    pub(crate) fn api(&self) -> &'static Api {
+        self.api
+    }
+
+    /// The number of the next window created (the same on every rank: windows are
+    /// created collectively, in the same order).
+    pub(crate) fn next_window(&self) -> u32 {
+        self.windows.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// `Err` (class PROC_FAILED, naming a rank that entered another collective) once
+    /// the ranks entered different collectives; `Ok` before. Waits that poll outside
+    /// MPI call it, so that they end too.
+    #[inline]
+    pub fn check_broken(&self) -> Result<()> {
+        match self.broken.get() {
+            None => Ok(()),
+            Some((rank, why)) => Err(Error::ProcFailed {
+                rank: *rank,
+                reason: why.clone(),
+            }),
+        }
+    }
+
+    /// Breaks the world: from now on every collective and wait returns `error`'s
+    /// rank and reason (class PROC_FAILED).
+    pub(crate) fn set_broken(&self, rank: Rank, reason: String) {
+        let _ = self.broken.set((rank, reason));
+    }
+
+    /// Whether the ranks entered different collectives (see [`World::barrier`]).
+    pub fn is_broken(&self) -> bool {
+        self.broken.get().is_some()
     }
 
     /// Held around a collective on the world communicator.
@@ -477,7 +542,7 @@ impl Drop for World {
             eprintln!("rma-mpi: rank {} panicked; aborting the MPI job", self.rank);
             self.abort(101);
         }
-        let _ = self.shut_down();
+        let _ = self.shut_down(true);
     }
 }
 

@@ -431,10 +431,12 @@ impl<'w> MpiSide<'w> {
     }
 
     /// Polls until `probe` says done: yields for the first few polls, then sleeps,
-    /// doubling up to 1 ms.
+    /// doubling up to 1 ms. Ends with the world's error if the world breaks meanwhile
+    /// (ranks entered different collectives: rma_mpi's `World::barrier`).
     fn poll(&self, mut probe: impl FnMut() -> Result<bool>) -> Result<()> {
         let (mut pause, mut yields) = (Duration::from_micros(2), 0);
         while !probe()? {
+            self.world.check_broken()?;
             if yields < 8 {
                 yields += 1;
                 std::thread::yield_now();

@@ -348,11 +348,12 @@ impl Window<'_> {
     /// matched by a peer's `World::barrier` or `World::allgather` while that peer still
     /// uses the window, and a created window's copy would then be freed under its
     /// writes. Under MPI, MPI_Win_free (when the window drops) is the window's own
-    /// collective.
+    /// collective, so a rank that frees and one that only drops its window make the
+    /// same collective calls.
     fn free_collective(&self) -> Result<()> {
         match &self.mem {
             Memory::Shm { mem, liveness, .. } => mem.free_barrier(liveness),
-            Memory::Mpi(_) => self.world.barrier(),
+            Memory::Mpi(_) => Ok(()),
         }
     }
 

@@ -1,0 +1,339 @@
+//! The agreement that precedes every collective rma makes under MPI, so that ranks
+//! which enter different collectives get an error instead of waiting forever.
+//!
+//! MPI matches collectives by their order on a communicator and leaves a mismatch to
+//! hang: a rank that returns early through `?` drops its window (MPI_Win_free) or its
+//! world (MPI_Finalize) while its peers wait in their next barrier or fence, and the
+//! job sits there until something kills it. So before each collective — barrier,
+//! all-gather, window creation, fence, window free, finalize — rma first runs one
+//! non-blocking all-reduce (MPI_Iallreduce, maximum of the entry's code and of its
+//! negation) and polls it. When it completes, every rank has entered *some*
+//! collective at this point of its sequence, and every rank knows whether they all
+//! entered the same one:
+//!
+//! - **the same**: the collective proper follows; a barrier is the agreement itself;
+//! - **different**: every rank learns what every other entered (one all-gather, which
+//!   all of them are in), the world becomes *broken* and the call returns class
+//!   PROC_FAILED naming a rank that left, with what each rank entered. From then on
+//!   every collective and every wait of this world fails at once with the same error,
+//!   nothing waits for the ranks that left, windows are leaked rather than freed, MPI
+//!   is not finalized, and when the process exits it ends the job with `MPI_Abort`
+//!   (exit code [`ABORT_CODE`]), so that the launcher exits non-zero promptly. The
+//!   program meanwhile returns its errors, and prints them, as it would anywhere else.
+//!
+//! A rank that is merely slow (computing before its next collective) is waited for:
+//! the agreement completes when it arrives.
+
+use crate::error::Call;
+use crate::ffi::{Api, Handle};
+use crate::world::World;
+use rma_core::wait::{Backoff, Step};
+use rma_core::{Error, Rank, Result};
+use std::sync::atomic::{AtomicIsize, AtomicPtr, Ordering};
+use std::time::Duration;
+
+/// The exit code a broken world ends the job with (MPI_Abort), once the process exits.
+pub const ABORT_CODE: i32 = 70;
+
+/// A collective call, as the agreement compares them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// [`World::barrier`].
+    Barrier,
+    /// [`World::allgather`].
+    Allgather,
+    /// Window creation (MPI_Win_allocate / MPI_Win_create): the window's number.
+    Create(u32),
+    /// MPI_Win_fence on a window.
+    Fence(u32),
+    /// MPI_Win_free of a window; `dropped` when the window was dropped without its
+    /// free (not compared: only reported).
+    Free { win: u32, dropped: bool },
+    /// MPI_Finalize; `dropped` when the world was dropped without `finalize`.
+    Finalize { dropped: bool },
+}
+
+const DROPPED: i64 = 1 << 48;
+
+impl Entry {
+    /// The code the ranks compare: kind and window number.
+    fn code(self) -> i64 {
+        let (kind, win): (i64, u32) = match self {
+            Entry::Barrier => (1, 0),
+            Entry::Allgather => (2, 0),
+            Entry::Create(w) => (3, w),
+            Entry::Fence(w) => (4, w),
+            Entry::Free { win, .. } => (5, win),
+            Entry::Finalize { .. } => (6, 0),
+        };
+        kind << 32 | i64::from(win)
+    }
+
+    /// The code with what is only reported.
+    fn note(self) -> i64 {
+        match self {
+            Entry::Free { dropped: true, .. } | Entry::Finalize { dropped: true } => {
+                self.code() | DROPPED
+            }
+            _ => self.code(),
+        }
+    }
+
+    fn from_note(note: i64) -> Option<Entry> {
+        let dropped = note & DROPPED != 0;
+        let win = (note & 0xffff_ffff) as u32;
+        Some(match (note & !DROPPED) >> 32 {
+            1 => Entry::Barrier,
+            2 => Entry::Allgather,
+            3 => Entry::Create(win),
+            4 => Entry::Fence(win),
+            5 => Entry::Free { win, dropped },
+            6 => Entry::Finalize { dropped },
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Entry::Barrier => f.write_str("a barrier"),
+            Entry::Allgather => f.write_str("an all-gather"),
+            Entry::Create(w) => write!(f, "the creation of window {w}"),
+            Entry::Fence(w) => write!(f, "a fence on window {w}"),
+            Entry::Free {
+                win,
+                dropped: false,
+            } => write!(f, "the free of window {win}"),
+            Entry::Free { win, dropped: true } => write!(
+                f,
+                "the free of window {win}, dropped without being freed (an early return, \
+                 such as an error passed on with `?`)"
+            ),
+            Entry::Finalize { dropped: false } => f.write_str("MPI_Finalize"),
+            Entry::Finalize { dropped: true } => f.write_str(
+                "MPI_Finalize, its world dropped (the rank's program returned, possibly \
+                 early with an error)",
+            ),
+        }
+    }
+}
+
+/// The communicator and shim the exit hook aborts with.
+static EXIT_COMM: AtomicIsize = AtomicIsize::new(0);
+static EXIT_RANK: AtomicIsize = AtomicIsize::new(0);
+static EXIT_API: AtomicPtr<Api> = AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn abort_at_exit() {
+    let api = EXIT_API.load(Ordering::Acquire);
+    if api.is_null() {
+        return;
+    }
+    eprintln!(
+        "rma-mpi: rank {} ends the MPI job (MPI_Abort, code {ABORT_CODE}): its ranks entered \
+         different collective calls",
+        EXIT_RANK.load(Ordering::Acquire)
+    );
+    // SAFETY: `api` came from a `&'static Api` ([`arm_exit_hook`]) and `EXIT_COMM` is
+    // the world's communicator, which a broken world never frees; MPI is initialized
+    // and not finalized (a broken world skips MPI_Finalize).
+    unsafe { ((*api).abort)(EXIT_COMM.load(Ordering::Acquire), ABORT_CODE) };
+}
+
+/// Makes the process end the job with MPI_Abort when it exits.
+fn arm_exit_hook(api: &'static Api, comm: Handle, rank: usize) {
+    EXIT_COMM.store(comm, Ordering::Release);
+    EXIT_RANK.store(rank as isize, Ordering::Release);
+    let first = EXIT_API
+        .swap(std::ptr::from_ref(api).cast_mut(), Ordering::AcqRel)
+        .is_null();
+    if first {
+        // SAFETY: `abort_at_exit` is an `extern "C" fn()` that never unwinds.
+        unsafe { libc::atexit(abort_at_exit) };
+    }
+}
+
+impl World {
+    /// Runs the agreement before the collective `entry` (the module docs): `Ok` when
+    /// every rank entered the same collective, else the broken world's error.
+    pub(crate) fn agree(&self, entry: Entry) -> Result<()> {
+        self.check_broken()?;
+        // Heap words: if polling fails the request may still write them, so they are
+        // leaked then, never freed under it.
+        let mut words = Box::new([entry.code(), -entry.code(), 0, 0]);
+        let (input, output) = words.split_at_mut(2);
+        let mut req: Handle = 0;
+        // SAFETY: `input` and `output` hold two words each and live until the request
+        // completes (or forever, below); `comm` is live while `self` is.
+        let rc = self.mpi(|api| unsafe {
+            (api.iagree)(self.comm(), input.as_ptr(), output.as_mut_ptr(), &mut req)
+        });
+        self.check(rc, Call::new("MPI_Iallreduce"))?;
+        let mut backoff = Backoff::new();
+        let mut pause = Duration::from_micros(20);
+        loop {
+            let mut done = 0;
+            // SAFETY: `req` is the live request started above.
+            let rc = self.mpi(|api| unsafe { (api.test)(&mut req, &mut done) });
+            if rc != 0 {
+                Box::leak(words);
+                return self.check(rc, Call::new("MPI_Test"));
+            }
+            if done != 0 {
+                break;
+            }
+            match backoff.step() {
+                Step::Spin => std::hint::spin_loop(),
+                Step::Yield => std::thread::yield_now(),
+                Step::Park => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(1));
+                }
+            }
+        }
+        let (max, min) = (words[2], -words[3]);
+        if max == min {
+            return Ok(());
+        }
+        Err(self.break_up(entry))
+    }
+
+    /// The ranks entered different collectives: learns what each entered, breaks the
+    /// world and returns its error.
+    fn break_up(&self, entry: Entry) -> Error {
+        let mut notes = vec![0i64; self.size()];
+        // SAFETY: `notes` has one slot per rank; `comm` is live. Every rank is here: the
+        // agreement just completed everywhere with the same (mismatched) result.
+        let rc = self.mpi(|api| unsafe {
+            (api.allgather_i64)(self.comm(), entry.note(), notes.as_mut_ptr())
+        });
+        let entries: Vec<Option<Entry>> = notes.into_iter().map(Entry::from_note).collect();
+        let error = if rc == 0 {
+            mismatch_error(self.rank(), entry, &entries)
+        } else {
+            Error::ProcFailed {
+                rank: Rank::new(0),
+                reason: format!(
+                    "the ranks entered different collective calls (this rank {entry}), and \
+                     learning which failed with MPI error code {rc}"
+                ),
+            }
+        };
+        arm_exit_hook(self.api(), self.comm(), self.rank());
+        if let Error::ProcFailed { rank, reason } = &error {
+            self.set_broken(*rank, reason.clone());
+        }
+        error
+    }
+}
+
+/// The error a rank that entered `mine` gets when the ranks entered `all`.
+fn mismatch_error(me: usize, mine: Entry, all: &[Option<Entry>]) -> Error {
+    let same = |e: &Option<Entry>| e.map(Entry::code) == Some(mine.code());
+    let other = all.iter().position(|e| !same(e)).unwrap_or(0);
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (r, e) in all.iter().enumerate() {
+        let what = e.map_or_else(|| "an unknown call".to_owned(), |e| e.to_string());
+        match groups.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, ranks)) => ranks.push(r),
+            None => groups.push((what, vec![r])),
+        }
+    }
+    let listing: Vec<String> = groups
+        .iter()
+        .map(|(what, ranks)| format!("{} entered {what}", rank_list(ranks)))
+        .collect();
+    Error::ProcFailed {
+        rank: Rank::new(other as u32),
+        reason: format!(
+            "the ranks entered different collective calls, which can never complete \
+             together ({}; this is rank {me}); the world is broken: its collectives and waits \
+             now fail at once, and the MPI job ends (MPI_Abort, exit code {ABORT_CODE}) when \
+             this process exits",
+            listing.join("; ")
+        ),
+    }
+}
+
+/// "rank 3", "ranks 0, 1, 2".
+fn rank_list(ranks: &[usize]) -> String {
+    let list: Vec<String> = ranks.iter().map(usize::to_string).collect();
+    if ranks.len() == 1 {
+        format!("rank {}", list[0])
+    } else {
+        format!("ranks {}", list.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_compare_kind_and_window_only() {
+        let all = [
+            Entry::Barrier,
+            Entry::Allgather,
+            Entry::Create(3),
+            Entry::Fence(7),
+            Entry::Free {
+                win: 2,
+                dropped: true,
+            },
+            Entry::Free {
+                win: 2,
+                dropped: false,
+            },
+            Entry::Finalize { dropped: true },
+            Entry::Finalize { dropped: false },
+        ];
+        for e in all {
+            assert_eq!(Entry::from_note(e.note()), Some(e));
+        }
+        assert_eq!(
+            Entry::Free {
+                win: 2,
+                dropped: true
+            }
+            .code(),
+            Entry::Free {
+                win: 2,
+                dropped: false
+            }
+            .code()
+        );
+        assert_ne!(
+            Entry::Free {
+                win: 2,
+                dropped: false
+            }
+            .code(),
+            Entry::Free {
+                win: 3,
+                dropped: false
+            }
+            .code()
+        );
+        assert_ne!(Entry::Fence(0).code(), Entry::Create(0).code());
+    }
+
+    #[test]
+    fn the_error_names_the_rank_that_left_and_what_each_entered() {
+        let dropped = Entry::Free {
+            win: 1,
+            dropped: true,
+        };
+        let all = [Some(Entry::Barrier), Some(dropped), Some(Entry::Barrier)];
+        let e = mismatch_error(0, Entry::Barrier, &all);
+        assert_eq!(e.class(), rma_core::ErrorClass::ProcFailed);
+        let text = e.to_string();
+        assert!(text.starts_with("rank 1 failed"), "{text}");
+        assert!(text.contains("ranks 0, 2 entered a barrier"), "{text}");
+        assert!(
+            text.contains("rank 1 entered the free of window 1, dropped without being freed"),
+            "{text}"
+        );
+        let e = mismatch_error(1, dropped, &all);
+        assert!(e.to_string().starts_with("rank 0 failed"), "{e}");
+    }
+}

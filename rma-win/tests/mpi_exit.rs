@@ -1,0 +1,182 @@
+//! Under an MPI launcher, a rank that returns early with an error — dropping its
+//! window, or its world, while the other ranks wait in their next collective — ends
+//! the job promptly with a non-zero exit and a message naming that rank and what each
+//! rank was in, instead of hanging until something kills it. And a job whose ranks
+//! all drop their windows without `free` still ends cleanly (exit 0).
+//!
+//! Each case runs on 2 ranks under every installed MPI library (MPICH's
+//! `mpiexec.mpich`, Open MPI's `mpirun.openmpi`), with a timeout; the same program
+//! under rma's own launchers is the conformance suite's `faults` and `resources`
+//! territory (peers get PROC_FAILED). This binary re-executes itself as the MPI
+//! program (`RMA_MPI_EXIT_CASE`); without an MPI shim (built without rma-win's `mpi`
+//! feature) it registers no test.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use rma_mpi::launcher::{Launch, MPICH, OPENMPI};
+use rma_win::{Assert, ErrorClass, Info, LockType, Rank, Result, Window, World};
+use std::time::{Duration, Instant};
+
+const ENV_CASE: &str = "RMA_MPI_EXIT_CASE";
+const RANKS: usize = 2;
+/// The rank that returns early.
+const LEAVER: usize = 1;
+/// How long the job may take to end; a hang is killed at [`KILL_AFTER`].
+const PROMPT: Duration = Duration::from_secs(30);
+const KILL_AFTER: Duration = Duration::from_secs(90);
+
+/// An error the leaver returns "through `?`": a put to a rank that does not exist.
+fn fail(win: &Window) -> Result<()> {
+    win.put(&[1u64], Rank::new(99), 0)
+}
+
+/// The leaver returns early from inside a fence epoch; the other rank goes on to a
+/// barrier.
+fn window_then_barrier(world: &World) -> Result<()> {
+    let win = Window::allocate::<u64>(world, 4, &Info::new())?;
+    win.fence(Assert::NONE)?;
+    if world.rank() == LEAVER {
+        fail(&win)?;
+    }
+    world.barrier()?;
+    win.fence(Assert::NONE)?;
+    Ok(())
+}
+
+/// The leaver returns early inside a lock epoch; the other rank goes on to a fence.
+fn lock_then_fence(world: &World) -> Result<()> {
+    let win = Window::allocate::<u64>(world, 4, &Info::new())?;
+    world.barrier()?;
+    if world.rank() == LEAVER {
+        win.lock(LockType::Shared, Rank::new(0), Assert::NONE)?;
+        fail(&win)?;
+    }
+    win.fence(Assert::NONE)?;
+    Ok(())
+}
+
+/// The leaver returns before creating any window; the other rank creates one.
+fn no_window(world: &World) -> Result<()> {
+    if world.rank() == LEAVER {
+        return Err(rma_win::Error::arg(
+            "this rank gives up before its first window",
+        ));
+    }
+    let win = Window::allocate::<u64>(world, 4, &Info::new())?;
+    win.fence(Assert::NONE)?;
+    Ok(())
+}
+
+/// Every rank drops its windows without `free` (one freed explicitly on one rank
+/// only): a correct program, which must end with exit 0.
+fn clean_drops(world: &World) -> Result<()> {
+    let mut buf = vec![0u64; 4];
+    let a = Window::allocate::<u64>(world, 4, &Info::new())?;
+    let mut b = Window::create(world, &mut buf, &Info::new())?;
+    a.fence(Assert::NONE)?;
+    a.accumulate(&[1u64], Rank::new(0), 0, rma_win::Op::Sum)?;
+    a.fence(Assert::NONE)?;
+    if world.rank() == 0 {
+        b.free()?;
+    }
+    drop(b);
+    drop(a);
+    world.barrier()?;
+    Ok(())
+}
+
+type Case = fn(&World) -> Result<()>;
+
+const CASES: &[(&str, Case, bool)] = &[
+    ("window_then_barrier", window_then_barrier, false),
+    ("lock_then_fence", lock_then_fence, false),
+    ("no_window", no_window, false),
+    ("clean_drops", clean_drops, true),
+];
+
+/// The MPI program: runs the case, prints each rank's result, exits 1 on an error.
+fn worker(name: &str) -> i32 {
+    let case = CASES.iter().find(|c| c.0 == name).expect("known case").1;
+    let results = match rma_win::launch(RANKS, |world| case(&world)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("worker: could not start: {e}");
+            return 2;
+        }
+    };
+    let mut code = 0;
+    for r in results {
+        match r {
+            Ok(()) => println!("worker: ok"),
+            Err(e) => {
+                eprintln!("worker: error ({}): {e}", e.class());
+                if e.class() == ErrorClass::ProcFailed {
+                    eprintln!("worker: class PROC_FAILED");
+                }
+                code = 1;
+            }
+        }
+    }
+    code
+}
+
+fn run(config: Launch, case: &'static str, clean: bool) -> std::result::Result<(), Failed> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let env = vec![(ENV_CASE.to_owned(), case.to_owned())];
+    let t = Instant::now();
+    let (status, output) = config
+        .run(RANKS, &exe, &env, KILL_AFTER)
+        .map_err(|e| format!("{}: {e}", config.launcher))?;
+    let took = t.elapsed();
+    let Some(status) = status else {
+        return Err(format!("{case}: hung, killed after {KILL_AFTER:?}:\n{output}").into());
+    };
+    if clean {
+        return if status.success() && output.matches("worker: ok").count() == RANKS {
+            Ok(())
+        } else {
+            Err(format!("{case}: expected a clean exit, got {status}:\n{output}").into())
+        };
+    }
+    let mut wrong = Vec::new();
+    if status.success() {
+        wrong.push("the job exited 0".to_owned());
+    }
+    if took > PROMPT {
+        wrong.push(format!("the job took {took:?}"));
+    }
+    // the surviving rank's error names the leaver and what each rank entered
+    let named = format!("rank {LEAVER} failed: the ranks entered different collective calls");
+    if !output.contains(&named) {
+        wrong.push(format!("no rank reported \"{named}\""));
+    }
+    if !output.contains("worker: class PROC_FAILED") {
+        wrong.push("no rank got class PROC_FAILED".to_owned());
+    }
+    if wrong.is_empty() {
+        eprintln!("{}/{case}: ended in {took:?} with {status}", config.name);
+        Ok(())
+    } else {
+        Err(format!("{case}: {} ({status}):\n{output}", wrong.join("; ")).into())
+    }
+}
+
+fn main() {
+    if let Ok(case) = std::env::var(ENV_CASE) {
+        std::process::exit(worker(&case));
+    }
+    let mut args = Arguments::from_args();
+    args.test_threads = Some(1); // one MPI job at a time
+    let mut trials = Vec::new();
+    for config in [MPICH, OPENMPI] {
+        if let Err(why) = config.available() {
+            eprintln!("mpi_exit: {} not run: {why}", config.name);
+            continue;
+        }
+        for &(case, _, clean) in CASES {
+            trials.push(Trial::test(format!("{}::{case}", config.name), move || {
+                run(config, case, clean)
+            }));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
