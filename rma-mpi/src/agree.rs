@@ -7,7 +7,7 @@
 //! job sits there until something kills it. So before each collective — barrier,
 //! all-gather, window creation, fence, window free, finalize — rma first runs one
 //! non-blocking all-reduce (MPI_Iallreduce, maximum of the entry's code and of its
-//! negation) and polls it. When it completes, every rank has entered *some*
+//! negation) and waits for it. When it completes, every rank has entered *some*
 //! collective at this point of its sequence, and every rank knows whether they all
 //! entered the same one:
 //!
@@ -27,10 +27,8 @@
 use crate::error::Call;
 use crate::ffi::{Api, Handle};
 use crate::world::World;
-use rma_core::wait::{Backoff, Step};
 use rma_core::{Error, Rank, Result};
 use std::sync::atomic::{AtomicIsize, AtomicPtr, Ordering};
-use std::time::Duration;
 
 /// The exit code a broken world ends the job with (MPI_Abort), once the process exits.
 pub const ABORT_CODE: i32 = 70;
@@ -158,7 +156,7 @@ impl World {
     /// every rank entered the same collective, else the broken world's error.
     pub(crate) fn agree(&self, entry: Entry) -> Result<()> {
         self.check_broken()?;
-        // Heap words: if polling fails the request may still write them, so they are
+        // Heap words: if the wait fails the request may still write them, so they are
         // leaked then, never freed under it.
         let mut words = Box::new([entry.code(), -entry.code(), 0, 0]);
         let (input, output) = words.split_at_mut(2);
@@ -169,27 +167,13 @@ impl World {
             (api.iagree)(self.comm(), input.as_ptr(), output.as_mut_ptr(), &mut req)
         });
         self.check(rc, Call::new("MPI_Iallreduce"))?;
-        let mut backoff = Backoff::new();
-        let mut pause = Duration::from_micros(20);
-        loop {
-            let mut done = 0;
-            // SAFETY: `req` is the live request started above.
-            let rc = self.mpi(|api| unsafe { (api.test)(&mut req, &mut done) });
-            if rc != 0 {
-                Box::leak(words);
-                return self.check(rc, Call::new("MPI_Test"));
-            }
-            if done != 0 {
-                break;
-            }
-            match backoff.step() {
-                Step::Spin => std::hint::spin_loop(),
-                Step::Yield => std::thread::yield_now(),
-                Step::Park => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(1));
-                }
-            }
+        // MPI_Wait: the library's own wait, which drives its progress engine the way
+        // a blocking collective would (targets that need it keep applying calls)
+        // SAFETY: `req` is the live request started above.
+        let rc = self.mpi(|api| unsafe { (api.wait)(&mut req) });
+        if rc != 0 {
+            Box::leak(words);
+            return self.check(rc, Call::new("MPI_Wait"));
         }
         let (max, min) = (words[2], -words[3]);
         if max == min {
@@ -219,6 +203,8 @@ impl World {
                 ),
             }
         };
+        // the exit hook's MPI_Abort must not race the progress thread's calls
+        self.stop_progress();
         arm_exit_hook(self.api(), self.comm(), self.rank());
         if let Error::ProcFailed { rank, reason } = &error {
             self.set_broken(*rank, reason.clone());

@@ -87,4 +87,4 @@ pub use defects::ENV_NO_GUARDS;
 pub use ffi::{built_shims, Library, ENV_LIBRARY, ENV_SHIM};
 pub use request::Request;
 pub use window::{Flavor, MpiWindow, Target};
-pub use world::{ThreadLevel, World};
+pub use world::{ThreadLevel, World, ENV_PROGRESS};

@@ -7,8 +7,10 @@ use crate::ffi::{self, Api, Handle, Library};
 use rma_core::{BasicType, Error, Rank, Result};
 use std::ffi::{c_char, c_int, c_void};
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
 
 /// MPI's thread support levels (MPI_THREAD_*), lowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -77,7 +79,7 @@ pub struct World {
     size: usize,
     level: ThreadLevel,
     /// Held around every MPI call when the library provides MPI_THREAD_SERIALIZED only.
-    gate: Option<Mutex<()>>,
+    gate: Option<Arc<Mutex<()>>>,
     /// Held around collectives on `comm`: two threads of one process must not enter
     /// collectives on one communicator at once (MPI leaves their matching undefined).
     collective: Mutex<()>,
@@ -91,6 +93,8 @@ pub struct World {
     /// Set once the ranks entered different collectives: the error every collective
     /// and wait now returns.
     broken: OnceLock<(Rank, String)>,
+    /// The progress thread, while one runs ([`World::start_progress`]).
+    progress: Mutex<Option<Progress>>,
     _not_send: PhantomData<MutexGuard<'static, ()>>,
 }
 
@@ -162,7 +166,11 @@ impl World {
     /// ([`World::init_thread`]).
     pub fn from_env_thread(required: ThreadLevel) -> Result<Option<World>> {
         if World::launched() {
-            World::init_thread(required).map(Some)
+            let world = World::init_thread(required)?;
+            if progress_requested()? {
+                world.start_progress()?;
+            }
+            Ok(Some(world))
         } else {
             Ok(None)
         }
@@ -182,13 +190,14 @@ impl World {
             rank: 0,
             size: 1,
             level,
-            gate: (level < ThreadLevel::Multiple).then(|| Mutex::new(())),
+            gate: (level < ThreadLevel::Multiple).then(|| Arc::new(Mutex::new(()))),
             collective: Mutex::new(()),
             guards: Guards::default(),
             basic: Box::new([0; BasicType::ALL.len()]),
             finalized: false,
             windows: AtomicU32::new(0),
             broken: OnceLock::new(),
+            progress: Mutex::new(None),
             _not_send: PhantomData,
         };
         let mut comm: Handle = 0;
@@ -333,7 +342,7 @@ impl World {
     /// Blocks until every rank has called `barrier` (MPI_Barrier).
     ///
     /// It is the agreement every collective starts with (a non-blocking all-reduce,
-    /// polled): a rank that entered another collective makes it fail with class
+    /// and its MPI_Wait): a rank that entered another collective makes it fail with class
     /// PROC_FAILED instead of waiting forever.
     pub fn barrier(&self) -> Result<()> {
         let _one = self.collective();
@@ -419,6 +428,7 @@ impl World {
         if std::mem::replace(&mut self.finalized, true) {
             return Ok(());
         }
+        self.stop_progress();
         if self.comm != 0 {
             // a peer still in another collective, or broken: never finalize under it
             let _one = self.collective();
@@ -453,6 +463,59 @@ impl World {
             .as_ref()
             .map(|g| g.lock().unwrap_or_else(PoisonError::into_inner));
         f(self.api)
+    }
+
+    /// Starts a progress thread: it lets the library's progress engine run
+    /// (MPI_Iprobe) while this rank computes without calling MPI, so that other ranks'
+    /// calls to this rank's windows complete on libraries whose target side needs the
+    /// target inside MPI (MPICH's ch4:ucx applies the accumulate family there; without
+    /// progress, an origin's fetch_and_op waits until the target's next MPI call).
+    /// `RMA_MPI_PROGRESS=thread` ([`ENV_PROGRESS`]) starts it in [`World::from_env`].
+    ///
+    /// The thread takes the same turn as every other MPI call of the process when the
+    /// library provides MPI_THREAD_SERIALIZED only, and otherwise calls MPI
+    /// concurrently (MPI_THREAD_MULTIPLE). It polls back to back, yielding between
+    /// polls, while the node has a free core for it (rma-core's `wait` policy counts
+    /// each rank twice while such a thread runs), and every 50 µs otherwise. It stops
+    /// before MPI is finalized. Starting it twice is a no-op.
+    pub fn start_progress(&self) -> Result<()> {
+        let mut slot = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_some() {
+            return Ok(());
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let (api, comm, gate) = (self.api, self.comm, self.gate.clone());
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::Builder::new()
+            .name(format!("rma-mpi-progress-{}", self.rank))
+            .spawn(move || progress_loop(api, comm, gate, &flag))
+            .map_err(|e| Error::Os {
+                context: "starting the MPI progress thread".into(),
+                source: e,
+            })?;
+        *slot = Some(Progress { stop, handle });
+        Ok(())
+    }
+
+    /// Whether a progress thread runs ([`World::start_progress`]).
+    pub fn progress_thread(&self) -> bool {
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Stops the progress thread, if one runs, and waits for it.
+    pub(crate) fn stop_progress(&self) {
+        let running = self
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(p) = running {
+            p.stop.store(true, Ordering::Release);
+            let _ = p.handle.join();
+        }
     }
 
     /// The shim.
@@ -543,6 +606,53 @@ impl Drop for World {
             self.abort(101);
         }
         let _ = self.shut_down(true);
+    }
+}
+
+/// Environment variable: `thread` starts a progress thread in every rank that joins
+/// its world through [`World::from_env`] ([`World::start_progress`]); unset, empty or
+/// `none`: no thread.
+pub const ENV_PROGRESS: &str = "RMA_MPI_PROGRESS";
+
+/// Whether [`ENV_PROGRESS`] asks for a progress thread; class ARG for a value it does
+/// not know.
+fn progress_requested() -> Result<bool> {
+    match std::env::var(ENV_PROGRESS).as_deref().map(str::trim) {
+        Err(_) | Ok("" | "none") => Ok(false),
+        Ok("thread") => Ok(true),
+        Ok(other) => Err(Error::InvalidInfo {
+            key: ENV_PROGRESS.into(),
+            value: other.into(),
+            reason: "expected `thread` (a progress thread per rank) or `none`".into(),
+        }),
+    }
+}
+
+/// A running progress thread.
+struct Progress {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+/// The progress thread's body: MPI_Iprobe on the world communicator (rma sends no
+/// point-to-point messages, so it matches nothing) until `stop`.
+fn progress_loop(api: &'static Api, comm: Handle, gate: Option<Arc<Mutex<()>>>, stop: &AtomicBool) {
+    let _counted = rma_core::wait::ProgressThread::start();
+    while !stop.load(Ordering::Acquire) {
+        {
+            let _turn = gate
+                .as_ref()
+                .map(|g| g.lock().unwrap_or_else(PoisonError::into_inner));
+            // SAFETY: `comm` is the world's communicator, freed only after this thread
+            // was stopped and joined (`World::shut_down`); the call is serialized with
+            // every other MPI call of the process when the library asks for that.
+            let _ = unsafe { (api.progress)(comm) };
+        }
+        if rma_core::wait::oversubscribed() {
+            std::thread::sleep(Duration::from_micros(50));
+        } else {
+            std::thread::yield_now();
+        }
     }
 }
 

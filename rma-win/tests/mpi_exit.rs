@@ -84,13 +84,61 @@ fn clean_drops(world: &World) -> Result<()> {
     Ok(())
 }
 
+/// With `RMA_MPI_PROGRESS=thread`, rank 0 computes for 400 ms without any MPI call
+/// while rank 1 makes fetch_and_op + flush calls to it: the calls must complete
+/// meanwhile (at least 20 of them in the first 300 ms), on every library — MPICH's
+/// ch4:ucx applies them only when the target makes progress.
+fn busy_target(world: &World) -> Result<()> {
+    let win = Window::allocate::<u64>(world, 1, &Info::new())?;
+    win.lock_all(Assert::NONE)?;
+    world.barrier()?;
+    let t = Instant::now();
+    if world.rank() == 0 {
+        while t.elapsed() < Duration::from_millis(400) {
+            std::hint::spin_loop();
+        }
+    } else {
+        let mut during = 0;
+        for _ in 0..1000 {
+            win.fetch_and_op(1u64, Rank::new(0), 0, rma_win::Op::Sum)?;
+            win.flush(Rank::new(0))?;
+            if t.elapsed() < Duration::from_millis(300) {
+                during += 1;
+            }
+        }
+        println!("worker: {during} calls completed while the target computed");
+        if during < 20 {
+            return Err(rma_win::Error::arg(format!(
+                "only {during} fetch_and_op calls completed while the target computed"
+            )));
+        }
+    }
+    win.unlock_all()?;
+    world.barrier()?;
+    Ok(())
+}
+
 type Case = fn(&World) -> Result<()>;
 
-const CASES: &[(&str, Case, bool)] = &[
-    ("window_then_barrier", window_then_barrier, false),
-    ("lock_then_fence", lock_then_fence, false),
-    ("no_window", no_window, false),
-    ("clean_drops", clean_drops, true),
+/// Name, program, whether the job must end cleanly, the ranks' environment.
+type CaseEntry = (
+    &'static str,
+    Case,
+    bool,
+    &'static [(&'static str, &'static str)],
+);
+
+const CASES: &[CaseEntry] = &[
+    ("window_then_barrier", window_then_barrier, false, &[]),
+    ("lock_then_fence", lock_then_fence, false, &[]),
+    ("no_window", no_window, false, &[]),
+    ("clean_drops", clean_drops, true, &[]),
+    (
+        "busy_target",
+        busy_target,
+        true,
+        &[("RMA_MPI_PROGRESS", "thread")],
+    ),
 ];
 
 /// The MPI program: runs the case, prints each rank's result, exits 1 on an error.
@@ -119,9 +167,10 @@ fn worker(name: &str) -> i32 {
     code
 }
 
-fn run(config: Launch, case: &'static str, clean: bool) -> std::result::Result<(), Failed> {
+fn run(config: Launch, &(case, _, clean, vars): &CaseEntry) -> std::result::Result<(), Failed> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let env = vec![(ENV_CASE.to_owned(), case.to_owned())];
+    let mut env = vec![(ENV_CASE.to_owned(), case.to_owned())];
+    env.extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let t = Instant::now();
     let (status, output) = config
         .run(RANKS, &exe, &env, KILL_AFTER)
@@ -132,6 +181,9 @@ fn run(config: Launch, case: &'static str, clean: bool) -> std::result::Result<(
     };
     if clean {
         return if status.success() && output.matches("worker: ok").count() == RANKS {
+            if let Some(line) = output.lines().find(|l| l.contains("while the target")) {
+                eprintln!("{}/{case}: {line}", config.name);
+            }
             Ok(())
         } else {
             Err(format!("{case}: expected a clean exit, got {status}:\n{output}").into())
@@ -172,10 +224,11 @@ fn main() {
             eprintln!("mpi_exit: {} not run: {why}", config.name);
             continue;
         }
-        for &(case, _, clean) in CASES {
-            trials.push(Trial::test(format!("{}::{case}", config.name), move || {
-                run(config, case, clean)
-            }));
+        for entry in CASES {
+            trials.push(Trial::test(
+                format!("{}::{}", config.name, entry.0),
+                move || run(config, entry),
+            ));
         }
     }
     libtest_mimic::run(&args, trials).exit();
