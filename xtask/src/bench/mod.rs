@@ -33,6 +33,8 @@ pub(crate) enum Program {
     },
     Mpich {
         create: bool,
+        /// Run with MPICH's asynchronous progress thread (`MPIR_CVAR_ASYNC_PROGRESS=1`).
+        progress: bool,
     },
     Ompi {
         osc_sm: bool,
@@ -42,6 +44,8 @@ pub(crate) enum Program {
     /// MPI), to compare with the same library called directly.
     RmaMpi {
         ompi: bool,
+        /// Run with rma's MPI progress thread (`RMA_MPI_PROGRESS=thread`).
+        progress: bool,
     },
 }
 
@@ -105,14 +109,30 @@ pub(crate) const CONFIGS: &[Config] = &[
         key: "mpich_alloc",
         label: "MPICH",
         command: "mpiexec.mpich -n 2 -bind-to core mpi_rma_bench.mpich",
-        program: Program::Mpich { create: false },
+        program: Program::Mpich {
+            create: false,
+            progress: false,
+        },
         note: "",
+    },
+    Config {
+        key: "mpich_async",
+        label: "MPICH async",
+        command: "MPIR_CVAR_ASYNC_PROGRESS=1 mpiexec.mpich -n 2 -bind-to core mpi_rma_bench.mpich",
+        program: Program::Mpich {
+            create: false,
+            progress: true,
+        },
+        note: "MPICH's own asynchronous progress thread (it raises the thread level to MPI_THREAD_MULTIPLE)",
     },
     Config {
         key: "mpich_create",
         label: "MPICH create",
         command: "mpiexec.mpich -n 2 -bind-to core mpi_rma_bench.mpich -c",
-        program: Program::Mpich { create: true },
+        program: Program::Mpich {
+            create: true,
+            progress: false,
+        },
         note: "MPI_Alloc_mem + MPI_Win_create",
     },
     Config {
@@ -139,14 +159,30 @@ pub(crate) const CONFIGS: &[Config] = &[
         key: "rma_mpi_mpich",
         label: "rma mpi/MPICH",
         command: "mpiexec.mpich -n 2 -bind-to core rma-bench (built with the mpi feature)",
-        program: Program::RmaMpi { ompi: false },
+        program: Program::RmaMpi {
+            ompi: false,
+            progress: false,
+        },
         note: "the mpi transport: rma-win's layer over the MPICH calls of the MPICH column",
+    },
+    Config {
+        key: "rma_mpi_progress",
+        label: "rma mpi/MPICH +thread",
+        command: "RMA_MPI_PROGRESS=thread mpiexec.mpich -n 2 -bind-to core rma-bench",
+        program: Program::RmaMpi {
+            ompi: false,
+            progress: true,
+        },
+        note: "the mpi transport over MPICH with rma's progress thread (opt-in)",
     },
     Config {
         key: "rma_mpi_ompi",
         label: "rma mpi/OMPI",
         command: "mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core rma-bench -x",
-        program: Program::RmaMpi { ompi: true },
+        program: Program::RmaMpi {
+            ompi: true,
+            progress: false,
+        },
         note: "the mpi transport over Open MPI osc/rdma (compare with OMPI osc/rdma); -x as there",
     },
     Config {
@@ -522,7 +558,7 @@ impl Ready {
             Program::Rma { .. } => &self.rma,
             Program::Mpich { .. } => &self.mpich,
             Program::Ompi { .. } => &self.ompi,
-            Program::RmaMpi { ompi } => {
+            Program::RmaMpi { ompi, .. } => {
                 let launcher = if ompi { &self.ompi } else { &self.mpich };
                 if self.rma.is_err() {
                     &self.rma
@@ -590,8 +626,11 @@ fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
             }
             cmd
         }
-        Program::Mpich { create } => {
+        Program::Mpich { create, progress } => {
             let mut cmd = mpi_launcher(false, ranks);
+            if progress {
+                cmd.env("MPIR_CVAR_ASYNC_PROGRESS", "1");
+            }
             cmd.arg(suite.c_exe(p, false));
             if create {
                 cmd.arg("-c");
@@ -612,8 +651,11 @@ fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
             }
             cmd
         }
-        Program::RmaMpi { ompi } => {
+        Program::RmaMpi { ompi, progress } => {
             let mut cmd = mpi_launcher(ompi, ranks);
+            if progress {
+                cmd.env("RMA_MPI_PROGRESS", "thread");
+            }
             cmd.arg(p.release(suite.rust_bin));
             if ompi && suite.skips_cas {
                 cmd.arg("-x");

@@ -57,7 +57,10 @@ pub(crate) const CONFIGS: &[Config] = &[
         key: "rma_mpi",
         label: "rma mpi/MPICH",
         command: "mpiexec.mpich -n N -bind-to core|none rma-scale (built with the mpi feature)",
-        program: Program::RmaMpi { ompi: false },
+        program: Program::RmaMpi {
+            ompi: false,
+            progress: false,
+        },
         note: "the mpi transport: rma-win's layer over the MPICH of the MPICH column",
     },
     Config {
@@ -74,7 +77,10 @@ pub(crate) const CONFIGS: &[Config] = &[
         key: "mpich",
         label: "MPICH",
         command: "mpiexec.mpich -n N -bind-to core|none mpi_rma_scale.mpich",
-        program: Program::Mpich { create: false },
+        program: Program::Mpich {
+            create: false,
+            progress: false,
+        },
         note: "",
     },
 ];
