@@ -17,7 +17,7 @@
 pub mod mpich;
 pub mod own;
 
-use rma_win::{Info, Result, World};
+use rma_win::{Info, LaunchMode, Result, World};
 
 /// Environment variable that tells a re-executed test binary which case to run.
 pub const ENV_CASE: &str = "RMA_CONFORMANCE_CASE";
@@ -69,6 +69,20 @@ pub fn cases() -> Vec<Case> {
 /// The info that selects `transport` for a window.
 pub fn info_for(transport: &str) -> Info {
     Info::new().with("rma_transport", transport)
+}
+
+/// The info for a [`Window::create`](rma_win::Window::create) in a case run with
+/// `info`: `info` itself, except with ranks as processes where it names the atomic
+/// transport. A created window's memory is then one process's own, which the atomic
+/// transport cannot reach (asking for it is an RMA_FLAVOR error, checked by
+/// `own_transport_named_or_refused`), so the name is dropped and the window takes the
+/// default for created windows, the queued transport.
+pub fn create_info(world: &World, info: &Info) -> Info {
+    let mut info = info.clone();
+    if world.mode() == LaunchMode::Processes && info.get("rma_transport") == Some("atomic") {
+        info.remove("rma_transport");
+    }
+    info
 }
 
 /// Asserts that `r` is an error of class `class`, with a readable message otherwise.

@@ -192,7 +192,7 @@ impl AccOps {
 /// | `same_size` | `true`, `false` | `false` |
 /// | `same_disp_unit` | `true`, `false` | `false` |
 /// | `alloc_shared_noncontig` | `true`, `false` | `false` |
-/// | `rma_transport` | a transport name (rma's own key) | unset: the environment's choice |
+/// | `rma_transport` | a transport name (rma's own key): used, or the window's creation fails with RMA_FLAVOR | unset: the environment's choice, else the launch mode's default |
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WinInfo {
     /// `accumulate_ordering`.
@@ -211,7 +211,8 @@ pub struct WinInfo {
     pub same_disp_unit: bool,
     /// `alloc_shared_noncontig`: ranks' memory need not be contiguous.
     pub alloc_shared_noncontig: bool,
-    /// `rma_transport`: the transport this window should use, if named.
+    /// `rma_transport`: the transport this window must use, if named (rma-win refuses
+    /// a creation whose named transport cannot serve the window, with RMA_FLAVOR).
     pub transport: Option<String>,
 }
 

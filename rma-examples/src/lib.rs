@@ -6,7 +6,10 @@
 //!
 //! - `--ranks N`: ranks to start as threads when run plainly (default 4);
 //! - `--n M`: problem size per rank (each example has its own default);
-//! - `--transport NAME`: the window transport (default: `RMA_TRANSPORT` or `atomic`);
+//! - `--transport NAME`: the window transport, put in the window's info (default:
+//!   `RMA_TRANSPORT`, else `atomic`, or `mpi` under an MPI launcher); a transport that
+//!   cannot serve the window, such as `atomic` or `queued` under an MPI launcher, ends
+//!   the example with its RMA_FLAVOR error;
 //! - `--seed S`: seed of the example's random data.
 #![forbid(unsafe_code)]
 

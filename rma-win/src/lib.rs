@@ -13,7 +13,11 @@
 //! - **Transport per window, chosen at run time**: the `rma_transport` info key, else
 //!   the `RMA_TRANSPORT` environment variable, else `atomic`. Under an MPI launcher
 //!   (`mpiexec`, `mpirun`; the `mpi` feature) every window uses the `mpi` transport:
-//!   the same program runs across nodes on the system MPI library's RMA.
+//!   the same program runs across nodes on the system MPI library's RMA. With ranks as
+//!   processes a window created over a caller's buffer uses `queued`. A transport the
+//!   info names is honoured or refused with RMA_FLAVOR (saying why and what works);
+//!   the environment's is a default that falls back, with a warning
+//!   ([`chosen_transport`]).
 //!
 //! ```
 //! use rma_win::{Assert, Info, Op, Rank, Window};

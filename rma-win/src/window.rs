@@ -10,7 +10,7 @@ use crate::memory::{Memory, MpiSide, Shadow, Shape};
 use crate::request::Request;
 use crate::sync::Epochs;
 use crate::transport::{chosen_transport, AnyTransport};
-use crate::world::{Kind, LaunchMode, World};
+use crate::world::{Kind, World};
 use rma_core::{
     Access, BasicType, Contiguous, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport,
     WinInfo,
@@ -70,6 +70,28 @@ fn rank_of(r: usize) -> Rank {
 impl<'w> Window<'w> {
     /// Collectively allocates a window of `count` elements of `T` on this rank, in
     /// shared memory, zero-filled, with `disp_unit = size_of::<T>()` (MPI_Win_allocate).
+    ///
+    /// # Transport
+    ///
+    /// The info key `rma_transport` names the window's transport, else the
+    /// `RMA_TRANSPORT` environment variable, else the launch mode's default: `atomic`,
+    /// or `mpi` under an MPI launcher. [`Window::info`] reports the one in effect.
+    ///
+    /// - A transport named in the info is a request, honoured or refused: naming one
+    ///   that cannot serve this window (`atomic` or `queued` under an MPI launcher,
+    ///   `mpi` outside one) is an error of class RMA_FLAVOR that says why and which
+    ///   transports would. Every rank (given the same info, as a collective call
+    ///   needs) gets it before anything collective runs, so nothing changes: the same
+    ///   call with another name, or none, works.
+    /// - `RMA_TRANSPORT` is a process-wide default, not a request: where the transport
+    ///   it names cannot serve this window, the window uses the launch mode's default
+    ///   and a `tracing` warning says which and why.
+    /// - A name that is no transport, in the info or the environment, is an error of
+    ///   class ARG listing the transports.
+    ///
+    /// The same rule, with one more refusal, holds for [`Window::create`];
+    /// [`chosen_transport`](crate::chosen_transport) applies it (docs/design.md
+    /// decision 14).
     pub fn allocate<T: Equivalence>(
         world: &'w World,
         count: usize,
@@ -86,7 +108,8 @@ impl<'w> Window<'w> {
     }
 
     /// Collectively allocates a window of `len` bytes with displacement unit
-    /// `disp_unit` (MPI_Win_allocate).
+    /// `disp_unit` (MPI_Win_allocate). The transport is chosen as for
+    /// [`Window::allocate`].
     pub fn allocate_bytes(
         world: &'w World,
         len: usize,
@@ -94,7 +117,7 @@ impl<'w> Window<'w> {
         info: &Info,
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_allocate", len, disp_unit).entered();
-        let (parsed, name) = Self::parse_info(world, info)?;
+        let (parsed, name) = Self::parse_info(world, info, Flavor::Allocate)?;
         match &world.kind {
             Kind::Shm(w) => {
                 let opts = MemoryOptions {
@@ -119,10 +142,27 @@ impl<'w> Window<'w> {
     /// is dropped; meanwhile read and write it through [`Window::read_local`] and
     /// [`Window::write_local`].
     ///
-    /// With ranks as processes no other process can reach this memory directly, so the
-    /// window uses the queued transport whatever was asked (docs/design.md decision 6, as
-    /// MPICH does); [`Window::info`] reports the transport in effect. With ranks as
-    /// threads every transport works.
+    /// # Transport
+    ///
+    /// Chosen as for [`Window::allocate`] (the info key `rma_transport`, else the
+    /// `RMA_TRANSPORT` environment variable, else the launch mode's default), with one
+    /// more limit. With ranks as processes the window exposes a copy in this process's
+    /// private memory (below), which no other process can reach directly, so the
+    /// atomic transport cannot serve it (docs/design.md decision 6):
+    ///
+    /// - naming `atomic` in the info is an error of class RMA_FLAVOR saying so, and
+    ///   that `queued`, naming no transport, or [`Window::allocate`] would work; every
+    ///   rank gets it before anything collective runs, so nothing changes (as for
+    ///   [`Window::allocate`]);
+    /// - naming no transport gives the queued transport (as MPICH falls back to active
+    ///   messages), also where `RMA_TRANSPORT=atomic`, which then logs a `tracing`
+    ///   warning;
+    /// - naming `queued` gives the queued transport.
+    ///
+    /// With ranks as threads every transport works; under an MPI launcher the window
+    /// uses the `mpi` transport. [`Window::info`] reports the transport in effect.
+    ///
+    /// # Memory
     ///
     /// In every launch mode and on every transport the window exposes an aligned copy
     /// of `buf` that goes back into `buf` at [`Window::free`] (under MPI: when the
@@ -135,10 +175,7 @@ impl<'w> Window<'w> {
         info: &Info,
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_create", len = std::mem::size_of_val(buf)).entered();
-        let (parsed, mut name) = Self::parse_info(world, info)?;
-        if world.mode() == LaunchMode::Processes {
-            name = "queued".to_owned();
-        }
+        let (parsed, name) = Self::parse_info(world, info, Flavor::Create)?;
         let disp_unit = std::mem::size_of::<T>().max(1);
         let bytes = rma_datatype::bytes_of_mut(buf).ok_or_else(|| {
             Error::arg(format!(
@@ -176,9 +213,11 @@ impl<'w> Window<'w> {
         }
     }
 
-    fn parse_info(world: &World, info: &Info) -> Result<(WinInfo, String)> {
+    /// The parsed info and the transport a window of `flavor` uses: checked before
+    /// anything collective or any memory, so that a refusal changes nothing.
+    fn parse_info(world: &World, info: &Info, flavor: Flavor) -> Result<(WinInfo, String)> {
         let parsed = WinInfo::from_info(info)?;
-        let name = chosen_transport(&parsed, world.mode())?;
+        let name = chosen_transport(&parsed, world.mode(), flavor)?;
         Ok((parsed, name))
     }
 

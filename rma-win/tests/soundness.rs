@@ -238,7 +238,8 @@ fn main() {
             threads(t, End::Leak)
         }));
     }
-    // ranks as processes: `create` uses the queued transport whatever is asked
+    // ranks as processes: a created window can use the queued transport only (naming
+    // atomic is an RMA_FLAVOR error)
     trials.push(Trial::test("forget::processes", || {
         processes("queued", "forget")
     }));

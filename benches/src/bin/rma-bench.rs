@@ -3,8 +3,13 @@
 //! (`benches/c/mpi_rma_bench.c`) and the hardware limits (`benches/c/hw_limits.c`).
 //!
 //! ```text
-//! rmarun -n 2 target/release/rma-bench --transport atomic [-r reps] [-t secs] [-q] [-c] [-x] [-o file.csv]
+//! rmarun -n 2 target/release/rma-bench --transport atomic [-r reps] [-t secs] [-q] [-x] [-o file.csv]
+//! rmarun -n 2 target/release/rma-bench -c [--transport queued] [-r reps] ...
 //! ```
+//!
+//! `-c` creates the window over memory the program allocated (`Window::create`): with
+//! ranks as processes only the queued transport can serve it, which naming no
+//! transport gives; `--transport atomic -c` fails with RMA_FLAVOR.
 #![forbid(unsafe_code)]
 
 use rma_win::{Assert, Buffer, Datatype, Info, LockType, Op, Rank, Result, Target, Window, World};

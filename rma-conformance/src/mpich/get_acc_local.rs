@@ -19,7 +19,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let me = Rank::new(world.rank() as u32);
     let mut counter = [0i32];
     {
-        let mut win = Window::create(world, &mut counter, info)?;
+        let mut win = Window::create(world, &mut counter, &crate::create_info(world, info))?;
         for i in 0..niter() {
             let mut out = [-1i32];
             win.lock(LockType::Shared, me, Assert::NONE)?;

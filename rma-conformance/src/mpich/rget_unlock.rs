@@ -18,7 +18,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let right = (me + 1) % world.size();
     let trg = Rank::new(right as u32);
     let mut exposed = vec![me as i32; N];
-    let mut win = Window::create(world, &mut exposed, info)?;
+    let mut win = Window::create(world, &mut exposed, &crate::create_info(world, info))?;
     let mut local = vec![-1i32; N];
     win.lock_all(Assert::NOCHECK)?;
     let reqs = local

@@ -292,7 +292,7 @@ pub(crate) fn misaligned_created_window(world: &World, info: &Info) -> Result<()
     // an 8-aligned allocation (u64), viewed as bytes from its second byte on
     let mut words = vec![0u64; 10];
     let bytes = rma_datatype::bytes_of_mut(&mut words).expect("u64 has a byte view");
-    let mut win = Window::create::<u8>(world, &mut bytes[1..73], info)?;
+    let mut win = Window::create::<u8>(world, &mut bytes[1..73], &crate::create_info(world, info))?;
     let t = Rank::new(((me + 1) % p) as u32);
     win.lock_all(Assert::NONE)?;
     win.fetch_and_op(1i64, t, 0, Op::Sum)?;

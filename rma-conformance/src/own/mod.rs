@@ -90,6 +90,11 @@ pub fn cases() -> Vec<Case> {
         c("own_sync_errors", 2, errors::sync_errors),
         c("own_info_effective_values", 2, windows::info_values),
         c("own_create_over_private_memory", 3, windows::create_private),
+        c(
+            "own_transport_named_or_refused",
+            2,
+            windows::transport_named_or_refused,
+        ),
         c("own_many_windows_in_order", 3, windows::many_windows),
         c("own_disp_unit_and_sizes_differ", 3, windows::uneven_windows),
         c("own_soak", 4, soak::soak),

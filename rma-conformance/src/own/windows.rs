@@ -40,11 +40,12 @@ pub(crate) fn info_values(world: &World, info: &Info) -> Result<()> {
 }
 
 /// A window over memory the rank owns: every call works on it. With processes no other
-/// process can reach it directly, so it falls back to the queued transport.
+/// process can reach it directly, so it uses the queued transport (a case whose info
+/// names atomic names none here: see [`crate::create_info`]).
 pub(crate) fn create_private(world: &World, info: &Info) -> Result<()> {
     let (me, p) = (world.rank(), world.size());
     let mut buf = vec![0u64; 8];
-    let created = Window::create(world, &mut buf, info);
+    let created = Window::create(world, &mut buf, &crate::create_info(world, info));
     {
         {
             let mut win = created?;
@@ -66,6 +67,165 @@ pub(crate) fn create_private(world: &World, info: &Info) -> Result<()> {
     }
     drop(buf);
     Ok(())
+}
+
+/// The info naming transport `name`.
+fn named(name: &str) -> Info {
+    Info::new().with("rma_transport", name)
+}
+
+/// Asserts that `r` is an RMA_FLAVOR error whose message holds each of `says`.
+#[track_caller]
+fn refused<T: std::fmt::Debug>(r: Result<T>, says: &[&str]) {
+    match r {
+        Err(e) => {
+            assert_eq!(
+                e.class(),
+                ErrorClass::RmaFlavor,
+                "expected RMA_FLAVOR, got {e}"
+            );
+            let msg = e.to_string();
+            for s in says {
+                assert!(msg.contains(s), "{msg:?} does not say {s:?}");
+            }
+        }
+        Ok(v) => panic!("expected an error of class RMA_FLAVOR, got Ok({v:?})"),
+    }
+}
+
+/// Checks that a window works for every rank after the calls before it: each rank adds
+/// `me + 1` into its right neighbour's first element under fences, and finds its left
+/// neighbour's addition in its own. A creation refused on some ranks but started on
+/// others would leave this window's collective creation or its fences mismatched.
+fn works(world: &World, win: &mut Window<'_>, start: u64) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let right = Rank::new(((me + 1) % p) as u32);
+    let left = ((me + p - 1) % p) as u64;
+    win.fence(Assert::NONE)?;
+    win.accumulate(&[me as u64 + 1], right, 0, Op::Sum)?;
+    win.fence(Assert::NONE)?;
+    let mut got = [0u64];
+    win.read_local(0, &mut got)?;
+    assert_eq!(
+        got[0],
+        start + left + 1,
+        "rank {me}: the left neighbour's addition"
+    );
+    Ok(())
+}
+
+/// Creates (over a fresh buffer of 4 elements holding 7) or allocates a window with
+/// `info`, checks it reports transport `expect`, and uses and frees it.
+fn expect_transport(world: &World, create: bool, info: &Info, expect: &str) -> Result<()> {
+    let mut buf = vec![7u64; 4];
+    let (mut win, start) = if create {
+        (Window::create(world, &mut buf, info)?, 7)
+    } else {
+        (Window::allocate::<u64>(world, 4, info)?, 0)
+    };
+    let how = if create { "create" } else { "allocate" };
+    assert_eq!(win.transport_name(), expect, "{how} with {info:?}");
+    assert_eq!(
+        win.info().get("rma_transport"),
+        Some(expect),
+        "{how} with {info:?}: Window::info()"
+    );
+    works(world, &mut win, start)?;
+    win.free()?;
+    drop(win);
+    let (me, p) = (world.rank(), world.size());
+    if create {
+        let left = ((me + p - 1) % p) as u64;
+        assert_eq!(buf, [8 + left, 7, 7, 7], "free copied the window back");
+    }
+    Ok(())
+}
+
+/// A transport named in the window's info is used, or the creation fails with
+/// RMA_FLAVOR saying why and what would work, never swapped silently for another; a
+/// refused creation changes nothing (the caller's buffer keeps its values, and the next
+/// creation, collective on every rank, works); with no name each launch mode has its
+/// default, which `Window::info()` reports.
+pub(crate) fn transport_named_or_refused(world: &World, info: &Info) -> Result<()> {
+    let mut buf = vec![7u64; 4];
+    match world.mode() {
+        LaunchMode::Processes => {
+            refused(
+                Window::create(world, &mut buf, &named("atomic")),
+                &[
+                    "with ranks as processes",
+                    "cannot use the atomic transport",
+                    "other processes cannot reach this process's memory",
+                    "use rma_transport=queued, name no transport, or Window::allocate",
+                ],
+            );
+            refused(
+                Window::create(world, &mut buf, &named("mpi")),
+                &[
+                    "MPI launcher",
+                    "use rma_transport=queued or name no transport",
+                ],
+            );
+            assert_eq!(buf, [7; 4], "a refused creation changed the buffer");
+            // nothing was left behind: the next creations work
+            expect_transport(world, true, &Info::new(), "queued")?;
+            expect_transport(world, true, &named("queued"), "queued")?;
+            // the refusal is about memory the other processes cannot reach
+            expect_transport(world, false, &named("atomic"), "atomic")?;
+            expect_transport(world, false, &named("queued"), "queued")?;
+        }
+        LaunchMode::Threads => {
+            for name in ["atomic", "queued"] {
+                expect_transport(world, true, &named(name), name)?;
+                expect_transport(world, false, &named(name), name)?;
+            }
+            refused(
+                Window::create(world, &mut buf, &named("mpi")),
+                &[
+                    "MPI launcher",
+                    "this world runs as threads",
+                    "use rma_transport=atomic or rma_transport=queued, or name no transport",
+                ],
+            );
+            assert_eq!(buf, [7; 4], "a refused creation changed the buffer");
+        }
+        LaunchMode::Mpi => {
+            for name in ["atomic", "queued"] {
+                let why = [
+                    "under an MPI launcher every window uses the mpi transport",
+                    &format!("the {name} transport runs only in rma's own worlds"),
+                    "use rma_transport=mpi or name no transport",
+                ];
+                refused(Window::create(world, &mut buf, &named(name)), &why);
+                refused(Window::allocate::<u64>(world, 4, &named(name)), &why);
+            }
+            assert_eq!(buf, [7; 4], "a refused creation changed the buffer");
+            for create in [true, false] {
+                expect_transport(world, create, &Info::new(), "mpi")?;
+                expect_transport(world, create, &named("mpi"), "mpi")?;
+            }
+        }
+    }
+    // the configuration's own transport: honoured for both flavors, except atomic over
+    // a created window with processes
+    let name = info_name(info);
+    if world.mode() == LaunchMode::Processes && name == "atomic" {
+        refused(
+            Window::create(world, &mut buf, info),
+            &["cannot use the atomic transport"],
+        );
+        expect_transport(world, false, info, name)?;
+    } else {
+        expect_transport(world, true, info, name)?;
+        expect_transport(world, false, info, name)?;
+    }
+    Ok(())
+}
+
+/// The transport `info` names (every configuration of the suite names one).
+fn info_name(info: &Info) -> &str {
+    info.get("rma_transport")
+        .expect("the suite's info names a transport")
 }
 
 /// Many windows created and freed in the same order on every rank, each independent.
