@@ -86,7 +86,7 @@ impl fmt::Display for ErrorClass {
 #[non_exhaustive]
 pub enum Error {
     /// A rank outside the window's group.
-    #[error("{rank} is not in the group (size {size})")]
+    #[error("{rank} is not in the window's group of {size} ranks; a target must be a rank from 0 to {} (or Rank::NULL, for no target)", .size.saturating_sub(1))]
     InvalidRank {
         /// The rank given.
         rank: Rank,
@@ -94,13 +94,13 @@ pub enum Error {
         size: usize,
     },
     /// A negative target displacement.
-    #[error("target displacement {disp} is negative")]
+    #[error("target displacement {disp} is negative; a displacement counts disp_unit units from the start of the target window and must be 0 or more")]
     NegativeDisp {
         /// The displacement given.
         disp: i64,
     },
     /// A displacement whose byte offset overflows.
-    #[error("target displacement {disp} x disp_unit {disp_unit} overflows")]
+    #[error("target displacement {disp} x disp_unit {disp_unit} overflows the address space as a byte offset; use a displacement that lies inside the target window")]
     DispOverflow {
         /// The displacement given.
         disp: i64,
@@ -108,7 +108,7 @@ pub enum Error {
         disp_unit: usize,
     },
     /// A disp_unit of zero at window creation.
-    #[error("disp_unit must be positive, got {disp_unit}")]
+    #[error("disp_unit must be positive (1 for bytes, the element size for typed windows), got {disp_unit}")]
     InvalidDispUnit {
         /// The unit given.
         disp_unit: usize,
@@ -132,7 +132,7 @@ pub enum Error {
         offset: usize,
     },
     /// A count whose byte size or extent overflows.
-    #[error("count {count} of {what} overflows the address space")]
+    #[error("count {count} of {what} overflows the address space (its byte size or extent exceeds isize::MAX); use a smaller count")]
     CountOverflow {
         /// The count given.
         count: usize,
@@ -150,7 +150,7 @@ pub enum Error {
         below: usize,
     },
     /// The origin (or result) buffer is shorter than its count and datatype need.
-    #[error("{which} buffer holds {got} bytes but its count and datatype span {needed}")]
+    #[error("the {which} buffer holds {got} bytes but {needed} are needed for its count and datatype; pass a buffer of at least {needed} bytes, or a smaller count")]
     BufferTooSmall {
         /// Which buffer ("origin", "result", "compare").
         which: &'static str,
@@ -166,7 +166,7 @@ pub enum Error {
         reason: String,
     },
     /// A datatype with more than one basic type where a call needs exactly one.
-    #[error("{call} needs a datatype of one basic type, but {which} mixes several")]
+    #[error("{call} needs a datatype of one basic type, but the {which} datatype mixes several; build it from a single basic type")]
     MixedBasicTypes {
         /// The call.
         call: &'static str,
@@ -174,7 +174,7 @@ pub enum Error {
         which: &'static str,
     },
     /// Origin, target and result are built from different basic types.
-    #[error("{call}: {which} is built from {found} but the target from {expected}")]
+    #[error("{call}: the {which} is built from {found} but the target from {expected}; origin, target and result must share one basic type: use {expected} for the {which} too")]
     BasicTypeMismatch {
         /// The call.
         call: &'static str,
@@ -186,17 +186,18 @@ pub enum Error {
         found: BasicType,
     },
     /// Two (count, datatype) pairs whose type signatures differ.
-    #[error("{call}: type signatures differ ({origin} vs {target})")]
+    #[error("{call}: the type signatures differ ({origin} vs target: {target}); both sides must hold the same sequence of basic types")]
     SignatureMismatch {
         /// The call.
         call: &'static str,
-        /// Description of the origin side's signature.
+        /// The other side, named, and its signature (`"origin: 3 x i64"`, or
+        /// `"result: ..."` for the accumulate family).
         origin: String,
         /// Description of the target side's signature.
         target: String,
     },
     /// A target datatype whose entries overlap.
-    #[error("the target datatype has overlapping entries (byte {offset} is written twice)")]
+    #[error("the target datatype has overlapping entries (byte {offset} past the target displacement is written twice); a datatype that writes at the target must cover each byte at most once")]
     OverlappingTarget {
         /// A byte offset (relative to the target displacement) covered twice.
         offset: isize,
@@ -212,7 +213,7 @@ pub enum Error {
         reason: &'static str,
     },
     /// An op not defined on a basic type.
-    #[error("{op} is not defined on {basic}")]
+    #[error("{op} is not defined on {basic}; {op} takes {} only", .op.domain())]
     OpNotForType {
         /// The op.
         op: Op,
@@ -220,7 +221,7 @@ pub enum Error {
         basic: BasicType,
     },
     /// An op this call does not accept (NO_OP in accumulate).
-    #[error("{op} is not allowed in {call}")]
+    #[error("{op} is not allowed in {call}; {}", op_call_hint(*.op, *.call))]
     OpNotForCall {
         /// The op.
         op: Op,
@@ -228,7 +229,7 @@ pub enum Error {
         call: RmaCall,
     },
     /// The target region does not fit in the target's window.
-    #[error("target bytes [{start}, {end}) are outside {rank}'s window of {window_len} bytes")]
+    #[error("target bytes [{start}, {end}) do not fit in {rank}'s window of {window_len} bytes; every byte accessed must lie in [0, {window_len}): use a smaller displacement or count")]
     OutOfWindow {
         /// The target rank.
         rank: Rank,
@@ -260,7 +261,7 @@ pub enum Error {
         reason: String,
     },
     /// An assertion flag the call does not accept.
-    #[error("{call} accepts assertion bits {allowed:#x}, got {bits:#x}")]
+    #[error("{call} was given assertion {:?} (bits {bits:#x}) but accepts only {:?} (bits {allowed:#x}); drop {:?}", crate::Assert::from_bits(*.bits), crate::Assert::from_bits(*.allowed), crate::Assert::from_bits(*.bits & !*.allowed))]
     InvalidAssert {
         /// The call.
         call: &'static str,
@@ -270,7 +271,7 @@ pub enum Error {
         allowed: u32,
     },
     /// A bad info value.
-    #[error("info key {key:?}: bad value {value:?}: {reason}")]
+    #[error("info key {key:?} has value {value:?}, which is refused: {reason}")]
     InvalidInfo {
         /// The key.
         key: String,
@@ -338,6 +339,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What would work instead of `op` in `call`, for [`Error::OpNotForCall`].
+fn op_call_hint(op: Op, call: RmaCall) -> &'static str {
+    match (call, op) {
+        (RmaCall::CompareAndSwap, _) => "compare_and_swap takes no op",
+        (_, Op::NoOp) => {
+            "MPI_NO_OP is only for get_accumulate and fetch_and_op (to read atomically); use another op"
+        }
+        _ => "use an op the call accepts",
+    }
 }
 
 impl Error {
@@ -425,7 +437,111 @@ mod tests {
             op: Op::Max,
             basic: BasicType::C64,
         };
-        assert_eq!(e.to_string(), "MPI_MAX is not defined on complex_f64");
+        assert_eq!(
+            e.to_string(),
+            "MPI_MAX is not defined on complex_f64; MPI_MAX takes integer, address-sized and floating-point types only"
+        );
         assert_eq!(e.class().mpi_name(), "MPI_ERR_OP");
+    }
+
+    /// Each message says what was wrong, with the values, and what would be right
+    /// (issue 20): these pin the parts a vaguer text would lose.
+    fn says(e: &Error, class: ErrorClass, parts: &[&str]) {
+        assert_eq!(e.class(), class, "{e}");
+        let msg = e.to_string();
+        for part in parts {
+            assert!(msg.contains(part), "{part:?} missing from: {msg}");
+        }
+    }
+
+    #[test]
+    fn messages_say_what_was_wrong_and_what_would_be_right() {
+        let e = Error::OutOfWindow {
+            rank: Rank::new(2),
+            start: 96,
+            end: 104,
+            window_len: 100,
+        };
+        says(
+            &e,
+            ErrorClass::RmaRange,
+            &[
+                "[96, 104)",
+                "do not fit",
+                "rank 2's window of 100 bytes",
+                "[0, 100)",
+            ],
+        );
+        let e = Error::InvalidRank {
+            rank: Rank::new(7),
+            size: 4,
+        };
+        says(
+            &e,
+            ErrorClass::Rank,
+            &["rank 7", "group of 4 ranks", "from 0 to 3"],
+        );
+        says(
+            &Error::NegativeDisp { disp: -3 },
+            ErrorClass::Disp,
+            &["-3", "0 or more"],
+        );
+        let e = Error::OpNotForCall {
+            op: Op::NoOp,
+            call: RmaCall::Accumulate,
+        };
+        says(
+            &e,
+            ErrorClass::Op,
+            &[
+                "MPI_NO_OP is not allowed in accumulate",
+                "get_accumulate and fetch_and_op",
+            ],
+        );
+        let e = Error::BufferTooSmall {
+            which: "origin",
+            needed: 24,
+            got: 16,
+        };
+        says(
+            &e,
+            ErrorClass::Buffer,
+            &["holds 16 bytes but 24 are needed", "at least 24"],
+        );
+        let e = Error::InvalidAssert {
+            call: "fence",
+            bits: 1,
+            allowed: 30,
+        };
+        says(
+            &e,
+            ErrorClass::Assert,
+            &[
+                "given assertion NOCHECK",
+                "accepts only NOSTORE | NOPUT",
+                "drop NOCHECK",
+            ],
+        );
+        let e = Error::InvalidInfo {
+            key: "no_locks".into(),
+            value: "maybe".into(),
+            reason: "expected \"true\" or \"false\"".into(),
+        };
+        says(
+            &e,
+            ErrorClass::Info,
+            &["\"no_locks\"", "\"maybe\"", "refused", "\"true\""],
+        );
+        let e = Error::BasicTypeMismatch {
+            call: "accumulate",
+            which: "origin",
+            expected: BasicType::I64,
+            found: BasicType::F64,
+        };
+        says(
+            &e,
+            ErrorClass::Type,
+            &["origin is built from f64", "use i64 for the origin"],
+        );
     }
 }

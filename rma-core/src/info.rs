@@ -100,9 +100,9 @@ impl AccOrdering {
                     return Err(bad("\"none\" cannot be combined with other orderings"))
                 }
                 None => {
-                    return Err(bad(
-                        "expected \"none\" or a comma-separated subset of rar, raw, war, waw",
-                    ))
+                    return Err(bad(&format!(
+                        "{token:?} is not an ordering; expected \"none\" or a comma-separated subset of rar, raw, war, waw"
+                    )))
                 }
             }
         }
@@ -261,7 +261,7 @@ impl WinInfo {
                         return Err(Error::InvalidInfo {
                             key: key.into(),
                             value: value.into(),
-                            reason: "expected a transport name".into(),
+                            reason: "an empty name names no transport; give one, or remove the key for the default".into(),
                         });
                     }
                     out.transport = Some(name.to_owned())

@@ -76,6 +76,19 @@ impl Op {
         }
     }
 
+    /// The types the op is defined on, in words, for messages (docs/semantics.md rule 2;
+    /// `rma_ops::op_defined_on` is the rule, and a test there checks this agrees).
+    pub const fn domain(self) -> &'static str {
+        match self {
+            Op::Max | Op::Min => "integer, address-sized and floating-point types",
+            Op::Sum | Op::Prod => "integer, address-sized, floating-point and complex types",
+            Op::Land | Op::Lor | Op::Lxor => "integer and bool types",
+            Op::Band | Op::Bor | Op::Bxor => "integer, address-sized and byte types",
+            Op::MaxLoc | Op::MinLoc => "(value, index) pair types",
+            Op::Replace | Op::NoOp => "every type",
+        }
+    }
+
     /// The op with this `#[repr(u8)]` discriminant (for decoding wire headers).
     pub fn from_u8(raw: u8) -> Option<Op> {
         Op::ALL.get(raw as usize).copied()

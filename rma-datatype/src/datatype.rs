@@ -528,7 +528,7 @@ impl Datatype {
         for (d, ((&size, &sub), &start)) in sizes.iter().zip(subsizes).zip(starts).enumerate() {
             if start.checked_add(sub).is_none_or(|end| end > size) {
                 return Err(Error::arg(format!(
-                    "subarray: dimension {d}: start {start} + subsize {sub} exceeds size {size}"
+                    "subarray: dimension {d}: start {start} + subsize {sub} exceeds size {size}; start + subsize must be at most size"
                 )));
             }
         }
@@ -612,7 +612,9 @@ impl Datatype {
         if self.is_committed() {
             Ok(())
         } else {
-            Err(Error::datatype(format!("{self:?} is not committed")))
+            Err(Error::datatype(format!(
+                "{self:?} is not committed; call commit() on it before use in a call"
+            )))
         }
     }
 

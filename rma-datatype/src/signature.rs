@@ -236,7 +236,7 @@ pub fn check_signatures(
     } else {
         Err(Error::SignatureMismatch {
             call,
-            origin: so.to_string(),
+            origin: format!("origin: {so}"),
             target: st.to_string(),
         })
     }

@@ -61,3 +61,48 @@ pub fn check_cas_type(basic: BasicType) -> Result<()> {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words `Op::domain` uses for each type class in the OP error's message.
+    fn word(class: TypeClass) -> &'static str {
+        match class {
+            TypeClass::Integer => "integer",
+            TypeClass::Address => "address-sized",
+            TypeClass::Float => "floating-point",
+            TypeClass::Complex => "complex",
+            TypeClass::Logical => "bool",
+            TypeClass::Byte => "byte",
+            TypeClass::Pair => "pair",
+        }
+    }
+
+    /// The op x type error names the types the op does take, and those agree with the
+    /// table (`op_defined_on`): every class it takes is named, no class it refuses is.
+    #[test]
+    fn op_type_message_names_the_types_the_op_takes() {
+        for op in Op::ALL {
+            let domain = op.domain();
+            if BasicType::ALL.iter().all(|&b| op_defined_on(op, b)) {
+                assert_eq!(domain, "every type", "{op}");
+                continue;
+            }
+            for b in BasicType::ALL {
+                let named = domain.contains(word(b.class()));
+                assert_eq!(op_defined_on(op, b), named, "{op} on {b}: {domain:?}");
+                if !op_defined_on(op, b) {
+                    let msg = check(op, b, RmaCall::GetAccumulate)
+                        .unwrap_err()
+                        .to_string();
+                    assert!(
+                        msg.contains(&format!("{op} is not defined on {b}"))
+                            && msg.contains(domain),
+                        "{msg}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -22,7 +22,9 @@ impl Group {
         let mut seen = BTreeSet::new();
         for &r in ranks {
             if !seen.insert(r) {
-                return Err(Error::arg(format!("rank {r} appears twice in the group")));
+                return Err(Error::arg(format!(
+                    "rank {r} appears twice in the group; list each rank once"
+                )));
             }
         }
         Ok(Group {
@@ -227,9 +229,17 @@ impl Window<'_> {
             // the null rank: any access epoch will do
             let any = ep.fence || ep.passive() || ep.start.is_some();
             if !any || (request && !ep.passive()) {
+                let need = if request {
+                    "request-based calls need a passive-target epoch: call lock_all or lock first"
+                } else {
+                    "call fence, lock, lock_all or start first"
+                };
                 return Err(Error::sync(
                     call,
-                    format!("no access epoch is open ({})", ep.describe()),
+                    format!(
+                        "no access epoch that this call can use is open ({}); {need}",
+                        ep.describe()
+                    ),
                 ));
             }
             return Ok(None);
@@ -240,7 +250,7 @@ impl Window<'_> {
         if request {
             return Err(Error::sync(
                 call,
-                format!("request-based calls need a passive-target epoch (lock or lock_all) on rank {t}; {}", ep.describe()),
+                format!("request-based calls need a passive-target epoch on rank {t} ({}); call lock on rank {t}, or lock_all, first", ep.describe()),
             ));
         }
         if let Some(st) = ep.start.as_mut() {
@@ -256,9 +266,13 @@ impl Window<'_> {
                 }
                 return Ok(Some(t));
             }
+            let group: Vec<String> = st.group.iter().map(|g| g.to_string()).collect();
             return Err(Error::sync(
                 call,
-                format!("rank {t} is not in the start group"),
+                format!(
+                    "rank {t} is not in the start group (ranks {}); access only the ranks passed to start, or include rank {t} in its group",
+                    group.join(", ")
+                ),
             ));
         }
         if ep.fence {
@@ -295,7 +309,10 @@ impl Window<'_> {
             if ep.passive() || ep.start.is_some() || ep.post.is_some() {
                 return Err(Error::sync(
                     "fence",
-                    format!("fence inside another epoch ({})", ep.describe()),
+                    format!(
+                        "fence inside another epoch ({}); close it first (unlock, unlock_all, complete or wait)",
+                        ep.describe()
+                    ),
                 ));
             }
             if assert.contains(Assert::NOPRECEDE) && ep.pending {
@@ -324,7 +341,10 @@ impl Window<'_> {
             if ep.passive() || ep.start.is_some() || ep.post.is_some() {
                 return Err(Error::sync(
                     "free",
-                    format!("an epoch is still open ({})", ep.describe()),
+                    format!(
+                        "an epoch is still open ({}); close it (fence, unlock, unlock_all, complete or wait) before free",
+                        ep.describe()
+                    ),
                 ));
             }
             if ep.pending {
@@ -391,19 +411,19 @@ impl Window<'_> {
             if ep.lock_all {
                 return Err(Error::sync(
                     "lock",
-                    "inside a lock_all epoch every rank is already locked",
+                    "inside a lock_all epoch every rank is already locked; access the rank directly, or call unlock_all first",
                 ));
             }
             if ep.locks[t].is_some() {
                 return Err(Error::sync(
                     "lock",
-                    format!("rank {t} is already locked by this rank"),
+                    format!("rank {t} is already locked by this rank (locks do not nest); call unlock on rank {t} first"),
                 ));
             }
             if ep.start.is_some() {
                 return Err(Error::sync(
                     "lock",
-                    "lock inside an active-target (start) epoch",
+                    "lock inside an active-target (start) epoch; call complete first",
                 ));
             }
         }
@@ -433,11 +453,17 @@ impl Window<'_> {
             if ep.lock_all {
                 return Err(Error::sync(
                     "unlock",
-                    "inside a lock_all epoch: use unlock_all",
+                    "inside a lock_all epoch no single rank is locked: use unlock_all",
                 ));
             }
             ep.locks[t].ok_or_else(|| {
-                Error::sync("unlock", format!("rank {t} is not locked by this rank"))
+                Error::sync(
+                    "unlock",
+                    format!(
+                        "rank {t} is not locked by this rank ({}); call lock on rank {t} first",
+                        ep.describe()
+                    ),
+                )
             })?
         };
         self.transport.flush(rank)?;
@@ -469,13 +495,16 @@ impl Window<'_> {
             if ep.passive() {
                 return Err(Error::sync(
                     "lock_all",
-                    format!("a passive-target epoch is already open ({})", ep.describe()),
+                    format!(
+                        "a passive-target epoch is already open ({}); unlock it first",
+                        ep.describe()
+                    ),
                 ));
             }
             if ep.start.is_some() {
                 return Err(Error::sync(
                     "lock_all",
-                    "lock_all inside an active-target (start) epoch",
+                    "lock_all inside an active-target (start) epoch; call complete first",
                 ));
             }
         }
@@ -513,7 +542,14 @@ impl Window<'_> {
         let _span = tracing::debug_span!("unlock_all").entered();
         self.check_alive()?;
         if !self.epochs.borrow().lock_all {
-            return Err(Error::sync("unlock_all", "no lock_all epoch is open"));
+            let ep = self.epochs.borrow();
+            return Err(Error::sync(
+                "unlock_all",
+                format!(
+                    "no lock_all epoch is open ({}); call lock_all first (a lock ends with unlock)",
+                    ep.describe()
+                ),
+            ));
         }
         self.transport.flush_all()?;
         let mut ep = self.epochs.borrow_mut();
@@ -545,7 +581,16 @@ impl Window<'_> {
         } else {
             Err(Error::sync(
                 call,
-                format!("needs a passive-target epoch ({})", ep.describe()),
+                match target {
+                    Some(t) => format!(
+                        "needs a passive-target epoch on rank {t} ({}); call lock on rank {t}, or lock_all, first",
+                        ep.describe()
+                    ),
+                    None => format!(
+                        "needs a passive-target epoch ({}); call lock or lock_all first",
+                        ep.describe()
+                    ),
+                },
             ))
         }
     }
@@ -641,13 +686,16 @@ impl Window<'_> {
             if ep.start.is_some() {
                 return Err(Error::sync(
                     "start",
-                    "a start epoch is already open (nested start)",
+                    "a start epoch is already open (start epochs do not nest); call complete first",
                 ));
             }
             if ep.passive() {
                 return Err(Error::sync(
                     "start",
-                    format!("start inside a passive-target epoch ({})", ep.describe()),
+                    format!(
+                        "start inside a passive-target epoch ({}); unlock it first",
+                        ep.describe()
+                    ),
                 ));
             }
         }
@@ -664,12 +712,10 @@ impl Window<'_> {
     pub fn complete(&self) -> Result<()> {
         let _span = tracing::debug_span!("complete").entered();
         self.check_alive()?;
-        let st = self
-            .epochs
-            .borrow()
-            .start
-            .clone()
-            .ok_or_else(|| Error::sync("complete", "no start epoch is open"))?;
+        let st =
+            self.epochs.borrow().start.clone().ok_or_else(|| {
+                Error::sync("complete", "no start epoch is open; call start first")
+            })?;
         for (i, &t) in st.group.iter().enumerate() {
             if !st.posted[i] {
                 // a target this epoch never accessed must still have posted
@@ -698,7 +744,7 @@ impl Window<'_> {
             let g = ep
                 .post
                 .clone()
-                .ok_or_else(|| Error::sync("wait", "no post epoch is open"))?;
+                .ok_or_else(|| Error::sync("wait", "no post epoch is open; call post first"))?;
             (g, ep.completes_due.clone())
         };
         for &o in &group {
@@ -716,7 +762,7 @@ impl Window<'_> {
         let group = ep
             .post
             .clone()
-            .ok_or_else(|| Error::sync("test", "no post epoch is open"))?;
+            .ok_or_else(|| Error::sync("test", "no post epoch is open; call post first"))?;
         let mut done = true;
         for &o in &group {
             if !self.mem.has_completed(o, ep.completes_due[o])? {

@@ -617,7 +617,7 @@ impl<'w> Window<'w> {
         .entered();
         if origin.is_none() && op != Op::NoOp {
             return Err(Error::arg(format!(
-                "get_accumulate with {op} needs an origin buffer"
+                "get_accumulate with {op} needs an origin buffer (only MPI_NO_OP reads without one); pass one"
             )));
         }
         let origin = if op == Op::NoOp { None } else { origin };
