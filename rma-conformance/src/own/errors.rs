@@ -12,6 +12,18 @@ fn commit(mut d: Datatype) -> Datatype {
     d
 }
 
+/// `r` failed with `class`, and its message holds each of `parts`: what was wrong,
+/// with the values, and what would be right (issue 20: no vague or self-contradictory
+/// text).
+fn expect_text<T: std::fmt::Debug>(r: Result<T>, class: ErrorClass, parts: &[&str]) {
+    let e = r.expect_err("the call should have been refused");
+    assert_eq!(e.class(), class, "expected {class}, got {e}");
+    let text = e.to_string();
+    for part in parts {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+}
+
 fn pattern(rank: usize) -> Vec<i64> {
     (0..32).map(|i| (rank * 1000 + i) as i64).collect()
 }
@@ -114,6 +126,26 @@ pub(crate) fn error_classes(world: &World, info: &Info) -> Result<()> {
         ErrorClass::Arg,
     );
     expect_class(Window::allocate_bytes(world, 4, 0, info), ErrorClass::Disp);
+    // ... naming the key, the value, what in it is wrong and what is accepted
+    expect_text(
+        Window::allocate::<i64>(
+            world,
+            4,
+            &info.clone().with("accumulate_ordering", "rar,bogus"),
+        ),
+        ErrorClass::Info,
+        &[
+            "\"accumulate_ordering\"",
+            "\"rar,bogus\"",
+            "\"bogus\" is not an ordering",
+            "rar, raw, war, waw",
+        ],
+    );
+    expect_text(
+        win.fence(Assert::NOCHECK),
+        ErrorClass::Assert,
+        &["NOCHECK", "accepts only", "drop NOCHECK"],
+    );
 
     // nothing above changed any window
     win.fence(Assert::NONE)?;
@@ -153,6 +185,17 @@ fn typed_misuse(win: &Window<'_>, bytes_win: &Window<'_>, t: Rank, p: usize) {
         win.fetch_and_op(1i64, Rank::new(p as u32 + 3), 0, Op::Sum),
         ErrorClass::Rank,
     );
+    // ... saying which ranks are valid
+    let last = (p - 1).to_string();
+    expect_text(
+        win.put(&ones, Rank::new(p as u32), 0),
+        ErrorClass::Rank,
+        &[
+            &format!("rank {p} is not in"),
+            &format!("group of {p} ranks"),
+            &format!("from 0 to {last}"),
+        ],
+    );
     // RMA_RANGE: past the end of the target window
     expect_class(win.put(&ones, t, 25), ErrorClass::RmaRange);
     expect_class(win.accumulate(&ones, t, 30, Op::Sum), ErrorClass::RmaRange);
@@ -163,6 +206,18 @@ fn typed_misuse(win: &Window<'_>, bytes_win: &Window<'_>, t: Rank, p: usize) {
         win.compare_and_swap(1i64, 0, t, 1 << 40),
         ErrorClass::RmaRange,
     );
+    // ... naming the bytes asked for and the bytes the window has
+    let tr = format!("{t}'s window of 256 bytes");
+    expect_text(
+        win.put(&ones, t, 25),
+        ErrorClass::RmaRange,
+        &["[200, 264)", "do not fit", &tr, "[0, 256)"],
+    );
+    expect_text(
+        win.fetch_and_op(1i64, t, 32, Op::Sum),
+        ErrorClass::RmaRange,
+        &["[256, 264)", &tr, "[0, 256)"],
+    );
     // DISP: negative, overflowing
     expect_class(win.put(&ones, t, -1), ErrorClass::Disp);
     expect_class(
@@ -172,6 +227,23 @@ fn typed_misuse(win: &Window<'_>, bytes_win: &Window<'_>, t: Rank, p: usize) {
     // OP: op not defined on the type, NO_OP in accumulate
     expect_class(win.accumulate(&[1.0f64; 2], t, 0, Op::Band), ErrorClass::Op);
     expect_class(win.accumulate(&ones, t, 0, Op::NoOp), ErrorClass::Op);
+    // ... naming the types the op takes, and the calls NO_OP belongs to
+    expect_text(
+        win.accumulate(&[1.0f64; 2], t, 0, Op::Band),
+        ErrorClass::Op,
+        &[
+            "MPI_BAND is not defined on f64",
+            "integer, address-sized and byte types",
+        ],
+    );
+    expect_text(
+        win.accumulate(&[1i64], t, 0, Op::NoOp),
+        ErrorClass::Op,
+        &[
+            "MPI_NO_OP is not allowed in accumulate",
+            "get_accumulate and fetch_and_op",
+        ],
+    );
     expect_class(win.accumulate(&ones, t, 0, Op::MaxLoc), ErrorClass::Op);
     expect_class(
         win.fetch_and_op(rma_datatype::Complex64 { re: 1.0, im: 0.0 }, t, 0, Op::Max),
@@ -333,6 +405,31 @@ pub(crate) fn sync_errors(world: &World, info: &Info) -> Result<()> {
     );
     let mut r = [0i32; 1];
     expect_class(win.get(&mut r, other, 0), ErrorClass::RmaSync);
+    // ... naming the target, the epochs open, and the calls that open one
+    expect_text(
+        win.put(&[1i32], other, 0),
+        ErrorClass::RmaSync,
+        &[
+            &format!("no access epoch covers {other}"),
+            "no epoch is open",
+            "call fence, lock, lock_all or start first",
+        ],
+    );
+    expect_text(
+        win.unlock(other),
+        ErrorClass::RmaSync,
+        &[
+            &format!("{other} is not locked by this rank"),
+            "call lock on",
+        ],
+    );
+    expect_text(
+        win.flush(other),
+        ErrorClass::RmaSync,
+        &["passive-target epoch", "or lock_all, first"],
+    );
+    expect_text(win.complete(), ErrorClass::RmaSync, &["call start first"]);
+    expect_text(win.wait(), ErrorClass::RmaSync, &["call post first"]);
     // even to the null rank, and with zero count, a call needs an epoch
     expect_class(win.put(&[1i32], Rank::NULL, 0), ErrorClass::RmaSync);
     win.fence(Assert::NONE)?;
