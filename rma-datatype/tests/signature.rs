@@ -121,7 +121,13 @@ fn check_signatures_errors() {
     };
     assert_eq!(
         (*call, origin.as_str(), target.as_str()),
-        ("put", "6 x f64", "5 x f64")
+        ("put", "origin: 6 x f64", "5 x f64")
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("(origin: 6 x f64 vs target: 5 x f64)")
+            && text.contains("same sequence of basic types"),
+        "{text}"
     );
     let uncommitted = Datatype::contiguous(6, &f64_t).unwrap();
     let e = check_signatures("get", (&f64_t, 6), (&uncommitted, 1)).unwrap_err();

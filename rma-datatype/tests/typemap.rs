@@ -683,7 +683,12 @@ fn pack_checks_lengths() {
     );
     assert_eq!(dst, [0; 8]);
     let e = m.check_buffer("result", 4).unwrap_err();
-    assert!(e.to_string().starts_with("result buffer"), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with("the result buffer holds 4 bytes but ")
+            && text.contains("pass a buffer of at least"),
+        "{e}"
+    );
     m.check_buffer("result", 12).unwrap();
 }
 
