@@ -28,6 +28,7 @@ use crate::error::Call;
 use crate::ffi::{Api, Handle};
 use crate::world::World;
 use rma_core::{Error, Rank, Result};
+use std::io::Write as _;
 use std::sync::atomic::{AtomicIsize, AtomicPtr, Ordering};
 
 /// The exit code a broken world ends the job with (MPI_Abort), once the process exits.
@@ -97,15 +98,15 @@ impl std::fmt::Display for Entry {
         match self {
             Entry::Barrier => f.write_str("a barrier"),
             Entry::Allgather => f.write_str("an all-gather"),
-            Entry::Create(w) => write!(f, "the creation of window {w}"),
-            Entry::Fence(w) => write!(f, "a fence on window {w}"),
+            Entry::Create(w) => write!(f, "the creation of MPI window {w}"),
+            Entry::Fence(w) => write!(f, "a fence on MPI window {w}"),
             Entry::Free {
                 win,
                 dropped: false,
-            } => write!(f, "the free of window {win}"),
+            } => write!(f, "the free of MPI window {win}"),
             Entry::Free { win, dropped: true } => write!(
                 f,
-                "the free of window {win}, dropped without being freed (an early return, \
+                "the free of MPI window {win}, dropped without being freed (an early return, \
                  such as an error passed on with `?`)"
             ),
             Entry::Finalize { dropped: false } => f.write_str("MPI_Finalize"),
@@ -120,6 +121,9 @@ impl std::fmt::Display for Entry {
 /// The communicator and shim the exit hook aborts with.
 static EXIT_COMM: AtomicIsize = AtomicIsize::new(0);
 static EXIT_RANK: AtomicIsize = AtomicIsize::new(0);
+/// The mismatch, as the exit hook prints it (whichever rank exits first is the one
+/// the launcher shows before it kills the others).
+static EXIT_REASON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 static EXIT_API: AtomicPtr<Api> = AtomicPtr::new(std::ptr::null_mut());
 
 extern "C" fn abort_at_exit() {
@@ -127,10 +131,14 @@ extern "C" fn abort_at_exit() {
     if api.is_null() {
         return;
     }
-    eprintln!(
-        "rma-mpi: rank {} ends the MPI job (MPI_Abort, code {ABORT_CODE}): its ranks entered \
-         different collective calls",
-        EXIT_RANK.load(Ordering::Acquire)
+    // never a panic here (stderr may be closed): the abort below must run
+    let _ = writeln!(
+        std::io::stderr(),
+        "rma-mpi: rank {} ends the MPI job (MPI_Abort, code {ABORT_CODE}): {}",
+        EXIT_RANK.load(Ordering::Acquire),
+        EXIT_REASON
+            .get()
+            .map_or("its ranks entered different collective calls", |s| s)
     );
     // SAFETY: `api` came from a `&'static Api` ([`arm_exit_hook`]) and `EXIT_COMM` is
     // the world's communicator, which a broken world never frees; MPI is initialized
@@ -146,7 +154,9 @@ fn arm_exit_hook(api: &'static Api, comm: Handle, rank: usize) {
         .swap(std::ptr::from_ref(api).cast_mut(), Ordering::AcqRel)
         .is_null();
     if first {
-        // SAFETY: `abort_at_exit` is an `extern "C" fn()` that never unwinds.
+        // SAFETY: `abort_at_exit` is an `extern "C" fn()` that does not panic (its
+        // print ignores errors). If registering fails, the job still ends when the
+        // launcher sees this process exit without MPI_Finalize.
         unsafe { libc::atexit(abort_at_exit) };
     }
 }
@@ -205,10 +215,11 @@ impl World {
         };
         // the exit hook's MPI_Abort must not race the progress thread's calls
         self.stop_progress();
-        arm_exit_hook(self.api(), self.comm(), self.rank());
         if let Error::ProcFailed { rank, reason } = &error {
             self.set_broken(*rank, reason.clone());
+            let _ = EXIT_REASON.set(error.to_string());
         }
+        arm_exit_hook(self.api(), self.comm(), self.rank());
         error
     }
 }
@@ -316,7 +327,7 @@ mod tests {
         assert!(text.starts_with("rank 1 failed"), "{text}");
         assert!(text.contains("ranks 0, 2 entered a barrier"), "{text}");
         assert!(
-            text.contains("rank 1 entered the free of window 1, dropped without being freed"),
+            text.contains("rank 1 entered the free of MPI window 1, dropped without being freed"),
             "{text}"
         );
         let e = mismatch_error(1, dropped, &all);

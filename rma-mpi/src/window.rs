@@ -214,9 +214,12 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
-        let number = world.next_window();
+        let number;
         let rc = {
             let _one = world.collective();
+            // numbered under the collective turn: threads creating windows get numbers
+            // in the order they agree
+            number = world.next_window();
             world.agree(Entry::Create(number))?;
             // SAFETY: the key and value arrays hold `keys.len()` NUL-terminated strings
             // that outlive the call; the out-pointers are valid; `comm` is live.
@@ -305,9 +308,12 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let mut win: Handle = 0;
-        let number = world.next_window();
+        let number;
         let rc = {
             let _one = world.collective();
+            // numbered under the collective turn: threads creating windows get numbers
+            // in the order they agree
+            number = world.next_window();
             world.agree(Entry::Create(number))?;
             // SAFETY: `base` holds `len` bytes (caller's contract); the info arrays hold
             // `keys.len()` NUL-terminated strings that outlive the call; `comm` is live.

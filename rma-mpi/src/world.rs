@@ -339,7 +339,7 @@ impl World {
         &self.guards
     }
 
-    /// Blocks until every rank has called `barrier` (MPI_Barrier).
+    /// Blocks until every rank has called `barrier`.
     ///
     /// It is the agreement every collective starts with (a non-blocking all-reduce,
     /// and its MPI_Wait): a rank that entered another collective makes it fail with class
@@ -409,6 +409,8 @@ impl World {
 
     /// Ends every process of the job with `code` (MPI_Abort).
     pub fn abort(&self, code: i32) -> ! {
+        // no MPI call of the progress thread may run beside MPI_Abort
+        self.stop_progress();
         // SAFETY: `comm` is live; MPI_Abort does not return on a conforming library.
         unsafe { (self.api.abort)(self.comm, code) };
         std::process::exit(code)
@@ -477,8 +479,11 @@ impl World {
     /// concurrently (MPI_THREAD_MULTIPLE). It polls back to back, yielding between
     /// polls, while the node has a free core for it (rma-core's `wait` policy counts
     /// each rank twice while such a thread runs), and every 50 µs otherwise. It stops
-    /// before MPI is finalized. Starting it twice is a no-op.
+    /// before MPI is finalized or the job aborted. Starting it twice is a no-op;
+    /// starting it on a broken world fails with that world's error.
+    /// [`ENV_PROGRESS`] is read by [`World::from_env`] only, not by [`World::init`].
     pub fn start_progress(&self) -> Result<()> {
+        self.check_broken()?;
         let mut slot = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_some() {
             return Ok(());
@@ -568,7 +573,8 @@ impl World {
             return Ok(());
         }
         call.size = self.size;
-        Err(error::from_code(self.api, code, &call))
+        // MPI_Error_class / _string are MPI calls too: in turn with the others
+        Err(self.mpi(|api| error::from_code(api, code, &call)))
     }
 
     /// The predefined datatype of `basic`.

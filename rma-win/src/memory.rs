@@ -314,10 +314,19 @@ impl std::fmt::Debug for Shadow<'_> {
 
 impl Drop for MpiSide<'_> {
     fn drop(&mut self) {
-        // free the MPI window (collectively) first: nothing reaches the copy after it
-        drop(self.window.take());
-        if let Some(sh) = self.shadow.as_mut() {
-            sh.copy_back();
+        // Free the MPI window (collectively) first: nothing reaches the copy after it.
+        // If it was not freed (the free failed, or the ranks entered different
+        // collectives and the window was leaked), other ranks may still write into the
+        // copy: it stays leaked (`Shadow`'s drop) and the buffer keeps its old contents.
+        // While panicking the MPI window leaks itself and reports no error: the same.
+        let freed = match self.window.take() {
+            Some(w) if !std::thread::panicking() => w.free().is_ok(),
+            _ => false,
+        };
+        if freed {
+            if let Some(sh) = self.shadow.as_mut() {
+                sh.copy_back();
+            }
         }
     }
 }
