@@ -585,6 +585,13 @@ impl<'a> MpiWindow<'a> {
         self.release(false)
     }
 
+    /// [`MpiWindow::free`] for a wrapper's own `Drop`: the same collective, but a
+    /// mismatch names it as a window dropped without being freed (an early return),
+    /// as a drop of this window would. The error says whether MPI freed it.
+    pub fn free_on_drop(mut self) -> Result<Option<Vec<u8>>> {
+        self.release(true)
+    }
+
     /// The window's number in its world, counting from 0 in creation order (the same
     /// on every rank); error messages about collectives name windows by it.
     pub fn number(&self) -> u32 {

@@ -320,7 +320,7 @@ impl Drop for MpiSide<'_> {
         // copy: it stays leaked (`Shadow`'s drop) and the buffer keeps its old contents.
         // While panicking the MPI window leaks itself and reports no error: the same.
         let freed = match self.window.take() {
-            Some(w) if !std::thread::panicking() => w.free().is_ok(),
+            Some(w) if !std::thread::panicking() => w.free_on_drop().is_ok(),
             _ => false,
         };
         if freed {
