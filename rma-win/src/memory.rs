@@ -151,7 +151,7 @@ impl Memory<'_> {
     pub(crate) fn wait_posted(&self, target: usize, want: u32) -> Result<()> {
         match self {
             Memory::Shm { mem, liveness, .. } => mem.wait_posted(target, want, liveness),
-            Memory::Mpi(m) => m.wait_for(m.posted(target), want),
+            Memory::Mpi(m) => m.wait_for(m.posted(target), want, target, "post"),
         }
     }
 
@@ -172,7 +172,7 @@ impl Memory<'_> {
         match self {
             Memory::Shm { mem, liveness, .. } => mem.wait_completed(origin, want, liveness),
             Memory::Mpi(m) => {
-                m.wait_for(m.completed(origin), want)?;
+                m.wait_for(m.completed(origin), want, origin, "complete")?;
                 m.data().sync()
             }
         }
@@ -353,7 +353,7 @@ impl<'w> MpiSide<'w> {
         disp_unit: usize,
     ) -> Result<MpiSide<'w>> {
         let ranks = world.size();
-        let words = LOCK_WORDS + 2 * ranks;
+        let words = LOCK_WORDS + 3 * ranks;
         let mut ctl = MpiWindow::allocate(world, 4 * words, 4, &rma_core::Info::new())?;
         data.lock_all(Assert::NOCHECK)?;
         ctl.lock_all(Assert::NOCHECK)?;
@@ -400,6 +400,34 @@ impl<'w> MpiSide<'w> {
 
     fn completed(&self, from: usize) -> usize {
         LOCK_WORDS + self.ranks + from
+    }
+
+    /// Set (to 1) by rank `from` when it drops the window without freeing it.
+    fn left(&self, from: usize) -> usize {
+        LOCK_WORDS + 2 * self.ranks + from
+    }
+
+    /// This rank drops the window without freeing it: tells every rank (its `left`
+    /// word there), so that a wait for this rank's post or complete ends with an error
+    /// instead of waiting for a rank that sits in the window's free.
+    pub(crate) fn depart(&self) {
+        for r in 0..self.ranks {
+            let _ = self.add(r, self.left(self.me), 1);
+        }
+    }
+
+    /// `Err` (PROC_FAILED naming `peer`) if `peer` dropped the window without freeing it.
+    fn check_left(&self, peer: usize, waiting_for: &str) -> Result<()> {
+        if self.read(self.me, self.left(peer))? == 0 {
+            return Ok(());
+        }
+        Err(Error::ProcFailed {
+            rank: Rank::new(peer as u32),
+            reason: format!(
+                "it dropped the window without freeing it (an early return?) while this rank \
+                 waits for its {waiting_for}"
+            ),
+        })
     }
 
     fn progress(&self) -> Result<()> {
@@ -457,8 +485,16 @@ impl<'w> MpiSide<'w> {
         Ok(())
     }
 
-    fn wait_for(&self, word: usize, want: u32) -> Result<()> {
-        self.poll(|| Ok(reached(self.read(self.me, word)?, want)))
+    /// Waits until control word `word` of this rank reaches `want`, written by `peer`
+    /// (its post or complete, `what`); ends with an error if `peer` left the window.
+    fn wait_for(&self, word: usize, want: u32, peer: usize, what: &str) -> Result<()> {
+        self.poll(|| {
+            if reached(self.read(self.me, word)?, want) {
+                return Ok(true);
+            }
+            self.check_left(peer, what)?;
+            Ok(false)
+        })
     }
 
     /// Takes a ticket, waits for its turn, then (exclusive) waits for the shared

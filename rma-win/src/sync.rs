@@ -779,3 +779,55 @@ impl Window<'_> {
         Ok(done)
     }
 }
+
+impl Window<'_> {
+    /// Ends what this rank still holds of a window it drops without freeing: every
+    /// lock (after a flush), and an access epoch (its completes). Errors are ignored:
+    /// the window is going away.
+    fn leave_epochs(&self) {
+        let (locks, start) = {
+            let ep = self.epochs.borrow();
+            (ep.locks.clone(), ep.start.clone())
+        };
+        for (t, held) in locks.iter().enumerate() {
+            if let Some(h) = held {
+                let _ = self.transport.flush(Rank::new(t as u32));
+                if !h.nocheck {
+                    let _ = self.mem.release_lock(t, h.kind == LockType::Exclusive);
+                }
+            }
+        }
+        if let Some(st) = start {
+            for &t in &st.group {
+                let _ = self.transport.flush(Rank::new(t as u32));
+                let _ = self.mem.complete_to(t);
+            }
+        }
+        let mut ep = self.epochs.borrow_mut();
+        ep.locks.fill(None);
+        ep.lock_all = false;
+        ep.start = None;
+    }
+}
+
+impl Drop for Window<'_> {
+    /// Under MPI, a window dropped without [`Window::free`] — an early return through
+    /// `?` — first releases the locks this rank holds and completes its access epoch,
+    /// then tells every rank that it left (a rank waiting for its post or complete
+    /// gets PROC_FAILED naming it instead of waiting forever), and then its MPI windows
+    /// are freed as its memory drops: a collective every rank's drop or free matches,
+    /// and which ends with PROC_FAILED on every rank if they entered different
+    /// collectives (rma-mpi's `World::barrier`). While the thread panics nothing is
+    /// done (the MPI world aborts the job). On rma's own shared memory a drop does
+    /// nothing collective.
+    fn drop(&mut self) {
+        let Memory::Mpi(side) = &self.mem else {
+            return;
+        };
+        if std::thread::panicking() || self.epochs.borrow().freed {
+            return;
+        }
+        self.leave_epochs();
+        side.depart();
+    }
+}

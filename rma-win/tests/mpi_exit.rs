@@ -54,6 +54,38 @@ fn lock_then_fence(world: &World) -> Result<()> {
     Ok(())
 }
 
+/// The leaver returns while it holds rank 0's lock (exclusive); rank 0 then asks for
+/// that lock. The leaver's drop releases it, so rank 0 gets it, and rank 0's fence
+/// then meets the leaver's free: a mismatch.
+fn leaver_holds_lock(world: &World) -> Result<()> {
+    let win = Window::allocate::<u64>(world, 4, &Info::new())?;
+    if world.rank() == LEAVER {
+        win.lock(LockType::Exclusive, Rank::new(0), Assert::NONE)?;
+        world.barrier()?;
+        fail(&win)?;
+    }
+    world.barrier()?;
+    win.lock(LockType::Exclusive, Rank::new(0), Assert::NONE)?;
+    win.unlock(Rank::new(0))?;
+    win.fence(Assert::NONE)?;
+    Ok(())
+}
+
+/// The leaver returns before it posts; rank 0's access epoch waits for that post and
+/// must end with PROC_FAILED naming the leaver. Both ranks then drop their windows and
+/// worlds together: the job ends with the ranks' own exit code, 1.
+fn leaver_never_posts(world: &World) -> Result<()> {
+    let win = Window::allocate::<u64>(world, 4, &Info::new())?;
+    world.barrier()?;
+    if world.rank() == LEAVER {
+        fail(&win)?;
+    }
+    win.start(&rma_win::Group::new(&[LEAVER])?, Assert::NONE)?;
+    win.put(&[1u64], Rank::new(LEAVER as u32), 0)?;
+    win.complete()?;
+    Ok(())
+}
+
 /// The leaver returns before creating any window; the other rank creates one.
 fn no_window(world: &World) -> Result<()> {
     if world.rank() == LEAVER {
@@ -132,6 +164,8 @@ const CASES: &[CaseEntry] = &[
     ("window_then_barrier", window_then_barrier, false, &[]),
     ("lock_then_fence", lock_then_fence, false, &[]),
     ("no_window", no_window, false, &[]),
+    ("leaver_holds_lock", leaver_holds_lock, false, &[]),
+    ("leaver_never_posts", leaver_never_posts, false, &[]),
     ("clean_drops", clean_drops, true, &[]),
     (
         "busy_target",
@@ -188,6 +222,17 @@ fn run(config: Launch, &(case, _, clean, vars): &CaseEntry) -> std::result::Resu
             Ok(())
         } else {
             Err(format!("{case}: expected a clean exit, got {status}:\n{output}").into())
+        };
+    }
+    if case == "leaver_never_posts" {
+        let named = format!("rank {LEAVER} failed: it dropped the window without freeing it");
+        return if status.code() == Some(1) && output.contains(&named) && took <= PROMPT {
+            Ok(())
+        } else {
+            Err(
+                format!("{case}: expected exit 1 and \"{named}\" ({status}, {took:?}):\n{output}")
+                    .into(),
+            )
         };
     }
     if case == "busy_target_no_thread" {
