@@ -131,15 +131,16 @@ extern "C" fn abort_at_exit() {
     if api.is_null() {
         return;
     }
-    // never a panic here (stderr may be closed): the abort below must run
-    let _ = writeln!(
-        std::io::stderr(),
-        "rma-mpi: rank {} ends the MPI job (MPI_Abort, code {ABORT_CODE}): {}",
+    // never a panic here (stderr may be closed): the abort below must run; one write,
+    // so that other ranks' lines do not cut into it
+    let line = format!(
+        "rma-mpi: rank {} ends the MPI job (MPI_Abort, code {ABORT_CODE}): {}\n",
         EXIT_RANK.load(Ordering::Acquire),
         EXIT_REASON
             .get()
             .map_or("its ranks entered different collective calls", |s| s)
     );
+    let _ = std::io::stderr().write_all(line.as_bytes());
     // SAFETY: `api` came from a `&'static Api` ([`arm_exit_hook`]) and `EXIT_COMM` is
     // the world's communicator, which a broken world never frees; MPI is initialized
     // and not finalized (a broken world skips MPI_Finalize).

@@ -18,6 +18,8 @@
 //!   of the data window; requests are served in arrival order, as on rma-shm;
 //! - post / start / complete / wait: per-pair counters in the control window,
 //!   incremented by the poster (completer) with fetch_and_op and polled by the waiter;
+//!   a rank that drops the window without freeing it sets its LEFT word, and a wait
+//!   for its post or complete then ends with PROC_FAILED;
 //! - local access: `MPI_Win_sync` around loads and stores of the local window (MPI's
 //!   unified memory model).
 //!
@@ -183,7 +185,7 @@ impl Memory<'_> {
         match self {
             Memory::Shm { mem, .. } => mem.has_completed(origin, want),
             Memory::Mpi(m) => {
-                let done = reached(m.read(m.me, m.completed(origin))?, want);
+                let done = m.counted(m.completed(origin), want, origin, "complete")?;
                 if done {
                     m.data().sync()?;
                 }
@@ -212,12 +214,14 @@ impl Memory<'_> {
     }
 }
 
-/// Control words of each rank: the lock's next ticket, the ticket being served, and
-/// the shared holders inside; then one posted and one completed counter per peer.
+/// Control words of each rank: the lock's next ticket, the ticket being served, the
+/// shared holders inside, and whether the rank left (dropped the window without
+/// freeing it); then one posted and one completed counter per peer.
 const NEXT: usize = 0;
 const SERVING: usize = 1;
 const READERS: usize = 2;
-const LOCK_WORDS: usize = 3;
+const LEFT: usize = 3;
+const HEAD_WORDS: usize = 4;
 
 /// An rma window over MPI: the data window and the control window, both kept in a
 /// NOCHECK lock_all epoch for their whole life.
@@ -231,6 +235,9 @@ pub(crate) struct MpiSide<'w> {
     shapes: Vec<Shape>,
     /// A created window's memory: see [`Shadow`].
     shadow: Option<Shadow<'w>>,
+    /// Set by [`Window::free`](crate::Window::free): the MPI free as the memory drops
+    /// is then reported as a free, not as a window dropped without one.
+    freed: std::sync::atomic::AtomicBool,
 }
 
 /// The memory a window created over a caller's buffer really exposes when other ranks
@@ -319,8 +326,11 @@ impl Drop for MpiSide<'_> {
         // collectives and the window was leaked), other ranks may still write into the
         // copy: it stays leaked (`Shadow`'s drop) and the buffer keeps its old contents.
         // While panicking the MPI window leaks itself and reports no error: the same.
+        let explicit = self.freed.load(std::sync::atomic::Ordering::Relaxed);
         let freed = match self.window.take() {
-            Some(w) if !std::thread::panicking() => w.free_on_drop().is_ok(),
+            Some(w) if !std::thread::panicking() => {
+                if explicit { w.free() } else { w.free_on_drop() }.is_ok()
+            }
             _ => false,
         };
         if freed {
@@ -353,7 +363,7 @@ impl<'w> MpiSide<'w> {
         disp_unit: usize,
     ) -> Result<MpiSide<'w>> {
         let ranks = world.size();
-        let words = LOCK_WORDS + 3 * ranks;
+        let words = HEAD_WORDS + 2 * ranks;
         let mut ctl = MpiWindow::allocate(world, 4 * words, 4, &rma_core::Info::new())?;
         data.lock_all(Assert::NOCHECK)?;
         ctl.lock_all(Assert::NOCHECK)?;
@@ -384,6 +394,7 @@ impl<'w> MpiSide<'w> {
             ranks,
             shapes,
             shadow,
+            freed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -395,37 +406,45 @@ impl<'w> MpiSide<'w> {
     }
 
     fn posted(&self, from: usize) -> usize {
-        LOCK_WORDS + from
+        HEAD_WORDS + from
     }
 
     fn completed(&self, from: usize) -> usize {
-        LOCK_WORDS + self.ranks + from
+        HEAD_WORDS + self.ranks + from
     }
 
-    /// Set (to 1) by rank `from` when it drops the window without freeing it.
-    fn left(&self, from: usize) -> usize {
-        LOCK_WORDS + 2 * self.ranks + from
+    /// This rank drops the window without freeing it: sets its own LEFT word (one
+    /// call, whatever the ranks), so that a wait for this rank's post or complete
+    /// ends with an error instead of waiting for a rank that sits in the window's
+    /// free. Its completes were flushed before, so they are visible first.
+    /// [`Window::free`](crate::Window::free) was called: every rank's epochs are over.
+    pub(crate) fn mark_freed(&self) {
+        self.freed.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// This rank drops the window without freeing it: tells every rank (its `left`
-    /// word there), so that a wait for this rank's post or complete ends with an error
-    /// instead of waiting for a rank that sits in the window's free.
     pub(crate) fn depart(&self) {
-        for r in 0..self.ranks {
-            let _ = self.add(r, self.left(self.me), 1);
-        }
+        let _ = self.add(self.me, LEFT, 1);
     }
 
-    /// `Err` (PROC_FAILED naming `peer`) if `peer` dropped the window without freeing it.
-    fn check_left(&self, peer: usize, waiting_for: &str) -> Result<()> {
-        if self.read(self.me, self.left(peer))? == 0 {
-            return Ok(());
+    /// Whether this rank's control word `word` reached `want`, written by `peer` (its
+    /// post or complete, `what`); PROC_FAILED naming `peer` if it is short and `peer`
+    /// left. The counter is read again after LEFT is seen: a peer's last adds were
+    /// flushed before it set LEFT, so a counter short then will stay short.
+    fn counted(&self, word: usize, want: u32, peer: usize, what: &str) -> Result<bool> {
+        if reached(self.read(self.me, word)?, want) {
+            return Ok(true);
+        }
+        if self.read(peer, LEFT)? == 0 {
+            return Ok(false);
+        }
+        if reached(self.read(self.me, word)?, want) {
+            return Ok(true);
         }
         Err(Error::ProcFailed {
             rank: Rank::new(peer as u32),
             reason: format!(
                 "it dropped the window without freeing it (an early return?) while this rank \
-                 waits for its {waiting_for}"
+                 waits for its {what}"
             ),
         })
     }
@@ -488,13 +507,7 @@ impl<'w> MpiSide<'w> {
     /// Waits until control word `word` of this rank reaches `want`, written by `peer`
     /// (its post or complete, `what`); ends with an error if `peer` left the window.
     fn wait_for(&self, word: usize, want: u32, peer: usize, what: &str) -> Result<()> {
-        self.poll(|| {
-            if reached(self.read(self.me, word)?, want) {
-                return Ok(true);
-            }
-            self.check_left(peer, what)?;
-            Ok(false)
-        })
+        self.poll(|| self.counted(word, want, peer, what))
     }
 
     /// Takes a ticket, waits for its turn, then (exclusive) waits for the shared

@@ -373,7 +373,10 @@ impl Window<'_> {
     fn free_collective(&self) -> Result<()> {
         match &self.mem {
             Memory::Shm { mem, liveness, .. } => mem.free_barrier(liveness),
-            Memory::Mpi(_) => Ok(()),
+            Memory::Mpi(side) => {
+                side.mark_freed();
+                Ok(())
+            }
         }
     }
 
@@ -467,11 +470,14 @@ impl Window<'_> {
             })?
         };
         self.transport.flush(rank)?;
+        // no longer held once its release is issued, even if that fails: a drop must
+        // not release it twice
+        self.epochs.borrow_mut().locks[t] = None;
+        self.refresh_fast();
         if !held.nocheck {
             self.mem.release_lock(t, held.kind == LockType::Exclusive)?;
         }
         let mut ep = self.epochs.borrow_mut();
-        ep.locks[t] = None;
         if !ep.passive() {
             // every call of the passive epochs is complete now
             ep.pending = false;
@@ -725,11 +731,13 @@ impl Window<'_> {
             }
             self.transport.flush(Rank::new(t as u32))?;
         }
+        // over once its completes are issued, even if one fails: a drop must not
+        // complete it twice
+        self.epochs.borrow_mut().start = None;
         for &t in &st.group {
             self.mem.complete_to(t)?;
         }
         let mut ep = self.epochs.borrow_mut();
-        ep.start = None;
         ep.pending = false;
         Ok(())
     }
@@ -807,6 +815,8 @@ impl Window<'_> {
         ep.locks.fill(None);
         ep.lock_all = false;
         ep.start = None;
+        drop(ep);
+        self.refresh_fast();
     }
 }
 
