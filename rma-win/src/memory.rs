@@ -417,6 +417,11 @@ impl<'w> MpiSide<'w> {
     /// call, whatever the ranks), so that a wait for this rank's post or complete
     /// ends with an error instead of waiting for a rank that sits in the window's
     /// free. Its completes were flushed before, so they are visible first.
+    /// Whether the world broke (its ranks entered different collectives).
+    pub(crate) fn broken(&self) -> bool {
+        self.world.is_broken()
+    }
+
     /// [`Window::free`](crate::Window::free) was called: every rank's epochs are over.
     pub(crate) fn mark_freed(&self) {
         self.freed.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -834,7 +834,9 @@ impl Drop for Window<'_> {
         let Memory::Mpi(side) = &self.mem else {
             return;
         };
-        if std::thread::panicking() || self.epochs.borrow().freed {
+        // on a broken world the free is skipped and every wait fails anyway; nothing
+        // here may wait for peers that no longer make MPI calls
+        if std::thread::panicking() || self.epochs.borrow().freed || side.broken() {
             return;
         }
         self.leave_epochs();
