@@ -31,6 +31,8 @@ pub struct Flags {
 impl Flags {
     /// Parses the process arguments; `default_n` is the example's default size.
     pub fn parse(default_n: usize) -> Flags {
+        // every example parses its flags first: `RUST_LOG` then shows rma's spans
+        rma_win::init_tracing();
         let mut f = Flags {
             ranks: 4,
             n: default_n,

@@ -67,6 +67,7 @@ mod stall_tests;
 mod sync;
 #[cfg(not(loom))]
 mod sys;
+pub mod trace;
 #[cfg(not(loom))]
 mod winmem;
 #[cfg(not(loom))]

@@ -111,6 +111,7 @@ pub use rma_datatype::{
     Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongInt, Order, ShortInt,
     TwoInt,
 };
+pub use rma_shm::trace::init as init_tracing;
 pub use rma_shm::Flavor;
 pub use sync::Group;
 pub use transport::{chosen_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};

@@ -179,7 +179,15 @@ where
     R: Send,
     F: Fn(World) -> R + Sync,
 {
-    rma_shm::run_threads(n, |w| f(World::from(w)))
+    rma_shm::run_threads(n, |w| in_rank_span(World::from(w), &f))
+}
+
+/// Runs `f` for `world` inside a `rank` span carrying its index, so that every span
+/// and event of the rank names it (`RUST_LOG`, [`crate::init_tracing`]).
+fn in_rank_span<R>(world: World, f: &impl Fn(World) -> R) -> R {
+    let span = tracing::info_span!("rank", rank = world.rank());
+    let _inside = span.enter();
+    f(world)
 }
 
 /// Runs `f` as one rank of a world: as the process rank started by `rmarun` or by an
@@ -192,7 +200,7 @@ where
     F: Fn(World) -> R + Sync,
 {
     match World::from_env()? {
-        Some(world) => Ok(vec![f(world)]),
+        Some(world) => Ok(vec![in_rank_span(world, &f)]),
         None => run_threads(default_ranks, f),
     }
 }

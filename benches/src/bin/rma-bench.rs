@@ -566,6 +566,7 @@ fn run(world: &World, flags: &Flags) -> Result<()> {
 }
 
 fn main() {
+    rma_win::init_tracing();
     let flags = parse_flags();
     let outcome = rma_win::launch(2, |world| run(&world, &flags));
     let failed = match outcome {

@@ -588,6 +588,7 @@ fn run(world: &World, flags: &Flags) -> Result<bool> {
 }
 
 fn main() {
+    rma_win::init_tracing();
     let flags = parse_flags();
     let outcome = rma_win::launch(2, |world| run(&world, &flags));
     let code = match outcome {

@@ -116,6 +116,7 @@ fn failure_code(report: &LaunchReport) -> u8 {
 
 #[cfg(not(loom))]
 fn main() -> ExitCode {
+    rma_shm::trace::init();
     let opts = match parse(std::env::args_os().skip(1)) {
         Ok(Command::Run(opts)) => opts,
         Ok(Command::Help) => {
