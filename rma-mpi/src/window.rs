@@ -214,16 +214,10 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
-        let number;
-        let rc = {
-            let _one = world.collective();
-            // numbered under the collective turn: threads creating windows get numbers
-            // in the order they agree
-            number = world.next_window();
-            world.agree(Entry::Create(number))?;
+        let (number, rc) = world.create_window(|api| {
             // SAFETY: the key and value arrays hold `keys.len()` NUL-terminated strings
             // that outlive the call; the out-pointers are valid; `comm` is live.
-            world.mpi(|api| unsafe {
+            unsafe {
                 (api.win_allocate)(
                     world.comm(),
                     size,
@@ -234,8 +228,8 @@ impl<'a> MpiWindow<'a> {
                     &mut base,
                     &mut win,
                 )
-            })
-        };
+            }
+        })?;
         world.check(rc, Call::new("MPI_Win_allocate"))?;
         let base = base.cast::<u8>();
         if len > 0 {
@@ -308,16 +302,10 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let mut win: Handle = 0;
-        let number;
-        let rc = {
-            let _one = world.collective();
-            // numbered under the collective turn: threads creating windows get numbers
-            // in the order they agree
-            number = world.next_window();
-            world.agree(Entry::Create(number))?;
+        let (number, rc) = world.create_window(|api| {
             // SAFETY: `base` holds `len` bytes (caller's contract); the info arrays hold
             // `keys.len()` NUL-terminated strings that outlive the call; `comm` is live.
-            world.mpi(|api| unsafe {
+            unsafe {
                 (api.win_create)(
                     world.comm(),
                     base.cast(),
@@ -328,8 +316,8 @@ impl<'a> MpiWindow<'a> {
                     vals.as_ptr(),
                     &mut win,
                 )
-            })
-        };
+            }
+        })?;
         world.check(rc, Call::new("MPI_Win_create"))?;
         MpiWindow::finish(
             world,

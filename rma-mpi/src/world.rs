@@ -528,10 +528,15 @@ impl World {
         self.api
     }
 
-    /// The number of the next window created (the same on every rank: windows are
-    /// created collectively, in the same order).
-    pub(crate) fn next_window(&self) -> u32 {
-        self.windows.fetch_add(1, Ordering::Relaxed)
+    /// The start of every window creation: takes the collective turn, numbers the
+    /// window (under the turn, so that threads creating windows get numbers in the
+    /// order they agree; the same on every rank), agrees on its creation and runs
+    /// `create`, the MPI call. The window's number and the call's return code.
+    pub(crate) fn create_window(&self, create: impl FnOnce(&Api) -> c_int) -> Result<(u32, c_int)> {
+        let _one = self.collective();
+        let number = self.windows.fetch_add(1, Ordering::Relaxed);
+        self.agree(Entry::Create(number))?;
+        Ok((number, self.mpi(create)))
     }
 
     /// `Err` (class PROC_FAILED, naming a rank that entered another collective) once
