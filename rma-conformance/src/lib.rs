@@ -16,6 +16,7 @@
 
 pub mod mpich;
 pub mod own;
+pub mod recording;
 
 use rma_win::{Info, LaunchMode, Result, World};
 

@@ -7,7 +7,7 @@
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use rma_conformance::ENV_DIVIDE;
-use rma_conformance::{cases, info_for, Case, ENV_CASE};
+use rma_conformance::{cases, info_for, recording, Case, ENV_CASE};
 use rma_mpi::launcher::{Launch, MPICH, MPICH_NOLOCAL, OPENMPI, OPENMPI_NOSHM};
 use rma_shm::launch::{spawn, LaunchOptions};
 use std::time::Duration;
@@ -32,6 +32,21 @@ fn run_threads(case: Case, transport: &'static str) -> Result<(), Failed> {
         .map_err(|e| format!("starting the world: {e}"))?;
     for (rank, r) in results.into_iter().enumerate() {
         r.map_err(|e| format!("rank {rank}: {e} ({})", e.class()))?;
+    }
+    Ok(())
+}
+
+/// A case on the recording backend (`rma_conformance::recording`): rma-win over a
+/// backend plugged in through `World::from_backend`, which rma-win's code does not
+/// know.
+fn run_recording(case: Case) -> Result<(), Failed> {
+    let info = info_for(recording::TRANSPORT);
+    let (results, log) = recording::run_threads(case.ranks, |world| (case.body)(&world, &info));
+    for (rank, r) in results.into_iter().enumerate() {
+        r.map_err(|e| format!("rank {rank}: {e} ({})", e.class()))?;
+    }
+    if log.calls().is_empty() {
+        return Err("the recording backend saw no call".into());
     }
     Ok(())
 }
@@ -156,7 +171,7 @@ fn child(name: &str) -> ! {
         }
         Err(e) => {
             eprintln!("rank {rank}: {e} ({})", e.class());
-            if let Some(mpi) = world.mpi() {
+            if let Some(mpi) = world.backend().mpi() {
                 // the other ranks may wait in a collective: end the whole job
                 mpi.abort(1);
             }
@@ -182,6 +197,12 @@ fn main() {
                 move || run_processes(case, transport),
             ));
         }
+    }
+    for case in cases() {
+        trials.push(Trial::test(
+            format!("{}::threads::{}", recording::TRANSPORT, case.name),
+            move || run_recording(case),
+        ));
     }
     for &(config, divide) in MPI_CONFIGS {
         match config.available() {

@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 mod assert;
+mod backend;
 mod basic;
 mod error;
 mod info;
@@ -44,6 +45,10 @@ mod transport;
 pub mod wait;
 
 pub use assert::{Assert, LockType};
+pub use backend::{
+    reached, Backend, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode, Memory, Services,
+    Shape,
+};
 pub use basic::{BasicType, TypeClass};
 pub use error::{Error, ErrorClass, Result};
 pub use info::{AccOps, AccOrdering, Info, WinInfo};

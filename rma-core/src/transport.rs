@@ -294,3 +294,140 @@ pub trait Transport: Send + Sync {
     /// Completes every call issued to any target.
     fn flush_all(&self) -> Result<()>;
 }
+
+/// Implements [`Transport`] for `$ty` by forwarding every method, the defaulted ones
+/// included (a transport may specialise those), through `$dispatch`: a macro called as
+/// `$dispatch!(self, t => t.method(args))` that binds `t` to the transport that serves
+/// `self` and evaluates the call — a `match` over an enum of transports, typically, so
+/// that the data path stays statically dispatched. `[$($gen)*]` are the impl's
+/// generic parameters.
+///
+/// ```
+/// use rma_core::{Access, Result, Transport};
+/// # #[derive(Debug)] struct A; #[derive(Debug)] struct B;
+/// # macro_rules! stub { ($t:ty) => { impl Transport for $t {
+/// #   fn name(&self) -> &'static str { stringify!($t) }
+/// #   fn put(&self, _: Access<'_>, _: &[u8]) -> Result<()> { Ok(()) }
+/// #   fn get(&self, _: Access<'_>, _: &mut [u8]) -> Result<()> { Ok(()) }
+/// #   fn accumulate(&self, _: Access<'_>, _: rma_core::BasicType, _: rma_core::Op, _: &[u8]) -> Result<()> { Ok(()) }
+/// #   fn get_accumulate(&self, _: Access<'_>, _: rma_core::BasicType, _: rma_core::Op, _: &[u8], _: &mut [u8]) -> Result<()> { Ok(()) }
+/// #   fn fetch_and_op(&self, _: rma_core::Rank, _: usize, _: rma_core::BasicType, _: rma_core::Op, _: &[u8], _: &mut [u8]) -> Result<()> { Ok(()) }
+/// #   fn compare_and_swap(&self, _: rma_core::Rank, _: usize, _: rma_core::BasicType, _: &[u8], _: &[u8], _: &mut [u8]) -> Result<()> { Ok(()) }
+/// #   fn flush(&self, _: rma_core::Rank) -> Result<()> { Ok(()) }
+/// #   fn flush_all(&self) -> Result<()> { Ok(()) }
+/// # } } } stub!(A); stub!(B);
+/// #[derive(Debug)]
+/// enum Either { A(A), B(B) }
+/// macro_rules! either {
+///     ($self:expr, $t:ident => $call:expr) => {
+///         match $self { Either::A($t) => $call, Either::B($t) => $call }
+///     };
+/// }
+/// rma_core::forward_transport!([] Either, either);
+/// assert_eq!(Either::B(B).name(), "B");
+/// ```
+#[macro_export]
+macro_rules! forward_transport {
+    ([$($gen:tt)*] $ty:ty, $dispatch:ident) => {
+        impl<$($gen)*> $crate::Transport for $ty {
+            fn name(&self) -> &'static str {
+                $dispatch!(self, t => t.name())
+            }
+            #[inline]
+            fn put(&self, at: $crate::Access<'_>, data: &[u8]) -> $crate::Result<()> {
+                $dispatch!(self, t => t.put(at, data))
+            }
+            #[inline]
+            fn get(&self, at: $crate::Access<'_>, out: &mut [u8]) -> $crate::Result<()> {
+                $dispatch!(self, t => t.get(at, out))
+            }
+            #[inline]
+            fn accumulate(
+                &self,
+                at: $crate::Access<'_>,
+                basic: $crate::BasicType,
+                op: $crate::Op,
+                data: &[u8],
+            ) -> $crate::Result<()> {
+                $dispatch!(self, t => t.accumulate(at, basic, op, data))
+            }
+            #[inline]
+            fn get_accumulate(
+                &self,
+                at: $crate::Access<'_>,
+                basic: $crate::BasicType,
+                op: $crate::Op,
+                data: &[u8],
+                out: &mut [u8],
+            ) -> $crate::Result<()> {
+                $dispatch!(self, t => t.get_accumulate(at, basic, op, data, out))
+            }
+            #[inline]
+            fn fetch_and_op(
+                &self,
+                target: $crate::Rank,
+                offset: usize,
+                basic: $crate::BasicType,
+                op: $crate::Op,
+                origin: &[u8],
+                out: &mut [u8],
+            ) -> $crate::Result<()> {
+                $dispatch!(self, t => t.fetch_and_op(target, offset, basic, op, origin, out))
+            }
+            #[inline]
+            fn compare_and_swap(
+                &self,
+                target: $crate::Rank,
+                offset: usize,
+                basic: $crate::BasicType,
+                origin: &[u8],
+                compare: &[u8],
+                out: &mut [u8],
+            ) -> $crate::Result<()> {
+                $dispatch!(self, t => t.compare_and_swap(target, offset, basic, origin, compare, out))
+            }
+            #[inline]
+            fn fetch_and_op_bits(
+                &self,
+                target: $crate::Rank,
+                offset: usize,
+                basic: $crate::BasicType,
+                op: $crate::Op,
+                origin: u64,
+            ) -> $crate::Result<u64> {
+                $dispatch!(self, t => t.fetch_and_op_bits(target, offset, basic, op, origin))
+            }
+            #[inline]
+            fn compare_and_swap_bits(
+                &self,
+                target: $crate::Rank,
+                offset: usize,
+                basic: $crate::BasicType,
+                origin: u64,
+                compare: u64,
+            ) -> $crate::Result<u64> {
+                $dispatch!(self, t => t.compare_and_swap_bits(target, offset, basic, origin, compare))
+            }
+            #[inline]
+            fn accumulate_bits(
+                &self,
+                target: $crate::Rank,
+                offset: usize,
+                exclusive: bool,
+                basic: $crate::BasicType,
+                op: $crate::Op,
+                origin: u64,
+            ) -> $crate::Result<()> {
+                $dispatch!(self, t => t.accumulate_bits(target, offset, exclusive, basic, op, origin))
+            }
+            #[inline]
+            fn flush(&self, target: $crate::Rank) -> $crate::Result<()> {
+                $dispatch!(self, t => t.flush(target))
+            }
+            #[inline]
+            fn flush_all(&self) -> $crate::Result<()> {
+                $dispatch!(self, t => t.flush_all())
+            }
+        }
+    };
+}

@@ -67,6 +67,7 @@
 //! ```
 
 mod agree;
+mod backend;
 mod calls;
 mod datatype;
 mod defects;
@@ -83,6 +84,7 @@ mod window;
 mod world;
 
 pub use agree::ABORT_CODE;
+pub use backend::{EpochWindow, MPI_TRANSPORT};
 pub use defects::ENV_NO_GUARDS;
 pub use ffi::{built_shims, Library, ENV_LIBRARY, ENV_SHIM};
 pub use request::Request;

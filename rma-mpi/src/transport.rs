@@ -33,6 +33,78 @@ fn spot<'l>(at: &Access<'l>) -> Spot<'l> {
     }
 }
 
+/// An [`MpiWindow`] whose caller already checked everything (rma-win, through
+/// [`crate::EpochWindow`]): its data calls go to MPI without the window's own epoch
+/// checks. The caller keeps every target inside a passive-target epoch (the
+/// EpochWindow's NOCHECK lock_all), so calls complete as passive ones.
+pub(crate) struct Trusted<'a, 'w>(pub(crate) &'a MpiWindow<'w>);
+
+impl Transport for Trusted<'_, '_> {
+    fn name(&self) -> &'static str {
+        "mpi"
+    }
+
+    fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
+        self.0.put_at(spot(&at), data, Mode::Passive)
+    }
+
+    fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
+        self.0.get_at(spot(&at), out)
+    }
+
+    fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
+        self.0
+            .accumulate_at(spot(&at), basic, op, data, Mode::Passive)
+    }
+
+    fn get_accumulate(
+        &self,
+        at: Access<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.0.get_accumulate_at(spot(&at), basic, op, data, out)
+    }
+
+    fn fetch_and_op(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.0
+            .fetch_and_op_at(target, offset, basic, op, origin, out)
+    }
+
+    fn compare_and_swap(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.0
+            .compare_and_swap_at(target, offset, basic, origin, compare, out)
+    }
+
+    fn flush(&self, target: Rank) -> Result<()> {
+        MpiWindow::flush(self.0, target)
+    }
+
+    fn flush_all(&self) -> Result<()> {
+        MpiWindow::flush_all(self.0)
+    }
+}
+
+/// The window's own API as a transport: each call first checks that a
+/// passive-target epoch of this window covers its target (class RMA_SYNC otherwise).
 impl Transport for MpiWindow<'_> {
     fn name(&self) -> &'static str {
         "mpi"
@@ -40,17 +112,17 @@ impl Transport for MpiWindow<'_> {
 
     fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
         self.need_passive(at.target, "put")?;
-        self.put_at(spot(&at), data, Mode::Passive)
+        Trusted(self).put(at, data)
     }
 
     fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
         self.need_passive(at.target, "get")?;
-        self.get_at(spot(&at), out)
+        Trusted(self).get(at, out)
     }
 
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
         self.need_passive(at.target, "accumulate")?;
-        self.accumulate_at(spot(&at), basic, op, data, Mode::Passive)
+        Trusted(self).accumulate(at, basic, op, data)
     }
 
     fn get_accumulate(
@@ -62,7 +134,7 @@ impl Transport for MpiWindow<'_> {
         out: &mut [u8],
     ) -> Result<()> {
         self.need_passive(at.target, "get_accumulate")?;
-        self.get_accumulate_at(spot(&at), basic, op, data, out)
+        Trusted(self).get_accumulate(at, basic, op, data, out)
     }
 
     fn fetch_and_op(
@@ -75,7 +147,7 @@ impl Transport for MpiWindow<'_> {
         out: &mut [u8],
     ) -> Result<()> {
         self.need_passive(target, "fetch_and_op")?;
-        self.fetch_and_op_at(target, offset, basic, op, origin, out)
+        Trusted(self).fetch_and_op(target, offset, basic, op, origin, out)
     }
 
     fn compare_and_swap(
@@ -88,7 +160,7 @@ impl Transport for MpiWindow<'_> {
         out: &mut [u8],
     ) -> Result<()> {
         self.need_passive(target, "compare_and_swap")?;
-        self.compare_and_swap_at(target, offset, basic, origin, compare, out)
+        Trusted(self).compare_and_swap(target, offset, basic, origin, compare, out)
     }
 
     fn flush(&self, target: Rank) -> Result<()> {

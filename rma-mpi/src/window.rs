@@ -12,14 +12,7 @@ use rma_core::{BasicType, Disp, Error, Info, Layout, Rank, Result, WinInfo};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::marker::PhantomData;
 
-/// How a window's memory was obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Flavor {
-    /// MPI allocated it (MPI_Win_allocate).
-    Allocate,
-    /// The caller provided it (MPI_Win_create).
-    Create,
-}
+pub use rma_core::Flavor;
 
 /// Where a call lands: a target rank, a displacement in units of the target window's
 /// disp_unit, and the layout of the target elements relative to it (contiguous when

@@ -81,11 +81,7 @@ fn wait_for(
     )
 }
 
-/// Whether counter value `now` has reached `want` (wrapping u32 arithmetic): the
-/// comparison of every post / complete counter, here and in other epoch substrates.
-pub fn reached(now: u32, want: u32) -> bool {
-    (now.wrapping_sub(want) as i32) >= 0
-}
+pub use rma_core::reached;
 
 fn claim(ticket: u32, state: u32) -> u64 {
     (u64::from(ticket) << 32) | u64::from(state)

@@ -52,6 +52,8 @@
 #[cfg(not(loom))]
 mod atomic;
 #[cfg(not(loom))]
+mod backend;
+#[cfg(not(loom))]
 mod epochs;
 #[cfg(not(loom))]
 pub mod launch;
@@ -75,6 +77,8 @@ mod world;
 
 #[cfg(not(loom))]
 pub use atomic::AtomicTransport;
+#[cfg(not(loom))]
+pub use backend::{ShmWindow, TRANSPORTS};
 #[cfg(not(loom))]
 pub use epochs::reached;
 #[cfg(not(loom))]

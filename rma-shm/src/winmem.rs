@@ -187,14 +187,7 @@ fn queue_len(ranks: usize) -> Option<usize> {
     raw.checked_add(PAGE - 1).map(|v| v & !(PAGE - 1))
 }
 
-/// How a window's memory was obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flavor {
-    /// Allocated by rma in a shared segment (MPI_Win_allocate).
-    Allocate,
-    /// Memory the caller owns (MPI_Win_create).
-    Create,
-}
+pub use rma_core::Flavor;
 
 /// One rank's window as seen from this rank.
 #[derive(Debug)]

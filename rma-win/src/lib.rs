@@ -95,25 +95,21 @@
 //!   to every other (active target).
 
 mod buffers;
-mod memory;
 mod request;
 mod sync;
-mod transport;
 mod window;
 mod world;
 
 pub use buffers::{Buffer, BufferMut, Target};
 pub use request::Request;
+pub use rma_backends::{chosen_transport, init_tracing, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
 pub use rma_core::{
-    Assert, BasicType, Error, ErrorClass, Info, LockType, Op, Rank, Result, RmaCall,
+    Assert, BasicType, Error, ErrorClass, Flavor, Info, LockType, Op, Rank, Result, RmaCall,
 };
 pub use rma_datatype::{
     Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongInt, Order, ShortInt,
     TwoInt,
 };
-pub use rma_shm::trace::init as init_tracing;
-pub use rma_shm::Flavor;
 pub use sync::Group;
-pub use transport::{chosen_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
 pub use window::Window;
 pub use world::{launch, run_threads, LaunchMode, World};

@@ -3,9 +3,8 @@
 //! with every misuse of docs/semantics.md rule 16 refused with RMA_SYNC before anything
 //! changes.
 
-use crate::memory::Memory;
 use crate::window::Window;
-use rma_core::{Assert, Error, LockType, Rank, Result, Transport};
+use rma_core::{Assert, Epochs as _, Error, LockType, Memory as _, Rank, Result, Transport};
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 
@@ -257,7 +256,7 @@ impl Window<'_> {
             if let Some(i) = st.group.iter().position(|&g| g == t) {
                 if !st.posted[i] {
                     let want = ep.posts_used[t].wrapping_add(1);
-                    self.mem.wait_posted(t, want)?;
+                    self.win.wait_posted(t, want)?;
                     let ep = &mut *ep;
                     ep.posts_used[t] = want;
                     if let Some(st) = ep.start.as_mut() {
@@ -322,7 +321,7 @@ impl Window<'_> {
                 ));
             }
         }
-        self.transport.flush_all()?;
+        self.win.flush_all()?;
         self.world.barrier()?;
         let mut ep = self.epochs.borrow_mut();
         ep.fence = !assert.contains(Assert::NOSUCCEED);
@@ -354,30 +353,13 @@ impl Window<'_> {
                 ));
             }
         }
-        self.free_collective()?;
+        // the window's own collective (the backend's: a world collective could be
+        // matched by a peer's barrier while that peer still uses the window); a
+        // created window's copy goes back once every rank is past its last call
+        self.win.free()?;
         self.epochs.borrow_mut().freed = true;
         self.refresh_fast();
-        // every rank is past its last call: a created window's copy goes back
-        self.mem.copy_back();
         Ok(())
-    }
-
-    /// The synchronization of [`Window::free`]. On rma's shared memory it is the
-    /// window's own: every rank marks the window as being freed in its segment and
-    /// waits for every rank's mark (rma-shm `free_barrier`). A world collective could be
-    /// matched by a peer's `World::barrier` or `World::allgather` while that peer still
-    /// uses the window, and a created window's copy would then be freed under its
-    /// writes. Under MPI, MPI_Win_free (when the window drops) is the window's own
-    /// collective, so a rank that frees and one that only drops its window make the
-    /// same collective calls.
-    fn free_collective(&self) -> Result<()> {
-        match &self.mem {
-            Memory::Shm { mem, liveness, .. } => mem.free_barrier(liveness),
-            Memory::Mpi(side) => {
-                side.mark_freed();
-                Ok(())
-            }
-        }
     }
 
     /// Ends an open fence epoch before another kind starts; refused if calls of that
@@ -433,7 +415,7 @@ impl Window<'_> {
         self.leave_fence("lock")?;
         let nocheck = assert.contains(Assert::NOCHECK);
         if !nocheck {
-            self.mem.acquire_lock(t, kind == LockType::Exclusive)?;
+            self.win.acquire_lock(t, kind == LockType::Exclusive)?;
         }
         self.epochs.borrow_mut().locks[t] = Some(Held { kind, nocheck });
         self.refresh_fast();
@@ -469,13 +451,13 @@ impl Window<'_> {
                 )
             })?
         };
-        self.transport.flush(rank)?;
+        self.win.flush(rank)?;
         // no longer held once its release is issued, even if that fails: a drop must
         // not release it twice
         self.epochs.borrow_mut().locks[t] = None;
         self.refresh_fast();
         if !held.nocheck {
-            self.mem.release_lock(t, held.kind == LockType::Exclusive)?;
+            self.win.release_lock(t, held.kind == LockType::Exclusive)?;
         }
         let mut ep = self.epochs.borrow_mut();
         if !ep.passive() {
@@ -519,10 +501,10 @@ impl Window<'_> {
         let mut taken = vec![];
         for t in 0..self.size() {
             if !nocheck {
-                if let Err(e) = self.mem.acquire_lock(t, false) {
+                if let Err(e) = self.win.acquire_lock(t, false) {
                     for &u in &taken {
                         // best effort: the error being returned says what broke
-                        let _ = self.mem.release_lock(u, false);
+                        let _ = self.win.release_lock(u, false);
                     }
                     return Err(e);
                 }
@@ -557,14 +539,14 @@ impl Window<'_> {
                 ),
             ));
         }
-        self.transport.flush_all()?;
+        self.win.flush_all()?;
         let mut ep = self.epochs.borrow_mut();
         let mut released = Ok(());
         for (t, held) in ep.locks.iter_mut().enumerate() {
             if let Some(h) = held.take() {
                 if !h.nocheck {
                     // every lock is released even if one release fails
-                    let r = self.mem.release_lock(t, false);
+                    let r = self.win.release_lock(t, false);
                     released = released.and(r);
                 }
             }
@@ -605,7 +587,7 @@ impl Window<'_> {
     /// RMA_SYNC outside a passive-target epoch to `rank`.
     pub fn flush(&self, rank: Rank) -> Result<()> {
         if self.fast_target(rank).is_some() {
-            return self.transport.flush(rank);
+            return self.win.flush(rank);
         }
         self.check_alive()?;
         self.check_world()?;
@@ -613,7 +595,7 @@ impl Window<'_> {
             return self.check_passive("flush", None);
         };
         self.check_passive("flush", Some(t))?;
-        self.transport.flush(rank)
+        self.win.flush(rank)
     }
 
     /// Completes every call to every target (MPI_Win_flush_all).
@@ -621,7 +603,7 @@ impl Window<'_> {
         self.check_alive()?;
         self.check_world()?;
         self.check_passive("flush_all", None)?;
-        self.transport.flush_all()
+        self.win.flush_all()
     }
 
     /// Completes every call to `rank` at the origin: its buffers may be reused
@@ -643,7 +625,7 @@ impl Window<'_> {
     /// (MPI_Win_sync): a full memory fence (rma's windows are unified).
     pub fn sync(&self) -> Result<()> {
         self.check_alive()?;
-        self.mem.sync()
+        self.win.sync()
     }
 
     // ---- active target with groups ---------------------------------------------------
@@ -666,7 +648,7 @@ impl Window<'_> {
         }
         self.leave_fence("post")?;
         for &o in &ranks {
-            self.mem.post_to(o)?;
+            self.win.post_to(o)?;
         }
         let mut ep = self.epochs.borrow_mut();
         for &o in &ranks {
@@ -726,16 +708,16 @@ impl Window<'_> {
             if !st.posted[i] {
                 // a target this epoch never accessed must still have posted
                 let want = self.epochs.borrow().posts_used[t].wrapping_add(1);
-                self.mem.wait_posted(t, want)?;
+                self.win.wait_posted(t, want)?;
                 self.epochs.borrow_mut().posts_used[t] = want;
             }
-            self.transport.flush(Rank::new(t as u32))?;
+            self.win.flush(Rank::new(t as u32))?;
         }
         // over once its completes are issued, even if one fails: a drop must not
         // complete it twice
         self.epochs.borrow_mut().start = None;
         for &t in &st.group {
-            self.mem.complete_to(t)?;
+            self.win.complete_to(t)?;
         }
         let mut ep = self.epochs.borrow_mut();
         ep.pending = false;
@@ -756,7 +738,7 @@ impl Window<'_> {
             (g, ep.completes_due.clone())
         };
         for &o in &group {
-            self.mem.wait_completed(o, due[o])?;
+            self.win.wait_completed(o, due[o])?;
         }
         self.epochs.borrow_mut().post = None;
         Ok(())
@@ -773,7 +755,7 @@ impl Window<'_> {
             .ok_or_else(|| Error::sync("test", "no post epoch is open; call post first"))?;
         let mut done = true;
         for &o in &group {
-            if !self.mem.has_completed(o, ep.completes_due[o])? {
+            if !self.win.has_completed(o, ep.completes_due[o])? {
                 done = false;
                 break;
             }
@@ -782,7 +764,7 @@ impl Window<'_> {
             ep.post = None;
         } else {
             // an origin that died will never complete: say so, as wait does
-            self.mem.check_peers()?;
+            self.win.check_peers()?;
         }
         Ok(done)
     }
@@ -799,16 +781,16 @@ impl Window<'_> {
         };
         for (t, held) in locks.iter().enumerate() {
             if let Some(h) = held {
-                let _ = self.transport.flush(Rank::new(t as u32));
+                let _ = self.win.flush(Rank::new(t as u32));
                 if !h.nocheck {
-                    let _ = self.mem.release_lock(t, h.kind == LockType::Exclusive);
+                    let _ = self.win.release_lock(t, h.kind == LockType::Exclusive);
                 }
             }
         }
         if let Some(st) = start {
             for &t in &st.group {
-                let _ = self.transport.flush(Rank::new(t as u32));
-                let _ = self.mem.complete_to(t);
+                let _ = self.win.flush(Rank::new(t as u32));
+                let _ = self.win.complete_to(t);
             }
         }
         let mut ep = self.epochs.borrow_mut();
@@ -821,25 +803,20 @@ impl Window<'_> {
 }
 
 impl Drop for Window<'_> {
-    /// Under MPI, a window dropped without [`Window::free`] — an early return through
-    /// `?` — first releases the locks this rank holds and completes its access epoch,
-    /// then tells every rank that it left (a rank waiting for its post or complete
-    /// gets PROC_FAILED naming it instead of waiting forever), and then its MPI windows
-    /// are freed as its memory drops: a collective every rank's drop or free matches,
-    /// and which ends with PROC_FAILED on every rank if they entered different
-    /// collectives (rma-mpi's `World::barrier`). While the thread panics nothing is
-    /// done (the MPI world aborts the job). On rma's own shared memory a drop does
-    /// nothing collective.
+    /// A window dropped without [`Window::free`] — an early return through `?` — on a
+    /// backend whose drop is collective (under MPI: the MPI windows are freed as the
+    /// window drops, a collective every rank's drop or free matches, which ends with
+    /// PROC_FAILED on every rank if they entered different collectives) first releases
+    /// the locks this rank holds and completes its access epoch, then tells every rank
+    /// that it left, so that a rank waiting for its post or complete gets PROC_FAILED
+    /// naming it instead of waiting forever. While the thread panics nothing is done
+    /// (an MPI world aborts the job). On rma's own shared memory a drop does nothing
+    /// collective.
     fn drop(&mut self) {
-        let Memory::Mpi(side) = &self.mem else {
-            return;
-        };
-        // on a broken world the free is skipped and every wait fails anyway; nothing
-        // here may wait for peers that no longer make MPI calls
-        if std::thread::panicking() || self.epochs.borrow().freed || side.broken() {
+        if std::thread::panicking() || self.epochs.borrow().freed || !self.win.leaves_on_drop() {
             return;
         }
         self.leave_epochs();
-        side.depart();
+        self.win.depart();
     }
 }

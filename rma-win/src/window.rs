@@ -6,22 +6,18 @@
 #![allow(clippy::unnecessary_lazy_evaluations)]
 
 use crate::buffers::{Buffer, BufferMut, Dt, Resolved, Target};
-use crate::memory::{Memory, MpiSide, Shadow, Shape};
 use crate::request::Request;
 use crate::sync::Epochs;
-use crate::transport::{chosen_transport, AnyTransport};
-use crate::world::{Kind, World};
+use crate::world::World;
+use rma_backends::AnyWindow;
 use rma_core::{
-    Access, BasicType, Contiguous, Disp, Error, Info, Layout, Op, Rank, Result, RmaCall, Transport,
-    WinInfo,
+    Access, Backend, BasicType, Contiguous, Disp, Error, Flavor, Info, Layout, Memory, Op, Rank,
+    Result, RmaCall, Shape, Transport, WinInfo,
 };
 use rma_datatype::{Datatype, Equivalence};
-use rma_mpi::MpiWindow;
 use rma_ops::atomic::atomic_align;
-use rma_shm::{Flavor, MemoryOptions, WindowMemory};
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 /// A window: memory each rank of a world exposes to the others, with the calls that
 /// read, write and combine into it.
@@ -34,10 +30,8 @@ use std::sync::Arc;
 /// stalled chunk lock (PROC_FAILED, INTERN), may have applied part of its data.
 pub struct Window<'w> {
     pub(crate) world: &'w World,
-    /// Before `mem`: a transport's progress thread stops (dropping joins it) before a
-    /// created window's memory goes.
-    pub(crate) transport: AnyTransport<'w>,
-    pub(crate) mem: Memory<'w>,
+    /// The backend's window: its memory, epoch primitives and transport.
+    pub(crate) win: AnyWindow<'w>,
     /// Every rank's window shape, fixed at creation.
     pub(crate) shapes: Box<[Shape]>,
     pub(crate) info: WinInfo,
@@ -57,7 +51,7 @@ impl std::fmt::Debug for Window<'_> {
             .field("rank", &self.world.rank())
             .field("ranks", &self.world.size())
             .field("bytes", &self.local_len())
-            .field("transport", &self.transport.name())
+            .field("transport", &self.win.name())
             .field("epochs", &self.epochs.borrow())
             .finish()
     }
@@ -117,24 +111,12 @@ impl<'w> Window<'w> {
         info: &Info,
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_allocate", len, disp_unit).entered();
-        let (parsed, name) = Self::parse_info(world, info, Flavor::Allocate)?;
-        match &world.kind {
-            Kind::Shm(w) => {
-                let opts = MemoryOptions {
-                    queues: name == "queued",
-                };
-                let mem = Arc::new(WindowMemory::allocate(w, len, disp_unit, opts)?);
-                Self::finish_shm(world, w, mem, None, parsed, &name)
-            }
-            Kind::Mpi(w) => {
-                if disp_unit == 0 {
-                    return Err(Error::InvalidDispUnit { disp_unit });
-                }
-                // displacement unit 1 on the MPI side: rma passes byte offsets
-                let data = MpiWindow::allocate(w, len, 1, info)?;
-                Self::finish_mpi(world, w, None, data, disp_unit, parsed)
-            }
+        let parsed = WinInfo::from_info(info)?;
+        if disp_unit == 0 {
+            return Err(Error::InvalidDispUnit { disp_unit });
         }
+        let win = world.inner.allocate(len, disp_unit, info, &parsed)?;
+        Ok(Self::finish(world, win, parsed))
     }
 
     /// Collectively creates a window over `buf`, memory this rank owns, with
@@ -175,7 +157,7 @@ impl<'w> Window<'w> {
         info: &Info,
     ) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_create", len = std::mem::size_of_val(buf)).entered();
-        let (parsed, name) = Self::parse_info(world, info, Flavor::Create)?;
+        let parsed = WinInfo::from_info(info)?;
         let disp_unit = std::mem::size_of::<T>().max(1);
         let bytes = rma_datatype::bytes_of_mut(buf).ok_or_else(|| {
             Error::arg(format!(
@@ -183,87 +165,16 @@ impl<'w> Window<'w> {
                 std::any::type_name::<T>()
             ))
         })?;
-        let len = bytes.len();
-        match &world.kind {
-            Kind::Shm(w) => {
-                let opts = MemoryOptions {
-                    queues: name == "queued",
-                };
-                // Other ranks' calls write into the window (threads directly, the
-                // queued transport's progress thread for processes): expose a copy that
-                // outlives a window dropped or forgotten without its free, never `buf`.
-                let (shadow, base) = Shadow::new(bytes);
-                // SAFETY: `base` points to `len` bytes of the shadow's heap buffer,
-                // which the window's memory holds and which is freed only after the
-                // collective free (leaked otherwise: `mem::forget` of the window leaks
-                // it too); nothing else reaches those bytes meanwhile.
-                let mem = unsafe { WindowMemory::create(w, base, len, disp_unit, opts)? };
-                Self::finish_shm(world, w, Arc::new(mem), Some(shadow), parsed, &name)
-            }
-            Kind::Mpi(w) => {
-                let (shadow, base) = Shadow::new(bytes);
-                // SAFETY: `base` points to `len` bytes of the shadow's heap buffer,
-                // which the MpiSide built below owns and keeps (a Vec's heap memory
-                // does not move) until it has freed the MPI window; nothing else
-                // reaches those bytes meanwhile. If building the MpiSide fails, the
-                // MpiWindow is dropped (freed) before the shadow.
-                let data = unsafe { MpiWindow::create_raw(w, base, len, 1, info)? };
-                Self::finish_mpi(world, w, Some(shadow), data, disp_unit, parsed)
-            }
-        }
+        let win = world.inner.create(bytes, disp_unit, info, &parsed)?;
+        Ok(Self::finish(world, win, parsed))
     }
 
-    /// The parsed info and the transport a window of `flavor` uses: checked before
-    /// anything collective or any memory, so that a refusal changes nothing.
-    fn parse_info(world: &World, info: &Info, flavor: Flavor) -> Result<(WinInfo, String)> {
-        let parsed = WinInfo::from_info(info)?;
-        let name = chosen_transport(&parsed, world.mode(), flavor)?;
-        Ok((parsed, name))
-    }
-
-    fn finish_shm(
-        world: &'w World,
-        shm: &rma_shm::World,
-        mem: Arc<WindowMemory>,
-        shadow: Option<Shadow<'w>>,
-        info: WinInfo,
-        name: &str,
-    ) -> Result<Window<'w>> {
-        let liveness = shm.liveness();
-        let transport = AnyTransport::shm(name, mem.clone(), liveness.clone())?;
-        let mem = Memory::Shm {
-            mem,
-            liveness,
-            shadow,
-        };
-        Ok(Self::finish(world, mem, transport, info))
-    }
-
-    fn finish_mpi(
-        world: &'w World,
-        mpi: &'w rma_mpi::World,
-        shadow: Option<Shadow<'w>>,
-        data: MpiWindow<'w>,
-        disp_unit: usize,
-        info: WinInfo,
-    ) -> Result<Window<'w>> {
-        let side = Arc::new(MpiSide::new(mpi, shadow, data, disp_unit)?);
-        let transport = AnyTransport::Mpi(side.clone());
-        Ok(Self::finish(world, Memory::Mpi(side), transport, info))
-    }
-
-    fn finish(
-        world: &'w World,
-        mem: Memory<'w>,
-        transport: AnyTransport<'w>,
-        mut info: WinInfo,
-    ) -> Window<'w> {
-        info.transport = Some(transport.name().to_owned());
+    fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Window<'w> {
+        info.transport = Some(win.name().to_owned());
         Window {
             world,
-            shapes: mem.shapes().into_boxed_slice(),
-            mem,
-            transport,
+            shapes: win.shapes().into_boxed_slice(),
+            win,
             info,
             epochs: RefCell::new(Epochs::new(world.size())),
             fast: (0..world.size()).map(|_| Cell::new(0)).collect(),
@@ -284,12 +195,12 @@ impl<'w> Window<'w> {
 
     /// The name of the transport in use.
     pub fn transport_name(&self) -> &'static str {
-        self.transport.name()
+        self.win.name()
     }
 
     /// How the memory was obtained.
     pub fn flavor(&self) -> Flavor {
-        self.mem.flavor()
+        self.win.flavor()
     }
 
     /// The effective value of every info key rma knows (MPI_Win_get_info).
@@ -333,7 +244,7 @@ impl<'w> Window<'w> {
                 what: "elements",
             })?;
         let mut bytes = vec![0u8; std::mem::size_of_val(out)];
-        self.mem.read_local(offset, &mut bytes)?;
+        self.win.read_local(offset, &mut bytes)?;
         rma_datatype::copy_from_bytes(out, &bytes)
     }
 
@@ -348,7 +259,7 @@ impl<'w> Window<'w> {
                 count: first,
                 what: "elements",
             })?;
-        self.mem.write_local(offset, rma_datatype::bytes_of(data))
+        self.win.write_local(offset, rma_datatype::bytes_of(data))
     }
 
     /// This rank's whole window as elements of `T`.
@@ -533,7 +444,7 @@ impl<'w> Window<'w> {
         let (base, layout) = self.target_layout(t, &target, true, None)?;
         let olayout = Resolved::of(origin.dt.get(), origin.count)?;
         let data = olayout.packed("origin", origin.data)?;
-        self.transport
+        self.win
             .put(self.access(t, target.rank, base, &layout), &data)?;
         self.issued();
         Ok(())
@@ -557,7 +468,7 @@ impl<'w> Window<'w> {
         let rlayout = Resolved::of(result.dt.get(), result.count)?;
         rlayout.check_result("result", result.data.len())?;
         self.fetch_into(&rlayout, result.data, layout.size(), |out| {
-            self.transport
+            self.win
                 .get(self.access(t, target.rank, base, &layout), out)
         })?;
         self.issued();
@@ -593,7 +504,7 @@ impl<'w> Window<'w> {
         let (base, layout) = self.target_layout(t, &target, true, Some(("accumulate", basic)))?;
         let olayout = Resolved::of(origin.dt.get(), origin.count)?;
         let data = olayout.packed("origin", origin.data)?;
-        self.transport
+        self.win
             .accumulate(self.access(t, target.rank, base, &layout), basic, op, &data)?;
         self.issued();
         Ok(())
@@ -645,7 +556,7 @@ impl<'w> Window<'w> {
         let rlayout = Resolved::of(result.dt.get(), result.count)?;
         rlayout.check_result("result", result.data.len())?;
         self.fetch_into(&rlayout, result.data, layout.size(), |out| {
-            self.transport.get_accumulate(
+            self.win.get_accumulate(
                 self.access(t, target.rank, base, &layout),
                 basic,
                 op,
@@ -763,7 +674,7 @@ impl<'w> Window<'w> {
         } else {
             &origin[..size]
         };
-        self.transport
+        self.win
             .fetch_and_op(rank, offset, basic, op, origin, &mut result[..size])?;
         self.issued();
         Ok(())
@@ -797,7 +708,7 @@ impl<'w> Window<'w> {
         }
         let Some(t) = t else { return Ok(()) };
         let offset = self.element_offset("compare_and_swap", t, basic, disp)?;
-        self.transport.compare_and_swap(
+        self.win.compare_and_swap(
             rank,
             offset,
             basic,
@@ -837,7 +748,7 @@ impl<'w> Window<'w> {
         if let Some((t, base)) = self.fast_run(rank, disp, data.len(), 1) {
             let _span = tracing::trace_span!("put", target = rank.raw()).entered();
             return self
-                .transport
+                .win
                 .put(self.access(t, rank, base, &Contiguous(data.len())), data);
         }
         self.put_with(
@@ -854,7 +765,7 @@ impl<'w> Window<'w> {
             if let Some(out) = rma_datatype::bytes_of_mut(result) {
                 let _span = tracing::trace_span!("get", target = rank.raw()).entered();
                 return self
-                    .transport
+                    .win
                     .get(self.access(t, rank, base, &Contiguous(bytes)), out);
             }
         }
@@ -889,7 +800,7 @@ impl<'w> Window<'w> {
                 if let [one] = origin {
                     if basic.size() <= 8 {
                         let exclusive = self.exclusive_on(t);
-                        return self.transport.accumulate_bits(
+                        return self.win.accumulate_bits(
                             rank,
                             base,
                             exclusive,
@@ -900,12 +811,9 @@ impl<'w> Window<'w> {
                     }
                 }
                 let layout = Contiguous(data.len());
-                return self.transport.accumulate(
-                    self.access(t, rank, base, &layout),
-                    basic,
-                    op,
-                    data,
-                );
+                return self
+                    .win
+                    .accumulate(self.access(t, rank, base, &layout), basic, op, data);
             }
         }
         self.accumulate_with(
@@ -948,7 +856,7 @@ impl<'w> Window<'w> {
                     )
                     .entered();
                     let layout = Contiguous(bytes);
-                    return self.transport.get_accumulate(
+                    return self.win.get_accumulate(
                         self.access(t, rank, base, &layout),
                         basic,
                         op,
@@ -983,9 +891,7 @@ impl<'w> Window<'w> {
                     tracing::trace_span!("fetch_and_op", target = rank.raw(), op = op.mpi_name())
                         .entered();
                 let bits = bits_of(&origin);
-                let old = self
-                    .transport
-                    .fetch_and_op_bits(rank, offset, basic, op, bits)?;
+                let old = self.win.fetch_and_op_bits(rank, offset, basic, op, bits)?;
                 return value_of(basic, old);
             }
         }
@@ -1019,9 +925,7 @@ impl<'w> Window<'w> {
             if rma_ops::check_cas_type(basic).is_ok() {
                 let _span = tracing::trace_span!("compare_and_swap", target = rank.raw()).entered();
                 let (o, c) = (bits_of(&origin), bits_of(&compare));
-                let old = self
-                    .transport
-                    .compare_and_swap_bits(rank, offset, basic, o, c)?;
+                let old = self.win.compare_and_swap_bits(rank, offset, basic, o, c)?;
                 return value_of(basic, old);
             }
         }

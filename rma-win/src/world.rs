@@ -3,30 +3,11 @@
 //! started by an MPI launcher (`mpiexec`, `mpirun`, `srun`; a system MPI library's
 //! `MPI_COMM_WORLD`, possibly across nodes).
 
-use rma_core::Result;
+use rma_backends::AnyWorld;
+use rma_core::{DynBackend, Result, Services};
 use std::sync::atomic::AtomicU32;
 
-/// How the ranks of a world run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LaunchMode {
-    /// One process per rank, started by `rmarun`, sharing memory on one node.
-    Processes,
-    /// One thread per rank, in one process.
-    Threads,
-    /// One process per rank, started by an MPI launcher: windows use the `mpi`
-    /// transport (the system MPI library's RMA), on one node or several.
-    Mpi,
-}
-
-impl std::fmt::Display for LaunchMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            LaunchMode::Processes => "processes",
-            LaunchMode::Threads => "threads",
-            LaunchMode::Mpi => "mpi",
-        })
-    }
-}
+pub use rma_core::LaunchMode;
 
 /// One rank's handle on its world: its rank, the number of ranks, and the collectives
 /// windows are built on (barrier, all-gather).
@@ -34,13 +15,7 @@ impl std::fmt::Display for LaunchMode {
 /// Obtained from [`launch`](crate::launch), [`run_threads`] or [`World::from_env`].
 #[derive(Debug)]
 pub struct World {
-    pub(crate) kind: Kind,
-}
-
-#[derive(Debug)]
-pub(crate) enum Kind {
-    Shm(rma_shm::World),
-    Mpi(rma_mpi::World),
+    pub(crate) inner: AnyWorld,
 }
 
 impl World {
@@ -52,42 +27,38 @@ impl World {
     /// Errors: under an MPI launcher, class RMA_FLAVOR if this build has no MPI
     /// support (rma-win's `mpi` feature) or the library's class if MPI fails to start.
     pub fn from_env() -> Result<Option<World>> {
-        if let Some(w) = rma_shm::World::from_env()? {
-            return Ok(Some(World { kind: Kind::Shm(w) }));
+        Ok(AnyWorld::from_env()?.map(World::from))
+    }
+
+    /// One rank of a world of another backend: anything implementing rma-core's
+    /// [`Backend`](rma_core::Backend) contract. Its windows are driven by the same
+    /// validation and epoch tracking as every other window (a virtual call per RMA
+    /// call is the only difference).
+    pub fn from_backend(backend: impl DynBackend + 'static) -> World {
+        World {
+            inner: AnyWorld::Dyn(Box::new(backend)),
         }
-        // MPI_THREAD_SERIALIZED is enough: a World and its windows are neither Send
-        // nor Sync, so one thread makes every MPI call of the process. Asking for
-        // MULTIPLE would make the library lock around each call (MPICH 4.0: about
-        // 0.1-0.3 µs per call on this machine kind, benches/results).
-        let level = rma_mpi::ThreadLevel::Serialized;
-        Ok(rma_mpi::World::from_env_thread(level)?.map(|w| World { kind: Kind::Mpi(w) }))
+    }
+
+    /// The backend under this world (rma's shared memory, a system MPI library, or
+    /// one plugged in with [`World::from_backend`]).
+    pub fn backend(&self) -> &AnyWorld {
+        &self.inner
     }
 
     /// This rank's index.
     pub fn rank(&self) -> usize {
-        match &self.kind {
-            Kind::Shm(w) => w.rank(),
-            Kind::Mpi(w) => w.rank(),
-        }
+        self.inner.rank()
     }
 
     /// The number of ranks.
     pub fn size(&self) -> usize {
-        match &self.kind {
-            Kind::Shm(w) => w.size(),
-            Kind::Mpi(w) => w.size(),
-        }
+        self.inner.size()
     }
 
     /// How the ranks run.
     pub fn mode(&self) -> LaunchMode {
-        match &self.kind {
-            Kind::Shm(w) => match w.mode() {
-                rma_shm::LaunchMode::Processes => LaunchMode::Processes,
-                rma_shm::LaunchMode::Threads => LaunchMode::Threads,
-            },
-            Kind::Mpi(_) => LaunchMode::Mpi,
-        }
+        self.inner.mode()
     }
 
     /// Blocks until every rank has called `barrier`; everything written before it by
@@ -95,79 +66,39 @@ impl World {
     /// dead or exited peer makes it return class PROC_FAILED within tens of
     /// milliseconds; under MPI the launcher ends the job when a rank dies.
     pub fn barrier(&self) -> Result<()> {
-        match &self.kind {
-            Kind::Shm(w) => w.barrier(),
-            Kind::Mpi(w) => w.barrier(),
-        }
+        self.inner.barrier()
     }
 
     /// Every rank contributes `mine`; every rank receives all contributions, indexed
-    /// by rank. In an rma world a contribution holds at most
-    /// [`rma_shm::GATHER_BYTES`] bytes.
+    /// by rank. In an rma world a contribution holds at most 248 bytes.
     pub fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        match &self.kind {
-            Kind::Shm(w) => w.allgather(mine),
-            Kind::Mpi(w) => w.allgather(mine),
-        }
+        self.inner.allgather(mine)
     }
 
     /// Checks that every peer is still alive (class PROC_FAILED names the first one
     /// found dead). Under MPI the launcher ends the job when a rank dies, so this
     /// always succeeds there.
     pub fn check_peers(&self) -> Result<()> {
-        match &self.kind {
-            Kind::Shm(w) => w.check_peers(),
-            Kind::Mpi(_) => Ok(()),
-        }
+        self.inner.check_peers()
     }
 
-    /// The world's failure word (rma worlds; a word that stays zero under MPI, whose
-    /// launcher ends the job when a rank dies): nonzero once a rank is known dead or
-    /// the world's control state corrupt. Read with one relaxed load on every call;
+    /// The world's failure word: nonzero once a rank is known dead or the world's
+    /// control state corrupt. Read with one relaxed load on every call;
     /// [`World::check_failed`] says what it means.
     pub(crate) fn failure_word(&self) -> &AtomicU32 {
-        static WHOLE: AtomicU32 = AtomicU32::new(0);
-        match &self.kind {
-            Kind::Shm(w) => w.failure_word(),
-            Kind::Mpi(_) => &WHOLE,
-        }
+        self.inner.failure_word()
     }
 
     /// `Ok` while the failure word is zero, else the error it stands for (class
     /// PROC_FAILED naming the dead rank, or INTERN).
     pub(crate) fn check_failed(&self) -> Result<()> {
-        match &self.kind {
-            Kind::Shm(w) => w.check_failed(),
-            Kind::Mpi(_) => Ok(()),
-        }
-    }
-
-    /// The shared-memory world under this one, if it is one.
-    pub fn shm(&self) -> Option<&rma_shm::World> {
-        match &self.kind {
-            Kind::Shm(w) => Some(w),
-            Kind::Mpi(_) => None,
-        }
-    }
-
-    /// The MPI world under this one, if it is one.
-    pub fn mpi(&self) -> Option<&rma_mpi::World> {
-        match &self.kind {
-            Kind::Shm(_) => None,
-            Kind::Mpi(w) => Some(w),
-        }
+        self.inner.check_failed()
     }
 }
 
-impl From<rma_shm::World> for World {
-    fn from(w: rma_shm::World) -> World {
-        World { kind: Kind::Shm(w) }
-    }
-}
-
-impl From<rma_mpi::World> for World {
-    fn from(w: rma_mpi::World) -> World {
-        World { kind: Kind::Mpi(w) }
+impl From<AnyWorld> for World {
+    fn from(inner: AnyWorld) -> World {
+        World { inner }
     }
 }
 
@@ -179,7 +110,7 @@ where
     R: Send,
     F: Fn(World) -> R + Sync,
 {
-    rma_shm::run_threads(n, |w| in_rank_span(World::from(w), &f))
+    rma_backends::run_threads(n, |w| in_rank_span(World::from(w), &f))
 }
 
 /// Runs `f` for `world` inside a `rank` span carrying its index, so that every span

@@ -173,9 +173,14 @@ fn groups() -> Vec<Group> {
         Group::new("rma-datatype", "rma-datatype"),
         Group::new("rma-ops", "rma-ops"),
         Group::new("rma-shm", "rma-shm"),
+        Group::new("rma-backends", "rma-backends"),
         Group::new("rma-win", "rma-win"),
         Group::new("xtask (bench summarizer)", "xtask"),
     ];
+    v.push(Group {
+        binary: Some("seam"),
+        ..Group::new("backend seam (recording backend's log)", "rma-conformance")
+    });
     v.push(Group {
         binary: Some("faults"),
         ..Group::new("dead peers (processes, SIGKILL)", "rma-conformance")
@@ -197,6 +202,13 @@ fn groups() -> Vec<Group> {
             });
         }
     }
+    // the whole suite on a backend plugged in from outside (rma-conformance's
+    // recording backend): the proof that rma-win names no backend
+    v.push(Group {
+        binary: Some("conformance"),
+        prefix: Some("recording::threads::".into()),
+        ..Group::new("conformance recording x threads", "rma-conformance")
+    });
     if mpi {
         for c in MPI_CONFIGS {
             v.push(Group {

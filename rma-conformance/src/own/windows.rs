@@ -148,6 +148,20 @@ fn expect_transport(world: &World, create: bool, info: &Info, expect: &str) -> R
 /// default, which `Window::info()` reports.
 pub(crate) fn transport_named_or_refused(world: &World, info: &Info) -> Result<()> {
     let mut buf = vec![7u64; 4];
+    if !world.backend().builtin() {
+        // a backend plugged in from outside has its own transports: rma's are names it
+        // does not know (class ARG), refused before anything changes
+        for name in ["atomic", "mpi"] {
+            expect_class(
+                Window::create(world, &mut buf, &named(name)),
+                ErrorClass::Arg,
+            );
+        }
+        assert_eq!(buf, [7; 4], "a refused creation changed the buffer");
+        let name = info_name(info);
+        expect_transport(world, true, info, name)?;
+        return expect_transport(world, false, info, name);
+    }
     match world.mode() {
         LaunchMode::Processes => {
             refused(

@@ -1,14 +1,8 @@
-//! The runtime choice of transport: one enum, dispatched by hand in exactly one place.
-//!
-//! (`enum_dispatch` needs the trait and the enum in one crate; the `Transport` trait
-//! lives in rma-core so that rma-shm can implement it without knowing rma-win, so the
-//! dispatch here is a `match`, as crossbeam-channel does for its flavors.)
+//! The transport a window uses: named by its info, else by the environment, else the
+//! launch mode's default — honoured, refused or fallen back from by one rule
+//! ([`chosen_transport`]).
 
-use crate::memory::MpiSide;
-use crate::world::LaunchMode;
-use rma_core::{Access, BasicType, Error, Op, Rank, Result, Transport, WinInfo};
-use rma_shm::{AtomicTransport, Flavor, Liveness, QueuedTransport, WindowMemory};
-use std::sync::Arc;
+use rma_core::{Error, Flavor, LaunchMode, Result, WinInfo};
 
 /// Environment variable choosing the transport of windows whose info does not name one:
 /// a process-wide default, so where the transport it names cannot serve a window, that
@@ -18,38 +12,15 @@ pub const ENV_TRANSPORT: &str = "RMA_TRANSPORT";
 
 /// The transports of windows in rma's own worlds (threads, or processes started by
 /// `rmarun`), sharing memory on one node.
-pub const TRANSPORTS: &[&str] = &["atomic", "queued"];
+pub const TRANSPORTS: &[&str] = rma_shm::TRANSPORTS;
 
 /// The transport of every window in a world started by an MPI launcher: the system
 /// MPI library's RMA.
-pub const MPI_TRANSPORT: &str = "mpi";
-
-/// The transport a window uses.
-#[derive(Debug)]
-pub(crate) enum AnyTransport<'w> {
-    Atomic(AtomicTransport),
-    Queued(QueuedTransport),
-    Mpi(Arc<MpiSide<'w>>),
-}
-
-macro_rules! dispatch {
-    ($self:expr, $t:ident => $call:expr) => {
-        match $self {
-            AnyTransport::Atomic($t) => $call,
-            AnyTransport::Queued($t) => $call,
-            AnyTransport::Mpi(side) => {
-                // the trait's methods, not MpiWindow's inherent ones of the same names
-                let $t: &dyn Transport = side.data();
-                $call
-            }
-        }
-    };
-}
+pub const MPI_TRANSPORT: &str = rma_mpi::MPI_TRANSPORT;
 
 /// The transport name a window of `flavor` with this info uses in a world of `mode`.
 ///
-/// The rule (the same for [`Window::allocate`](crate::Window::allocate) and
-/// [`Window::create`](crate::Window::create)):
+/// The rule (the same for `Window::allocate` and `Window::create` of rma-win):
 ///
 /// 1. A transport named by the window's info (`rma_transport`) is a request: the
 ///    window uses it, or creating it fails with class RMA_FLAVOR, saying why that
@@ -191,117 +162,6 @@ fn alternatives(name: &str, mode: LaunchMode, flavor: Flavor) -> String {
         format!("use {usable_names} or name no transport")
     } else {
         format!("use {usable_names}, or name no transport")
-    }
-}
-
-impl AnyTransport<'_> {
-    pub(crate) fn shm(
-        name: &str,
-        mem: Arc<WindowMemory>,
-        liveness: Liveness,
-    ) -> Result<AnyTransport<'static>> {
-        match name {
-            "atomic" => Ok(AnyTransport::Atomic(AtomicTransport::new(mem)?)),
-            "queued" => Ok(AnyTransport::Queued(QueuedTransport::new(mem, liveness)?)),
-            other => Err(Error::UnknownTransport {
-                name: other.to_owned(),
-                available: TRANSPORTS.join(", "),
-            }),
-        }
-    }
-}
-
-impl Transport for AnyTransport<'_> {
-    fn name(&self) -> &'static str {
-        dispatch!(self, t => t.name())
-    }
-    #[inline]
-    fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
-        dispatch!(self, t => t.put(at, data))
-    }
-    #[inline]
-    fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
-        dispatch!(self, t => t.get(at, out))
-    }
-    #[inline]
-    fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
-        dispatch!(self, t => t.accumulate(at, basic, op, data))
-    }
-    #[inline]
-    fn get_accumulate(
-        &self,
-        at: Access<'_>,
-        basic: BasicType,
-        op: Op,
-        data: &[u8],
-        out: &mut [u8],
-    ) -> Result<()> {
-        dispatch!(self, t => t.get_accumulate(at, basic, op, data, out))
-    }
-    #[inline]
-    fn fetch_and_op(
-        &self,
-        target: Rank,
-        offset: usize,
-        basic: BasicType,
-        op: Op,
-        origin: &[u8],
-        out: &mut [u8],
-    ) -> Result<()> {
-        dispatch!(self, t => t.fetch_and_op(target, offset, basic, op, origin, out))
-    }
-    #[inline]
-    fn compare_and_swap(
-        &self,
-        target: Rank,
-        offset: usize,
-        basic: BasicType,
-        origin: &[u8],
-        compare: &[u8],
-        out: &mut [u8],
-    ) -> Result<()> {
-        dispatch!(self, t => t.compare_and_swap(target, offset, basic, origin, compare, out))
-    }
-    #[inline]
-    fn fetch_and_op_bits(
-        &self,
-        target: Rank,
-        offset: usize,
-        basic: BasicType,
-        op: Op,
-        origin: u64,
-    ) -> Result<u64> {
-        dispatch!(self, t => t.fetch_and_op_bits(target, offset, basic, op, origin))
-    }
-    #[inline]
-    fn compare_and_swap_bits(
-        &self,
-        target: Rank,
-        offset: usize,
-        basic: BasicType,
-        origin: u64,
-        compare: u64,
-    ) -> Result<u64> {
-        dispatch!(self, t => t.compare_and_swap_bits(target, offset, basic, origin, compare))
-    }
-    #[inline]
-    fn accumulate_bits(
-        &self,
-        target: Rank,
-        offset: usize,
-        exclusive: bool,
-        basic: BasicType,
-        op: Op,
-        origin: u64,
-    ) -> Result<()> {
-        dispatch!(self, t => t.accumulate_bits(target, offset, exclusive, basic, op, origin))
-    }
-    #[inline]
-    fn flush(&self, target: Rank) -> Result<()> {
-        dispatch!(self, t => t.flush(target))
-    }
-    fn flush_all(&self) -> Result<()> {
-        dispatch!(self, t => t.flush_all())
     }
 }
 

@@ -1,0 +1,283 @@
+//! The backends rma ships, behind one enum, and the choice between them.
+//!
+//! `rma-win` programs against the backend contract of `rma-core` ([`Backend`],
+//! [`Services`], [`Memory`], [`Epochs`], [`Transport`]) and holds an [`AnyWorld`] and
+//! its [`AnyWindow`]s, which implement it by delegating to one of:
+//!
+//! - **rma's shared memory** (rma-shm): ranks as threads or as processes started by
+//!   `rmarun`, with the `atomic` and `queued` transports;
+//! - **a system MPI library** (rma-mpi, the `mpi` feature): ranks started by an MPI
+//!   launcher, with the `mpi` transport;
+//! - **any other backend** ([`DynBackend`], boxed): one plugged in from outside, such
+//!   as the recording backend rma's conformance suite runs on. It costs a virtual call
+//!   per RMA call; the built-in arms are matched and inlined.
+//!
+//! Adding a backend means implementing the traits; nothing in `rma-win` changes.
+//! Building one into this enum (a static arm) is the way to make it as fast as the
+//! shipped ones.
+
+mod choice;
+
+pub use choice::{chosen_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
+pub use rma_shm::trace::init as init_tracing;
+
+use rma_core::{
+    Backend, BackendWindow, DynBackend, Epochs, Flavor, Info, LaunchMode, Memory, Result, Services,
+    Shape, WinInfo,
+};
+use rma_mpi::EpochWindow;
+use rma_shm::ShmWindow;
+use std::sync::atomic::AtomicU32;
+
+/// A world of any backend.
+#[derive(Debug)]
+pub enum AnyWorld {
+    /// rma's shared-memory world (threads, or processes started by `rmarun`).
+    Shm(rma_shm::World),
+    /// `MPI_COMM_WORLD` of a system MPI library (processes started by an MPI launcher).
+    Mpi(rma_mpi::World),
+    /// A backend from outside rma's own crates.
+    Dyn(Box<dyn DynBackend>),
+}
+
+/// A window of any backend (the counterpart of [`AnyWorld`]).
+#[derive(Debug)]
+pub enum AnyWindow<'w> {
+    /// On rma's shared memory.
+    Shm(ShmWindow<'w>),
+    /// Over two MPI windows (boxed: it is large, and every call through it costs an MPI
+    /// call anyway).
+    Mpi(Box<EpochWindow<'w>>),
+    /// Of a backend from outside rma's own crates.
+    Dyn(Box<dyn BackendWindow + 'w>),
+}
+
+macro_rules! world {
+    ($self:expr, $w:ident => $call:expr) => {
+        match $self {
+            AnyWorld::Shm($w) => $call,
+            AnyWorld::Mpi($w) => $call,
+            AnyWorld::Dyn(b) => {
+                let $w: &dyn DynBackend = &**b;
+                $call
+            }
+        }
+    };
+}
+
+macro_rules! window {
+    ($self:expr, $w:ident => $call:expr) => {
+        match $self {
+            AnyWindow::Shm($w) => $call,
+            AnyWindow::Mpi(b) => {
+                let $w: &EpochWindow<'_> = b;
+                $call
+            }
+            AnyWindow::Dyn(b) => {
+                let $w: &dyn BackendWindow = &**b;
+                $call
+            }
+        }
+    };
+}
+
+impl AnyWorld {
+    /// Joins the world this process was started in: the one `rmarun` named in the
+    /// environment, else `MPI_COMM_WORLD` when an MPI launcher started it (MPI is then
+    /// initialized, and finalized when the world drops). `Ok(None)` when neither
+    /// started it.
+    ///
+    /// Errors: under an MPI launcher, class RMA_FLAVOR if this build has no MPI
+    /// support (the `mpi` feature) or the library's class if MPI fails to start.
+    pub fn from_env() -> Result<Option<AnyWorld>> {
+        if let Some(w) = rma_shm::World::from_env()? {
+            return Ok(Some(AnyWorld::Shm(w)));
+        }
+        // MPI_THREAD_SERIALIZED is enough: a world and its windows are neither Send
+        // nor Sync, so one thread makes every MPI call of the process. Asking for
+        // MULTIPLE would make the library lock around each call (MPICH 4.0: about
+        // 0.1-0.3 µs per call on this machine kind, benches/results).
+        let level = rma_mpi::ThreadLevel::Serialized;
+        Ok(rma_mpi::World::from_env_thread(level)?.map(AnyWorld::Mpi))
+    }
+
+    /// Whether this is one of rma's own backends (not one plugged in from outside).
+    pub fn builtin(&self) -> bool {
+        !matches!(self, AnyWorld::Dyn(_))
+    }
+
+    /// The shared-memory world, if this is one.
+    pub fn shm(&self) -> Option<&rma_shm::World> {
+        match self {
+            AnyWorld::Shm(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// The MPI world, if this is one.
+    pub fn mpi(&self) -> Option<&rma_mpi::World> {
+        match self {
+            AnyWorld::Mpi(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// rma-win's parsed info with the transport this world's built-in backends use
+    /// for a window of `flavor` ([`chosen_transport`]); a plugged-in backend chooses
+    /// its own.
+    fn choose(&self, parsed: &WinInfo, flavor: Flavor) -> Result<WinInfo> {
+        let mut parsed = parsed.clone();
+        if self.builtin() {
+            parsed.transport = Some(chosen_transport(&parsed, self.mode(), flavor)?);
+        }
+        Ok(parsed)
+    }
+}
+
+impl From<rma_shm::World> for AnyWorld {
+    fn from(w: rma_shm::World) -> AnyWorld {
+        AnyWorld::Shm(w)
+    }
+}
+
+impl From<rma_mpi::World> for AnyWorld {
+    fn from(w: rma_mpi::World) -> AnyWorld {
+        AnyWorld::Mpi(w)
+    }
+}
+
+impl Services for AnyWorld {
+    fn rank(&self) -> usize {
+        world!(self, w => w.rank())
+    }
+    fn size(&self) -> usize {
+        world!(self, w => w.size())
+    }
+    fn mode(&self) -> LaunchMode {
+        world!(self, w => Services::mode(w))
+    }
+    fn barrier(&self) -> Result<()> {
+        world!(self, w => w.barrier())
+    }
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        world!(self, w => w.allgather(mine))
+    }
+    fn check_peers(&self) -> Result<()> {
+        world!(self, w => Services::check_peers(w))
+    }
+    #[inline]
+    fn failure_word(&self) -> &AtomicU32 {
+        world!(self, w => w.failure_word())
+    }
+    fn check_failed(&self) -> Result<()> {
+        world!(self, w => w.check_failed())
+    }
+}
+
+impl Backend for AnyWorld {
+    type Window<'w> = AnyWindow<'w>;
+
+    /// The transport is chosen first ([`chosen_transport`]: honoured, refused or
+    /// fallen back from), before anything collective.
+    fn allocate(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<AnyWindow<'_>> {
+        let parsed = &self.choose(parsed, Flavor::Allocate)?;
+        Ok(match self {
+            AnyWorld::Shm(w) => AnyWindow::Shm(w.allocate(len, disp_unit, info, parsed)?),
+            AnyWorld::Mpi(w) => AnyWindow::Mpi(Box::new(w.allocate(len, disp_unit, info, parsed)?)),
+            AnyWorld::Dyn(w) => AnyWindow::Dyn(w.allocate_dyn(len, disp_unit, info, parsed)?),
+        })
+    }
+
+    fn create<'w>(
+        &'w self,
+        buf: &'w mut [u8],
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<AnyWindow<'w>> {
+        let parsed = &self.choose(parsed, Flavor::Create)?;
+        Ok(match self {
+            AnyWorld::Shm(w) => AnyWindow::Shm(w.create(buf, disp_unit, info, parsed)?),
+            AnyWorld::Mpi(w) => AnyWindow::Mpi(Box::new(w.create(buf, disp_unit, info, parsed)?)),
+            AnyWorld::Dyn(w) => AnyWindow::Dyn(w.create_dyn(buf, disp_unit, info, parsed)?),
+        })
+    }
+}
+
+impl Memory for AnyWindow<'_> {
+    fn shapes(&self) -> Vec<Shape> {
+        window!(self, w => w.shapes())
+    }
+    fn flavor(&self) -> Flavor {
+        window!(self, w => w.flavor())
+    }
+    fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        window!(self, w => w.read_local(offset, out))
+    }
+    fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {
+        window!(self, w => w.write_local(offset, data))
+    }
+    fn sync(&self) -> Result<()> {
+        window!(self, w => Memory::sync(w))
+    }
+}
+
+impl Epochs for AnyWindow<'_> {
+    fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        window!(self, w => w.acquire_lock(target, exclusive))
+    }
+    fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        window!(self, w => w.release_lock(target, exclusive))
+    }
+    fn post_to(&self, origin: usize) -> Result<()> {
+        window!(self, w => w.post_to(origin))
+    }
+    fn wait_posted(&self, target: usize, want: u32) -> Result<()> {
+        window!(self, w => w.wait_posted(target, want))
+    }
+    fn complete_to(&self, target: usize) -> Result<()> {
+        window!(self, w => w.complete_to(target))
+    }
+    fn wait_completed(&self, origin: usize, want: u32) -> Result<()> {
+        window!(self, w => w.wait_completed(origin, want))
+    }
+    fn has_completed(&self, origin: usize, want: u32) -> Result<bool> {
+        window!(self, w => w.has_completed(origin, want))
+    }
+    fn check_peers(&self) -> Result<()> {
+        window!(self, w => Epochs::check_peers(w))
+    }
+    fn free(&mut self) -> Result<()> {
+        match self {
+            AnyWindow::Shm(w) => w.free(),
+            AnyWindow::Mpi(w) => w.free(),
+            AnyWindow::Dyn(w) => w.free(),
+        }
+    }
+    fn leaves_on_drop(&self) -> bool {
+        window!(self, w => w.leaves_on_drop())
+    }
+    fn depart(&self) {
+        window!(self, w => w.depart())
+    }
+}
+
+rma_core::forward_transport!(['w] AnyWindow<'w>, window);
+
+/// Runs `f` on `n` ranks, each a thread of this process with its own world (rma's
+/// shared memory), and returns their results in rank order. A rank that panics is
+/// seen by the others as a dead peer; its panic is resumed once every thread has
+/// ended.
+pub fn run_threads<R, F>(n: usize, f: F) -> Result<Vec<R>>
+where
+    R: Send,
+    F: Fn(AnyWorld) -> R + Sync,
+{
+    rma_shm::run_threads(n, |w| f(AnyWorld::Shm(w)))
+}

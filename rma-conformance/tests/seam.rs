@@ -1,0 +1,111 @@
+//! The backend seam, seen from the recording backend's log: rma-win validates every
+//! call before a backend sees it (a refused call never reaches it, so a backend is
+//! never asked to undo anything), calls it once per RMA call, and builds fence, locks
+//! and free from the primitives rma-core's contract names.
+
+use rma_conformance::recording::{self, Call};
+use rma_win::{Assert, ErrorClass, Info, LockType, Op, Rank, Window};
+
+/// The calls rank `rank` made, as (what, peer) pairs, without window creation.
+fn made_by(calls: &[Call], rank: usize) -> Vec<(&'static str, Option<usize>)> {
+    calls
+        .iter()
+        .filter(|c| c.rank == rank && c.what != "allocate")
+        .map(|c| (c.what, c.peer))
+        .collect()
+}
+
+#[test]
+fn refused_calls_never_reach_the_backend_and_valid_ones_reach_it_once() {
+    let (results, log) = recording::run_threads(2, |world| -> rma_win::Result<()> {
+        // displacement unit 0: refused on every rank before anything collective
+        let refused = Window::allocate_bytes(&world, 8, 0, &Info::new());
+        assert_eq!(refused.unwrap_err().class(), ErrorClass::Disp);
+        let win = Window::allocate::<u64>(&world, 4, &Info::new())?;
+        if world.rank() == 0 {
+            let err = |r: rma_win::Result<()>| r.unwrap_err().class();
+            // no epoch: RMA_SYNC
+            assert_eq!(err(win.put(&[1u64], Rank::new(1), 0)), ErrorClass::RmaSync);
+            win.lock(LockType::Exclusive, Rank::new(1), Assert::NONE)?;
+            // past the end, a rank outside the world, a misaligned accumulate
+            assert_eq!(err(win.put(&[1u64], Rank::new(1), 4)), ErrorClass::RmaRange);
+            assert_eq!(err(win.put(&[1u64], Rank::new(2), 0)), ErrorClass::Rank);
+            win.put(&[5u64], Rank::new(1), 1)?;
+            win.accumulate(&[2u64], Rank::new(1), 1, Op::Sum)?;
+            assert_eq!(win.fetch_and_op(0u64, Rank::new(1), 1, Op::NoOp)?, 7);
+            win.unlock(Rank::new(1))?;
+        }
+        win.fence(Assert::NONE)?;
+        Ok(())
+    });
+    for r in results {
+        r.unwrap();
+    }
+    let calls = log.calls();
+    let zero = made_by(&calls, 0);
+    assert_eq!(
+        zero,
+        [
+            ("acquire_lock", Some(1)),
+            ("put", Some(1)),
+            ("accumulate", Some(1)),
+            ("fetch_and_op", Some(1)),
+            ("flush", Some(1)),
+            ("release_lock", Some(1)),
+            ("flush_all", None),
+            ("barrier", None),
+        ],
+        "rank 0's calls as the backend saw them"
+    );
+    assert_eq!(
+        made_by(&calls, 1),
+        [("flush_all", None), ("barrier", None)],
+        "rank 1 only fenced"
+    );
+    // the refused allocation never reached the backend: one window on each rank
+    let allocations: Vec<_> = calls.iter().filter(|c| c.what == "allocate").collect();
+    assert_eq!(allocations.len(), 2, "{allocations:?}");
+    assert!(allocations.iter().all(|c| c.bytes == 32), "{allocations:?}");
+}
+
+#[test]
+fn a_created_window_gives_its_contents_back_at_free_only() {
+    let (results, _log) = recording::run_threads(2, |world| -> rma_win::Result<[u64; 2]> {
+        let mut freed = [1u64, 2];
+        let mut win = Window::create(&world, &mut freed, &Info::new())?;
+        win.fence(Assert::NONE)?;
+        let peer = Rank::new((1 - world.rank()) as u32);
+        win.accumulate(&[10u64], peer, 0, Op::Sum)?;
+        win.fence(Assert::NONE)?;
+        win.free()?;
+        drop(win);
+        let mut dropped = [1u64, 2];
+        let win = Window::create(&world, &mut dropped, &Info::new())?;
+        win.fence(Assert::NONE)?;
+        win.accumulate(&[10u64], peer, 0, Op::Sum)?;
+        win.fence(Assert::NONE)?;
+        drop(win); // without free: the buffer keeps its old contents
+        assert_eq!(dropped, [1, 2]);
+        Ok(freed)
+    });
+    for r in results {
+        assert_eq!(r.unwrap(), [11, 2]);
+    }
+}
+
+#[test]
+fn a_panicking_rank_is_a_dead_peer_to_the_others() {
+    let outcome = std::panic::catch_unwind(|| {
+        recording::run_threads(2, |world| -> rma_win::Result<()> {
+            let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+            if world.rank() == 1 {
+                panic!("rank 1 fails on purpose");
+            }
+            let e = win.fence(Assert::NONE).unwrap_err();
+            assert_eq!(e.class(), ErrorClass::ProcFailed, "{e}");
+            Ok(())
+        })
+    });
+    // rank 1's panic is resumed once rank 0 has seen it as a dead peer and returned
+    assert!(outcome.is_err());
+}

@@ -1,0 +1,290 @@
+//! The contract between `rma-win` and a backend: everything a window needs from
+//! whatever provides its ranks, memory and synchronization, as one family of traits.
+//!
+//! `rma-win` keeps the one epoch state machine and every check a user can get wrong
+//! (ranks, displacements, datatypes, ops, ranges, alignment, epoch state); a backend
+//! only does what it is told, and may assume what each trait lists. The family:
+//!
+//! - [`Services`]: the world's ranks and collectives (barrier, all-gather) and the
+//!   liveness of its peers;
+//! - [`Memory`]: a window's shape on every rank, how it was obtained, and this rank's
+//!   local access to it;
+//! - [`Epochs`]: the synchronization primitives epochs are built from (locks, post and
+//!   complete counters, the window's own free);
+//! - [`Transport`]: the data calls;
+//! - [`Backend`]: a world that creates windows, statically typed (no allocation or
+//!   indirect call per RMA call); [`DynBackend`] is the same behind a `Box`, for
+//!   backends plugged in from outside the crates that ship with rma.
+//!
+//! rma ships three backends: rma-shm's shared-memory worlds (with the `atomic` and
+//! `queued` transports) and rma-mpi's system MPI library (the `mpi` transport);
+//! rma-backends puts them behind one enum. A new backend implements [`Backend`] and
+//! reaches `rma-win` through [`DynBackend`] without any change to `rma-win`.
+
+use crate::{Info, Result, Transport, WinInfo};
+use std::sync::atomic::AtomicU32;
+
+/// How a window's memory was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Flavor {
+    /// The window's memory was allocated for it (MPI_Win_allocate).
+    Allocate,
+    /// Memory the caller owns (MPI_Win_create).
+    Create,
+}
+
+/// How the ranks of a world run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LaunchMode {
+    /// One process per rank, started by `rmarun`, sharing memory on one node.
+    Processes,
+    /// One thread per rank, in one process.
+    Threads,
+    /// One process per rank, started by an MPI launcher: windows use the `mpi`
+    /// transport (the system MPI library's RMA), on one node or several.
+    Mpi,
+}
+
+impl std::fmt::Display for LaunchMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LaunchMode::Processes => "processes",
+            LaunchMode::Threads => "threads",
+            LaunchMode::Mpi => "mpi",
+        })
+    }
+}
+
+/// The shape of one rank's window, as every rank sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Window size in bytes.
+    pub len: usize,
+    /// Displacement unit.
+    pub disp_unit: usize,
+    /// Address of the window's first byte in its owner's address space, for alignment
+    /// checks: an element at byte `o` is aligned to `a` when `(addr + o) % a == 0`. A
+    /// backend whose memory has no alignment constraint reports 0.
+    pub addr: usize,
+}
+
+/// A world's ranks and collectives.
+///
+/// Every method is called by the rank's own thread. A backend may assume that the
+/// ranks call the collectives ([`Services::barrier`], [`Services::allgather`]) in the
+/// same order; when they do not, it must return an error (or end the job) rather than
+/// hang.
+pub trait Services: std::fmt::Debug {
+    /// This rank's index.
+    fn rank(&self) -> usize;
+
+    /// The number of ranks.
+    fn size(&self) -> usize;
+
+    /// How the ranks run.
+    fn mode(&self) -> LaunchMode;
+
+    /// Blocks until every rank has called it; everything any rank wrote before it
+    /// happens-before everything every rank does after it. A peer that died or left
+    /// makes it fail with class PROC_FAILED within bounded time, never hang.
+    fn barrier(&self) -> Result<()>;
+
+    /// Every rank contributes `mine`; every rank receives every contribution, indexed
+    /// by rank. Fails as [`Services::barrier`] does.
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>>;
+
+    /// `Err` (class PROC_FAILED naming a dead peer) if a peer is known dead.
+    fn check_peers(&self) -> Result<()>;
+
+    /// A word that stays zero while the world is healthy and becomes nonzero once a
+    /// rank is known dead or the world's shared state corrupt. `rma-win` reads it with
+    /// one relaxed load on every RMA call, and calls [`Services::check_failed`] when
+    /// it is nonzero.
+    fn failure_word(&self) -> &AtomicU32;
+
+    /// `Ok` while the failure word is zero, else the error it stands for.
+    fn check_failed(&self) -> Result<()>;
+}
+
+/// A window's memory: its shape on every rank and this rank's local access.
+///
+/// Local access may race with other ranks' RMA calls (an erroneous program in MPI's
+/// terms); the bytes read are then unspecified, never undefined behaviour.
+pub trait Memory {
+    /// Every rank's window shape, indexed by rank; fixed at creation.
+    fn shapes(&self) -> Vec<Shape>;
+
+    /// How the window's memory was obtained.
+    fn flavor(&self) -> Flavor;
+
+    /// Copies `out.len()` bytes of this rank's window from byte `offset`. The range is
+    /// not checked by `rma-win`: the backend refuses one outside the window (class
+    /// RMA_RANGE).
+    fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()>;
+
+    /// Copies `data` into this rank's window at byte `offset` (range as for
+    /// [`Memory::read_local`]).
+    fn write_local(&self, offset: usize, data: &[u8]) -> Result<()>;
+
+    /// Synchronizes this rank's view of its window with other ranks' (MPI_Win_sync).
+    fn sync(&self) -> Result<()>;
+}
+
+/// The synchronization primitives `rma-win` builds every epoch from.
+///
+/// `rma-win` tracks which epochs are open and refuses every misuse (class RMA_SYNC)
+/// before calling these, so a backend may assume:
+///
+/// - ranks are in the window's group, never the null rank;
+/// - a lock is released only by the origin that holds it, with the kind it was taken
+///   with, after every call to the target was flushed;
+/// - the `want` counts passed to the waits are the cumulative number of posts
+///   (completes) this rank consumed from that peer, so a counter that only grows is
+///   enough (comparisons must survive wrap-around: `want` is a `u32` that wraps);
+/// - `complete_to(t)` follows a flush of every call to `t`.
+///
+/// Every wait ends within bounded time: granted, or an error (class PROC_FAILED when
+/// the peer it waits for died or left, class INTERN for state no rank could produce).
+pub trait Epochs {
+    /// Takes `target`'s lock, shared or exclusive, waiting until it is granted.
+    /// Requests should be served in arrival order (no starvation).
+    fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()>;
+
+    /// Releases `target`'s lock.
+    fn release_lock(&self, target: usize, exclusive: bool) -> Result<()>;
+
+    /// Tells `origin` that this rank's window is exposed to it (one post); local
+    /// stores made before it are visible to `origin` after its matching wait.
+    fn post_to(&self, origin: usize) -> Result<()>;
+
+    /// Waits until `target` has posted to this rank `want` times in all.
+    fn wait_posted(&self, target: usize, want: u32) -> Result<()>;
+
+    /// Tells `target` that this rank's access epoch to it is complete.
+    fn complete_to(&self, target: usize) -> Result<()>;
+
+    /// Waits until `origin` has completed to this rank `want` times in all; its calls
+    /// are then visible in this rank's window.
+    fn wait_completed(&self, origin: usize, want: u32) -> Result<()>;
+
+    /// Whether `origin` has completed to this rank `want` times in all; never blocks.
+    fn has_completed(&self, origin: usize, want: u32) -> Result<bool>;
+
+    /// `Err` (class PROC_FAILED) if a peer of the window is known dead.
+    fn check_peers(&self) -> Result<()>;
+
+    /// The window's collective free, called once by every rank with no epoch open and
+    /// every call complete. It synchronizes on this window only (a peer in a world
+    /// barrier, or freeing another window, must not match it) and, for a created
+    /// window, puts the window's contents back into the caller's buffer once no rank
+    /// can reach them. A backend may also defer the collective part to the window's
+    /// drop, as long as a rank that frees and a rank that only drops make the same
+    /// collective calls.
+    fn free(&mut self) -> Result<()>;
+
+    /// Whether a window dropped without [`Epochs::free`] must end its epochs (release
+    /// its locks, complete its access epoch) and then [`Epochs::depart`]: backends
+    /// whose drop makes a collective call that peers still waiting for this rank
+    /// would never reach. `false` by default.
+    fn leaves_on_drop(&self) -> bool {
+        false
+    }
+
+    /// Tells the peers this rank dropped the window without freeing it, so that a
+    /// wait for its post or complete ends with PROC_FAILED naming it. Called after
+    /// its epochs were ended, only where [`Epochs::leaves_on_drop`] said so.
+    fn depart(&self) {}
+}
+
+/// Whether counter value `now` has reached `want` (wrapping u32 arithmetic): the
+/// comparison of every post / complete counter of an [`Epochs`] implementation.
+pub fn reached(now: u32, want: u32) -> bool {
+    (now.wrapping_sub(want) as i32) >= 0
+}
+
+/// Everything one window of a backend provides.
+pub trait BackendWindow: Transport + Memory + Epochs + std::fmt::Debug {}
+
+impl<T: Transport + Memory + Epochs + std::fmt::Debug> BackendWindow for T {}
+
+/// A world that creates windows: the static form of a backend (in the spirit of
+/// wgpu-hal's `Api`: concrete types, so the data path costs no indirect call).
+///
+/// `info` is the window's info as the user passed it (keys a backend understands
+/// beyond rma's, such as an MPI library's, may be forwarded); `parsed` is rma's view of
+/// it, already checked. `parsed.transport` names the transport the window must use, or
+/// is `None` for the backend's default; a backend that cannot serve the named one
+/// refuses with class RMA_FLAVOR, and names unknown to it with class ARG. Either
+/// refusal happens on every rank before anything collective, so it changes nothing.
+pub trait Backend: Services {
+    /// One window of this backend.
+    type Window<'w>: BackendWindow
+    where
+        Self: 'w;
+
+    /// Collectively allocates `len` zeroed bytes on this rank with displacement unit
+    /// `disp_unit` (nonzero; `rma-win` checked it).
+    fn allocate(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Self::Window<'_>>;
+
+    /// Collectively creates a window over `buf`, which the window borrows for `'w`.
+    /// Other ranks must never write into `buf` after the window is dropped or leaked
+    /// without its free (`mem::forget` ends no borrow): expose a copy, put back by
+    /// [`Epochs::free`], where peers write into window memory.
+    fn create<'w>(
+        &'w self,
+        buf: &'w mut [u8],
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Self::Window<'w>>;
+}
+
+/// [`Backend`] behind a `Box`: how a backend from outside rma's own crates reaches
+/// `rma-win` (`rma_win::World::from_backend`). Every [`Backend`] is one.
+pub trait DynBackend: Services {
+    /// [`Backend::allocate`], boxed.
+    fn allocate_dyn(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + '_>>;
+
+    /// [`Backend::create`], boxed.
+    fn create_dyn<'w>(
+        &'w self,
+        buf: &'w mut [u8],
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + 'w>>;
+}
+
+impl<B: Backend> DynBackend for B {
+    fn allocate_dyn(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + '_>> {
+        Ok(Box::new(self.allocate(len, disp_unit, info, parsed)?))
+    }
+
+    fn create_dyn<'w>(
+        &'w self,
+        buf: &'w mut [u8],
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + 'w>> {
+        Ok(Box::new(self.create(buf, disp_unit, info, parsed)?))
+    }
+}

@@ -1,0 +1,239 @@
+//! rma's shared-memory worlds as an rma backend ([`rma_core::Backend`]): a [`World`]
+//! creates [`ShmWindow`]s, which carry the window's memory, its epoch primitives
+//! (lock words, post and complete counters in the window's sync area) and one of the
+//! two transports, `atomic` or `queued`.
+
+use crate::{AtomicTransport, Liveness, MemoryOptions, QueuedTransport, WindowMemory, World};
+use rma_core::{Backend, Error, Flavor, Info, LaunchMode, Result, Services, Shape, WinInfo};
+use rma_ops::Shadow;
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
+
+/// The transports of windows in rma's own worlds.
+pub const TRANSPORTS: &[&str] = &["atomic", "queued"];
+
+/// Which of the two transports a window uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Atomic,
+    Queued,
+}
+
+/// One window on rma's shared memory: its transport, its memory and the liveness of
+/// its world's ranks.
+#[derive(Debug)]
+pub struct ShmWindow<'w> {
+    /// Before `mem`: the queued transport's progress thread stops (dropping joins it)
+    /// before the memory it writes into goes.
+    transport: ShmTransport,
+    mem: Arc<WindowMemory>,
+    liveness: Liveness,
+    /// A window created over a caller's buffer: the copy it exposes (after `mem`, so
+    /// the mappings go first; leaked unless [`rma_core::Epochs::free`] put it back).
+    shadow: Option<Shadow<'w>>,
+}
+
+#[derive(Debug)]
+enum ShmTransport {
+    Atomic(AtomicTransport),
+    Queued(QueuedTransport),
+}
+
+impl World {
+    /// The transport a window of `flavor` with this info uses: the one the info names
+    /// (RMA_FLAVOR where it cannot serve: `atomic` over a created window with ranks as
+    /// processes, whose copy no other process can reach), else `queued` for a created
+    /// window with ranks as processes and `atomic` everywhere else.
+    fn transport_for(&self, info: &WinInfo, flavor: Flavor) -> Result<Kind> {
+        let processes_create =
+            self.mode() == crate::LaunchMode::Processes && flavor == Flavor::Create;
+        match info.transport.as_deref() {
+            None if processes_create => Ok(Kind::Queued),
+            None | Some("atomic") if !processes_create => Ok(Kind::Atomic),
+            Some("atomic") | None => Err(Error::Flavor {
+                reason: "with ranks as processes a window created over a caller's buffer \
+                         cannot use the atomic transport (other processes cannot reach this \
+                         process's memory); use rma_transport=queued or Window::allocate"
+                    .into(),
+            }),
+            Some("queued") => Ok(Kind::Queued),
+            Some(other) => Err(Error::UnknownTransport {
+                name: other.to_owned(),
+                available: TRANSPORTS.join(", "),
+            }),
+        }
+    }
+
+    fn window<'w>(
+        &self,
+        kind: Kind,
+        mem: WindowMemory,
+        shadow: Option<Shadow<'w>>,
+    ) -> Result<ShmWindow<'w>> {
+        let mem = Arc::new(mem);
+        let liveness = self.liveness();
+        let transport = match kind {
+            Kind::Atomic => ShmTransport::Atomic(AtomicTransport::new(mem.clone())?),
+            Kind::Queued => {
+                ShmTransport::Queued(QueuedTransport::new(mem.clone(), liveness.clone())?)
+            }
+        };
+        Ok(ShmWindow {
+            transport,
+            mem,
+            liveness,
+            shadow,
+        })
+    }
+}
+
+impl Services for World {
+    fn rank(&self) -> usize {
+        World::rank(self)
+    }
+    fn size(&self) -> usize {
+        World::size(self)
+    }
+    fn mode(&self) -> LaunchMode {
+        match World::mode(self) {
+            crate::LaunchMode::Processes => LaunchMode::Processes,
+            crate::LaunchMode::Threads => LaunchMode::Threads,
+        }
+    }
+    fn barrier(&self) -> Result<()> {
+        World::barrier(self)
+    }
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        World::allgather(self, mine)
+    }
+    fn check_peers(&self) -> Result<()> {
+        World::check_peers(self)
+    }
+    fn failure_word(&self) -> &AtomicU32 {
+        World::failure_word(self)
+    }
+    fn check_failed(&self) -> Result<()> {
+        World::check_failed(self)
+    }
+}
+
+impl Backend for World {
+    type Window<'w> = ShmWindow<'w>;
+
+    fn allocate(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        _info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<ShmWindow<'_>> {
+        let kind = self.transport_for(parsed, Flavor::Allocate)?;
+        let opts = MemoryOptions {
+            queues: kind == Kind::Queued,
+        };
+        let mem = WindowMemory::allocate(self, len, disp_unit, opts)?;
+        self.window(kind, mem, None)
+    }
+
+    fn create<'w>(
+        &'w self,
+        buf: &'w mut [u8],
+        disp_unit: usize,
+        _info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<ShmWindow<'w>> {
+        let kind = self.transport_for(parsed, Flavor::Create)?;
+        let opts = MemoryOptions {
+            queues: kind == Kind::Queued,
+        };
+        let len = buf.len();
+        // Other ranks' calls write into the window (threads directly, the queued
+        // transport's progress thread for processes): expose a copy that outlives a
+        // window dropped or forgotten without its free, never `buf`.
+        let (shadow, base) = Shadow::new(buf);
+        // SAFETY: `base` points to `len` bytes of the shadow's heap buffer (64-byte
+        // aligned, whole words past the end), which the window holds and which is freed
+        // only after the collective free put it back (leaked otherwise: `mem::forget`
+        // of the window leaks it too); nothing else reaches those bytes meanwhile, and
+        // the window's accesses are word atomics.
+        let mem = unsafe { WindowMemory::create(self, base, len, disp_unit, opts)? };
+        self.window(kind, mem, Some(shadow))
+    }
+}
+
+impl rma_core::Memory for ShmWindow<'_> {
+    fn shapes(&self) -> Vec<Shape> {
+        (0..self.mem.ranks())
+            .map(|r| Shape {
+                len: self.mem.len_of(r),
+                disp_unit: self.mem.disp_unit_of(r),
+                addr: self.mem.base_addr(r),
+            })
+            .collect()
+    }
+    fn flavor(&self) -> Flavor {
+        self.mem.flavor()
+    }
+    fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        self.mem.read_local(offset, out)
+    }
+    fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {
+        self.mem.write_local(offset, data)
+    }
+    fn sync(&self) -> Result<()> {
+        // the window is unified: a full fence orders this rank's loads and stores
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+impl rma_core::Epochs for ShmWindow<'_> {
+    fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        self.mem.acquire_lock(target, exclusive, &self.liveness)
+    }
+    fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        self.mem.release_lock(target, exclusive)
+    }
+    fn post_to(&self, origin: usize) -> Result<()> {
+        self.mem.post_to(origin);
+        Ok(())
+    }
+    fn wait_posted(&self, target: usize, want: u32) -> Result<()> {
+        self.mem.wait_posted(target, want, &self.liveness)
+    }
+    fn complete_to(&self, target: usize) -> Result<()> {
+        self.mem.complete_to(target);
+        Ok(())
+    }
+    fn wait_completed(&self, origin: usize, want: u32) -> Result<()> {
+        self.mem.wait_completed(origin, want, &self.liveness)
+    }
+    fn has_completed(&self, origin: usize, want: u32) -> Result<bool> {
+        self.mem.has_completed(origin, want)
+    }
+    fn check_peers(&self) -> Result<()> {
+        self.liveness.check()
+    }
+    /// The window's own synchronization: every rank marks the window as being freed in
+    /// its segment and waits for every rank's mark. A world collective could be
+    /// matched by a peer's barrier or all-gather while that peer still uses the
+    /// window, and a created window's copy would then go back under its writes.
+    fn free(&mut self) -> Result<()> {
+        self.mem.free_barrier(&self.liveness)?;
+        if let Some(sh) = self.shadow.as_mut() {
+            sh.copy_back();
+        }
+        Ok(())
+    }
+}
+
+macro_rules! dispatch {
+    ($self:expr, $t:ident => $call:expr) => {
+        match &$self.transport {
+            ShmTransport::Atomic($t) => $call,
+            ShmTransport::Queued($t) => $call,
+        }
+    };
+}
+
+rma_core::forward_transport!(['w] ShmWindow<'w>, dispatch);
