@@ -1,0 +1,174 @@
+//! The checks every call shares: rank, displacement, target layout (fit, overlap,
+//! alignment), the prologue of the MPI-faithful forms, and the typed calls' fast path.
+
+use super::*;
+
+impl<'w> Window<'w> {
+    /// `Ok(None)` for the null rank, `Ok(Some(index))` for a rank of the group.
+    pub(crate) fn check_rank(&self, rank: Rank) -> Result<Option<usize>> {
+        match rank.index() {
+            None => Ok(None),
+            Some(i) if i < self.size() => Ok(Some(i)),
+            Some(_) => Err(Error::InvalidRank {
+                rank,
+                size: self.size(),
+            }),
+        }
+    }
+
+    /// The byte offset of `disp` in `target`'s window.
+    pub(crate) fn byte_offset(&self, target: usize, disp: Disp) -> Result<usize> {
+        if disp < 0 {
+            return Err(Error::NegativeDisp { disp });
+        }
+        let unit = self.shapes[target].disp_unit;
+        (disp as u64)
+            .checked_mul(unit as u64)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| Error::DispOverflow {
+                disp,
+                disp_unit: unit,
+            })
+    }
+
+    /// Target-side checks: displacement, overlap (if writing), fit, alignment (for the
+    /// accumulate family). Returns the byte base and the layout.
+    pub(crate) fn target_layout(
+        &self,
+        t: usize,
+        target: &Target<'_>,
+        writes: bool,
+        atomic: Option<(&'static str, BasicType)>,
+    ) -> Result<(usize, Resolved)> {
+        let base = self.byte_offset(t, target.disp)?;
+        let layout = Resolved::of(target.dt.get(), target.count)?;
+        if let Resolved::Map(m) = &layout {
+            if writes {
+                m.check_no_overlap()?;
+            }
+            m.check_fits(base, self.shapes[t].len, rank_of(t))?;
+        } else if let Some((_, hi)) = layout.span() {
+            let len = self.shapes[t].len;
+            if base.checked_add(hi as usize).is_none_or(|end| end > len) {
+                return Err(Error::OutOfWindow {
+                    rank: rank_of(t),
+                    start: base as i128,
+                    end: base as i128 + hi as i128,
+                    window_len: len,
+                });
+            }
+        }
+        if let Some((call, basic)) = atomic {
+            let align = atomic_align(basic);
+            let mut bad = None;
+            match layout.as_strided() {
+                // every run starts at first + i * stride: aligned if both terms are
+                Some(st) if st.stride.unsigned_abs() % align == 0 => {
+                    let first = (base as isize + st.offset) as usize;
+                    if !self.aligned_at(t, first, align) {
+                        bad = Some(first);
+                    }
+                }
+                _ => layout.for_each_run(&mut |r| {
+                    let at = (base as isize + r.offset) as usize;
+                    if bad.is_none() && !self.aligned_at(t, at, align) {
+                        bad = Some(at);
+                    }
+                }),
+            }
+            if let Some(offset) = bad {
+                return Err(Error::Misaligned {
+                    call,
+                    basic,
+                    align,
+                    disp: target.disp,
+                    disp_unit: self.shapes[t].disp_unit,
+                    offset,
+                });
+            }
+        }
+        Ok((base, layout))
+    }
+
+    /// Checks shared by every call with a local buffer, in order: alive, rank, epoch,
+    /// committed datatypes. `Ok(None)` when the call moves nothing (zero count or
+    /// zero-size types on both sides, docs/semantics.md rule 18); otherwise `Ok(Some(t))`
+    /// with `t` the target index, `None` for the null rank.
+    pub(crate) fn prologue(
+        &self,
+        call: &'static str,
+        local: Option<(&Dt<'_>, usize)>,
+        target: &Target<'_>,
+    ) -> Result<Option<Option<usize>>> {
+        let t = self.begin(call, target.rank)?;
+        if let Some((dt, _)) = local {
+            dt.get().check_committed()?;
+        }
+        target.dt.get().check_committed()?;
+        let local_empty = local.is_none_or(|(dt, count)| is_empty(dt, count));
+        if local_empty && is_empty(&target.dt, target.count) {
+            return Ok(None);
+        }
+        Ok(Some(t))
+    }
+
+    /// The typed calls' fast path: `bytes` contiguous bytes at `disp` of a target that
+    /// a passive-target epoch of this origin covers, inside its window and aligned to
+    /// `align`. `None` if any of that does not hold or nothing would move: the general
+    /// path then checks everything and reports what is wrong.
+    #[inline]
+    pub(crate) fn fast_run(
+        &self,
+        rank: Rank,
+        disp: Disp,
+        bytes: usize,
+        align: usize,
+    ) -> Option<(usize, usize)> {
+        let t = self.fast_target(rank)?;
+        let base = usize::try_from(disp)
+            .ok()?
+            .checked_mul(self.shapes[t].disp_unit)?;
+        let end = base.checked_add(bytes)?;
+        (bytes > 0 && end <= self.shapes[t].len && self.aligned_at(t, base, align))
+            .then_some((t, base))
+    }
+
+    /// [`Window::fast_run`] for one element of `basic` of at most 8 bytes (the calls
+    /// that pass elements as bits).
+    #[inline]
+    pub(crate) fn fast_element(
+        &self,
+        rank: Rank,
+        disp: Disp,
+        basic: BasicType,
+    ) -> Option<(usize, usize)> {
+        let size = basic.size();
+        if size > 8 {
+            return None;
+        }
+        self.fast_run(rank, disp, size, atomic_align(basic))
+    }
+
+    /// Whether byte `offset` of `t`'s window lies at an address aligned to `align` (a
+    /// window created over a caller's buffer may itself start unaligned).
+    #[inline]
+    pub(crate) fn aligned_at(&self, t: usize, offset: usize, align: usize) -> bool {
+        self.shapes[t].addr.wrapping_add(offset) % align == 0
+    }
+
+    /// The transport's view of a call to target `t`.
+    pub(crate) fn access<'l>(
+        &self,
+        t: usize,
+        rank: Rank,
+        base: usize,
+        layout: &'l dyn Layout,
+    ) -> Access<'l> {
+        Access {
+            target: rank,
+            base,
+            layout,
+            exclusive: self.exclusive_on(t),
+        }
+    }
+}

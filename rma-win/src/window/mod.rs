@@ -1,0 +1,344 @@
+//! [`Window`]: creation, free, fence and epoch tracking, local access, and every RMA
+//! call, validated here before a transport sees it.
+// `Error` has drop glue (some variants own strings), so building one eagerly with
+// `ok_or` costs a construction and a drop on every successful call (callgrind showed
+// it on the hot path): errors are built lazily here, whatever clippy thinks.
+#![allow(clippy::unnecessary_lazy_evaluations)]
+
+mod calls;
+mod checks;
+mod requests;
+mod typed;
+
+use crate::buffers::{Buffer, BufferMut, Dt, Resolved, Target};
+use crate::request::Request;
+use crate::sync::Epochs;
+use crate::world::World;
+use rma_backends::AnyWindow;
+use rma_core::{
+    Access, Backend, BasicType, Contiguous, Disp, Error, Flavor, Info, Layout, Memory, Op, Rank,
+    Result, RmaCall, Shape, Transport, WinInfo,
+};
+use rma_datatype::{Datatype, Equivalence};
+use rma_ops::atomic::atomic_align;
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+
+/// A window: memory each rank of a world exposes to the others, with the calls that
+/// read, write and combine into it.
+///
+/// Created collectively by every rank ([`Window::allocate`], [`Window::create`]), used
+/// by its rank's thread (it borrows its rank's `World`, so it stays on that thread:
+/// neither `Send` nor `Sync`), freed collectively ([`Window::free`]). Every call
+/// checks its arguments and the epoch state before any byte moves; a call refused by
+/// those checks has changed nothing. A call that fails later, on a peer's death or a
+/// stalled chunk lock (PROC_FAILED, INTERN), may have applied part of its data.
+pub struct Window<'w> {
+    pub(crate) world: &'w World,
+    /// The backend's window: its memory, epoch primitives and transport.
+    pub(crate) win: AnyWindow<'w>,
+    /// Every rank's window shape, fixed at creation.
+    pub(crate) shapes: Box<[Shape]>,
+    pub(crate) info: WinInfo,
+    pub(crate) epochs: RefCell<Epochs>,
+    /// Per target, what the calls' fast path needs from `epochs` (sync.rs `HELD`,
+    /// `EXCLUSIVE`), kept in step by every lock and unlock.
+    pub(crate) fast: Box<[Cell<u8>]>,
+    /// The world's failure word ([`World::failure_word`]): every call reads it (one
+    /// relaxed load, sync.rs `fast_target` and `begin_as`).
+    pub(crate) failed: &'w std::sync::atomic::AtomicU32,
+    pub(crate) _borrow: PhantomData<&'w mut [u8]>,
+}
+
+impl std::fmt::Debug for Window<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Window")
+            .field("rank", &self.world.rank())
+            .field("ranks", &self.world.size())
+            .field("bytes", &self.local_len())
+            .field("transport", &self.win.name())
+            .field("epochs", &self.epochs.borrow())
+            .finish()
+    }
+}
+
+fn rank_of(r: usize) -> Rank {
+    Rank::new(r as u32)
+}
+
+impl<'w> Window<'w> {
+    /// Collectively allocates a window of `count` elements of `T` on this rank, in
+    /// shared memory, zero-filled, with `disp_unit = size_of::<T>()` (MPI_Win_allocate).
+    ///
+    /// # Transport
+    ///
+    /// The info key `rma_transport` names the window's transport, else the
+    /// `RMA_TRANSPORT` environment variable, else the launch mode's default: `atomic`,
+    /// or `mpi` under an MPI launcher. [`Window::info`] reports the one in effect.
+    ///
+    /// - A transport named in the info is a request, honoured or refused: naming one
+    ///   that cannot serve this window (`atomic` or `queued` under an MPI launcher,
+    ///   `mpi` outside one) is an error of class RMA_FLAVOR that says why and which
+    ///   transports would. Every rank (given the same info, as a collective call
+    ///   needs) gets it before anything collective runs, so nothing changes: the same
+    ///   call with another name, or none, works.
+    /// - `RMA_TRANSPORT` is a process-wide default, not a request: where the transport
+    ///   it names cannot serve this window, the window uses the launch mode's default
+    ///   and a `tracing` warning says which and why.
+    /// - A name that is no transport, in the info or the environment, is an error of
+    ///   class ARG listing the transports.
+    ///
+    /// The same rule, with one more refusal, holds for [`Window::create`];
+    /// [`chosen_transport`](crate::chosen_transport) applies it (docs/design.md
+    /// decision 14).
+    pub fn allocate<T: Equivalence>(
+        world: &'w World,
+        count: usize,
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let size = std::mem::size_of::<T>();
+        let bytes = count
+            .checked_mul(size)
+            .ok_or_else(|| Error::CountOverflow {
+                count,
+                what: "window elements",
+            })?;
+        Self::allocate_bytes(world, bytes, size.max(1), info)
+    }
+
+    /// Collectively allocates a window of `len` bytes with displacement unit
+    /// `disp_unit` (MPI_Win_allocate). The transport is chosen as for
+    /// [`Window::allocate`].
+    pub fn allocate_bytes(
+        world: &'w World,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let _span = tracing::debug_span!("win_allocate", len, disp_unit).entered();
+        let parsed = WinInfo::from_info(info)?;
+        if disp_unit == 0 {
+            return Err(Error::InvalidDispUnit { disp_unit });
+        }
+        let win = world.inner.allocate(len, disp_unit, info, &parsed)?;
+        Ok(Self::finish(world, win, parsed))
+    }
+
+    /// Collectively creates a window over `buf`, memory this rank owns, with
+    /// `disp_unit = size_of::<T>()` (MPI_Win_create). The window borrows `buf` until it
+    /// is dropped; meanwhile read and write it through [`Window::read_local`] and
+    /// [`Window::write_local`].
+    ///
+    /// # Transport
+    ///
+    /// Chosen as for [`Window::allocate`] (the info key `rma_transport`, else the
+    /// `RMA_TRANSPORT` environment variable, else the launch mode's default), with one
+    /// more limit. With ranks as processes the window exposes a copy in this process's
+    /// private memory (below), which no other process can reach directly, so the
+    /// atomic transport cannot serve it (docs/design.md decision 6):
+    ///
+    /// - naming `atomic` in the info is an error of class RMA_FLAVOR saying so, and
+    ///   that `queued`, naming no transport, or [`Window::allocate`] would work; every
+    ///   rank gets it before anything collective runs, so nothing changes (as for
+    ///   [`Window::allocate`]);
+    /// - naming no transport gives the queued transport (as MPICH falls back to active
+    ///   messages), also where `RMA_TRANSPORT=atomic`, which then logs a `tracing`
+    ///   warning;
+    /// - naming `queued` gives the queued transport.
+    ///
+    /// With ranks as threads every transport works; under an MPI launcher the window
+    /// uses the `mpi` transport. [`Window::info`] reports the transport in effect.
+    ///
+    /// # Memory
+    ///
+    /// In every launch mode and on every transport the window exposes an aligned copy
+    /// of `buf` that goes back into `buf` at [`Window::free`] (under MPI: when the
+    /// window drops): other ranks then never write into `buf` itself, even if this
+    /// rank drops, leaks or `mem::forget`s the window. A window dropped without `free`
+    /// leaves `buf` as it was; one forgotten leaks its copy.
+    pub fn create<T: Equivalence>(
+        world: &'w World,
+        buf: &'w mut [T],
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let _span = tracing::debug_span!("win_create", len = std::mem::size_of_val(buf)).entered();
+        let parsed = WinInfo::from_info(info)?;
+        let disp_unit = std::mem::size_of::<T>().max(1);
+        let bytes = rma_datatype::bytes_of_mut(buf).ok_or_else(|| {
+            Error::arg(format!(
+                "a window over {} could be left holding invalid values; create it over a type for which every byte pattern is valid",
+                std::any::type_name::<T>()
+            ))
+        })?;
+        let win = world.inner.create(bytes, disp_unit, info, &parsed)?;
+        Ok(Self::finish(world, win, parsed))
+    }
+
+    fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Window<'w> {
+        info.transport = Some(win.name().to_owned());
+        Window {
+            world,
+            shapes: win.shapes().into_boxed_slice(),
+            win,
+            info,
+            epochs: RefCell::new(Epochs::new(world.size())),
+            fast: (0..world.size()).map(|_| Cell::new(0)).collect(),
+            failed: world.failure_word(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.world.rank()
+    }
+
+    /// The number of ranks in the window's group.
+    pub fn size(&self) -> usize {
+        self.world.size()
+    }
+
+    /// The name of the transport in use.
+    pub fn transport_name(&self) -> &'static str {
+        self.win.name()
+    }
+
+    /// How the memory was obtained.
+    pub fn flavor(&self) -> Flavor {
+        self.win.flavor()
+    }
+
+    /// The effective value of every info key rma knows (MPI_Win_get_info).
+    pub fn info(&self) -> Info {
+        self.info.to_info()
+    }
+
+    /// The parsed info.
+    pub fn win_info(&self) -> &WinInfo {
+        &self.info
+    }
+
+    /// This rank's window size in bytes.
+    pub fn local_len(&self) -> usize {
+        self.shapes[self.rank()].len
+    }
+
+    /// The window size of `rank` in bytes.
+    pub fn len_of(&self, rank: usize) -> Result<usize> {
+        self.check_rank(rank_of(rank))?;
+        Ok(self.shapes[rank].len)
+    }
+
+    /// The displacement unit of `rank`.
+    pub fn disp_unit_of(&self, rank: usize) -> Result<usize> {
+        self.check_rank(rank_of(rank))?;
+        Ok(self.shapes[rank].disp_unit)
+    }
+
+    // ---- local access -------------------------------------------------------------
+
+    /// Copies elements of this rank's window, starting at element `first` (in units of
+    /// `T`), into `out`.
+    pub fn read_local<T: Equivalence>(&self, first: usize, out: &mut [T]) -> Result<()> {
+        self.check_alive()?;
+        let size = std::mem::size_of::<T>();
+        let offset = first
+            .checked_mul(size)
+            .ok_or_else(|| Error::CountOverflow {
+                count: first,
+                what: "elements",
+            })?;
+        let mut bytes = vec![0u8; std::mem::size_of_val(out)];
+        self.win.read_local(offset, &mut bytes)?;
+        rma_datatype::copy_from_bytes(out, &bytes)
+    }
+
+    /// Copies `data` into this rank's window starting at element `first` (in units of
+    /// `T`).
+    pub fn write_local<T: Equivalence>(&self, first: usize, data: &[T]) -> Result<()> {
+        self.check_alive()?;
+        let size = std::mem::size_of::<T>();
+        let offset = first
+            .checked_mul(size)
+            .ok_or_else(|| Error::CountOverflow {
+                count: first,
+                what: "elements",
+            })?;
+        self.win.write_local(offset, rma_datatype::bytes_of(data))
+    }
+
+    /// This rank's whole window as elements of `T`.
+    pub fn local_vec<T: Equivalence + Default>(&self) -> Result<Vec<T>> {
+        let n = self.local_len() / std::mem::size_of::<T>().max(1);
+        let mut v = vec![T::default(); n];
+        self.read_local(0, &mut v)?;
+        Ok(v)
+    }
+}
+
+/// The bits of one value of a basic type of at most 8 bytes.
+#[inline]
+fn bits_of<T: Equivalence>(value: &T) -> u64 {
+    rma_core::bits_from_bytes(rma_datatype::bytes_of(std::slice::from_ref(value)))
+}
+
+/// The value of `basic` (the `T` of a typed call) whose bits are `bits`.
+#[inline]
+fn value_of<T: Equivalence>(basic: BasicType, bits: u64) -> Result<T> {
+    let mut out = [0u8; 8];
+    let size = basic.size();
+    rma_core::bytes_from_bits(bits, &mut out[..size]);
+    from_bytes(&out[..size])
+}
+
+fn single_basic<T: Equivalence>(call: &'static str) -> Result<BasicType> {
+    T::BASIC.ok_or_else(|| Error::TypeNotAllowed {
+        call,
+        found: std::any::type_name::<T>().to_owned(),
+        reason: "it takes one element of a predefined type",
+    })
+}
+
+fn from_bytes<T: Equivalence>(bytes: &[u8]) -> Result<T> {
+    T::from_bytes(bytes).ok_or_else(|| Error::Internal {
+        reason: "a fetched element has the wrong size".into(),
+    })
+}
+
+fn is_empty(dt: &Dt<'_>, count: usize) -> bool {
+    count == 0 || dt.get().size() == 0
+}
+
+fn check_signatures(call: &'static str, a: (&Dt<'_>, usize), b: (&Dt<'_>, usize)) -> Result<()> {
+    let (da, db) = (a.0.get(), b.0.get());
+    if let (Some(x), Some(y)) = (da.predefined(), db.predefined()) {
+        if x == y && a.1 == b.1 {
+            return Ok(());
+        }
+    }
+    rma_datatype::check_signatures(call, (da, a.1), (db, b.1))
+}
+
+fn accumulate_types(
+    call: &'static str,
+    origin: Option<(&Dt<'_>, usize)>,
+    target: (&Dt<'_>, usize),
+    result: Option<(&Dt<'_>, usize)>,
+) -> Result<BasicType> {
+    let pre = |s: Option<(&Dt<'_>, usize)>| s.map(|(d, c)| (d.get().predefined(), c));
+    let t = (target.0.get().predefined(), target.1);
+    // fast path: every side predefined, same type and count
+    if let Some(b) = t.0 {
+        let same =
+            |s: Option<(Option<BasicType>, usize)>| s.is_none_or(|(p, c)| p == Some(b) && c == t.1);
+        if same(pre(origin)) && same(pre(result)) {
+            return Ok(b);
+        }
+    }
+    rma_datatype::check_accumulate_types(
+        call,
+        origin.map(|(d, c)| (d.get(), c)),
+        (target.0.get(), target.1),
+        result.map(|(d, c)| (d.get(), c)),
+    )
+}
