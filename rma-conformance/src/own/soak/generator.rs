@@ -5,35 +5,32 @@ use super::model::{
     apply, Call, Completion, Expect, Kind, Layout, Mode, Region, Shape, Step, CLEAN, MODES, PUT,
 };
 use super::{OWN, P, SEED, SUM_BASE, SUM_LEN, XOR_BASE, XOR_LEN};
+use rma_core::rng::SplitMix64;
 use rma_win::{Assert, LockType, Op};
 
 // ---- randomness --------------------------------------------------------------------
 
+/// splitmix64 ([`SplitMix64`]) with the choices the generator makes.
 #[derive(Debug, Clone)]
-struct Rng(u64);
+struct Rng(SplitMix64);
 
 impl Rng {
+    /// The generator seeded by [`SEED`] and then each of `parts`.
     fn new(parts: &[u64]) -> Rng {
-        let mut r = Rng(SEED);
+        let mut r = SplitMix64::new(SEED);
         for &p in parts {
-            r.0 ^= p.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            r.next();
+            r.absorb(p);
         }
-        r
+        Rng(r)
     }
 
-    /// splitmix64.
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (`n > 0`).
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n as u64) as usize
     }
 
     /// Uniform in `lo..=hi`.
