@@ -5,6 +5,7 @@ use super::rings::ShmRingMem;
 use super::*;
 use crate::ring::{ring_cap, RingMem};
 use crate::winmem::MemoryOptions;
+use rma_core::rng::SplitMix64;
 use rma_core::ErrorClass;
 use std::sync::atomic::AtomicBool;
 
@@ -188,13 +189,8 @@ fn malformed_requests_are_rejected() {
 /// is accepted stays inside the window.
 #[test]
 fn fuzzed_requests_never_escape_the_window() {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = SplitMix64::new(1);
+    let mut next = move || rng.next_u64();
     let seeds = [
         request(
             TAG_ACC,
@@ -424,13 +420,8 @@ fn corrupt_rings_with_fetches_in_flight_end_in_errors_not_hangs() {
     let results = crate::run_threads(2, |world| -> Result<Vec<String>> {
         world.set_stall_bound(stall);
         let mut bad = vec![];
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = SplitMix64::new(2);
+        let mut next = move || rng.next_u64();
         for case in 0..CASES {
             let mem = Arc::new(WindowMemory::allocate(
                 &world,
