@@ -42,6 +42,7 @@ mod op;
 mod rank;
 mod transport;
 pub mod wait;
+
 pub mod rng;
 
 pub use assert::{Assert, LockType};
