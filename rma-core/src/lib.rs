@@ -44,6 +44,8 @@ mod rank;
 mod transport;
 pub mod wait;
 
+pub mod rng;
+
 pub use assert::{Assert, LockType};
 pub use backend::{
     reached, Backend, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode, Memory, Services,

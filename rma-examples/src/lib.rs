@@ -13,6 +13,7 @@
 //! - `--seed S`: seed of the example's random data.
 #![forbid(unsafe_code)]
 
+use rma_core::rng::SplitMix64;
 use rma_win::{Info, Result, World};
 
 /// The examples' common flags.
@@ -116,28 +117,24 @@ pub fn run(flags: &Flags, body: impl Fn(&World) -> Result<bool> + Sync) -> ! {
     std::process::exit(if ok { 0 } else { 1 })
 }
 
-/// A small deterministic generator (splitmix64), so every rank can recompute every
-/// other rank's data from the seed.
+/// A small deterministic generator (splitmix64, [`rma_core::rng::SplitMix64`]), so
+/// every rank can recompute every other rank's data from the seed.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator for (seed, stream).
     pub fn new(seed: u64, stream: u64) -> Rng {
-        Rng(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03))
+        Rng(SplitMix64::stream(seed, stream))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
-    /// A number in `0..n`.
+    /// A number in `0..n` (0 when `n` is 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
+        self.0.below(n.max(1))
     }
 }

@@ -1,6 +1,7 @@
 //! `cargo xtask`: the one entry point for humans and CI (std only).
 
 mod bench;
+mod setup;
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
@@ -19,14 +20,15 @@ Tasks:
   ci                   format check, clippy (warnings denied), then test-all
   bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
                        rma against MPICH, Open MPI and the hardware limits: builds
-                       rmarun + rma-bench and benches/c (installs MPICH and Open MPI
-                       with apt-get when missing and root), runs every configuration
+                       rmarun + rma-bench and benches/c, runs every configuration
                        (hw, rma_atomic, rma_queued, rma_create, mpich_alloc,
                        mpich_create, ompi_sm, ompi_rdma, ompi_rdma_create) once per
                        round, interleaved (default 3 rounds, --quick 1 shorter round;
                        each run killed after --timeout, default 120 s), and writes
                        target/bench/{summary.md,results.json,latency.svg,bandwidth.svg};
-                       fails if a contended final-value check failed
+                       configurations whose MPI or gcc is missing are skipped, and the
+                       command that installs them is printed (cargo xtask setup); fails
+                       if a contended final-value check failed
   bench --scaling [--ranks 2,4,...] [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
                        rank scaling: rma-scale (rma_atomic, rma_atomic_park, rma_queued,
                        rma_mpi) and benches/c/mpi_rma_scale.c (ompi_sm, mpich) at N = 2,
@@ -49,6 +51,11 @@ Tasks:
                        race::*) built with ThreadSanitizer on a nightly toolchain, when
                        one is installed (not part of test-all: CI has stable only);
                        fails on any data race reported in rma's own code
+  setup                installs what the bench and the mpi transport's tests need and
+                       this machine lacks: MPICH, Open MPI and gcc (apt-get install
+                       mpich libmpich-dev openmpi-bin libopenmpi-dev gcc; needs root)
+                       and cargo-nextest (cargo install --locked); nothing else here
+                       installs anything
   help                 this text
 ";
 
@@ -689,6 +696,7 @@ fn main() -> ExitCode {
         "bench" => bench::main(&rest),
         "demo" => demo(&rest),
         "tsan" => tsan(),
+        "setup" => setup::main(&rest),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             true

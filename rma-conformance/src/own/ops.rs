@@ -2,6 +2,7 @@
 //! (`rma_ops::apply_bytes`, itself tested against an independent reference in
 //! rma-ops' tests).
 
+use rma_core::rng::SplitMix64;
 use rma_win::{
     Assert, BasicType, Buffer, BufferMut, Datatype, Info, Op, Rank, Result, Target, Window, World,
 };
@@ -9,7 +10,7 @@ use rma_win::{
 /// A deterministic element of `basic`, chosen so that every op's fold is exact and
 /// independent of the order (small integers, no NaN).
 pub(crate) fn value(basic: BasicType, seed: u64) -> Vec<u8> {
-    let x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17) ^ seed;
+    let x = SplitMix64::new(seed).next_u64();
     let small = (x % 7) as i64 - 3; // -3..=3
     let size = basic.size();
     use BasicType::*;

@@ -2,27 +2,11 @@
 //! of `Element::combine`, and a small deterministic generator of element values.
 #![allow(dead_code, unreachable_pub)]
 
+use rma_core::rng::SplitMix64;
 use rma_core::{BasicType, Op, TypeClass};
 
-/// xorshift64*: deterministic, good enough for test data.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+/// Deterministic test data: [`SplitMix64`].
+pub type Rng = SplitMix64;
 
 /// One random element of `basic`, as its bytes. Floats are small integers or halves
 /// (occasionally NaN, infinities, signed zeros); pair values come from a small range so
@@ -43,7 +27,7 @@ pub fn random_element(basic: BasicType, rng: &mut Rng) -> Vec<u8> {
             let v = match rng.below(4) {
                 0 => rng.below(5),                // small, 0 included
                 1 => rng.below(5).wrapping_neg(), // small negative
-                _ => rng.next(),
+                _ => rng.next_u64(),
             };
             v.to_ne_bytes()[..size].to_vec()
         }

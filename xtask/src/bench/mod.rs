@@ -11,6 +11,7 @@ mod plot;
 mod report;
 mod scaling;
 
+use crate::setup::MPI_TOOLS;
 use json::Json;
 use model::{Line, Outcome, Run, Summary};
 use report::Report;
@@ -356,27 +357,10 @@ pub(crate) fn which(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn is_root() -> bool {
-    fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("Uid:"))?.to_owned();
-            Some(line.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-const MPI_TOOLS: &[&str] = &[
-    "mpicc.mpich",
-    "mpiexec.mpich",
-    "mpicc.openmpi",
-    "mpirun.openmpi",
-];
-const MPI_PACKAGES: &[&str] = &["mpich", "libmpich-dev", "openmpi-bin", "libopenmpi-dev"];
-
-/// Installs MPICH and Open MPI with apt-get when a tool is missing and we are root;
-/// failure is a note, never an error (their configurations are then skipped).
-fn ensure_mpi(p: &Paths, wanted: bool) {
+/// Says which MPI tools are missing when MPI configurations are selected, and how to
+/// install them; those configurations are then skipped (the bench installs nothing:
+/// `cargo xtask setup` does).
+fn report_missing_mpi(wanted: bool) {
     let missing: Vec<&str> = MPI_TOOLS
         .iter()
         .copied()
@@ -385,45 +369,11 @@ fn ensure_mpi(p: &Paths, wanted: bool) {
     if !wanted || missing.is_empty() {
         return;
     }
-    if !is_root() {
-        println!(
-            "bench: {} missing and not root: the MPI configurations are skipped \
-             (install: apt-get install {})",
-            missing.join(", "),
-            MPI_PACKAGES.join(" ")
-        );
-        return;
-    }
-    let log = p.out.join("apt-get.log");
-    let _ = fs::remove_file(&log);
     println!(
-        "bench: {} missing; installing MPICH and Open MPI: apt-get update && apt-get install -y {} (log: {})",
+        "bench: {} missing: the configurations that need them are skipped (install: {})",
         missing.join(", "),
-        MPI_PACKAGES.join(" "),
-        log.display()
+        crate::setup::mpi_install_hint()
     );
-    let mut update = Command::new("apt-get");
-    update.arg("update");
-    let mut install = Command::new("apt-get");
-    install
-        .args(["install", "-y"])
-        .args(MPI_PACKAGES)
-        .env("DEBIAN_FRONTEND", "noninteractive");
-    let ok = [update, install].into_iter().all(|cmd| {
-        let (ok, text) = crate::run_captured(cmd);
-        let _ = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
-        ok
-    });
-    if !ok {
-        println!(
-            "bench: note: apt-get failed (no network?), see {}; configurations whose MPI is missing are skipped",
-            log.display()
-        );
-    }
 }
 
 /// Runs a compiler (or cargo); the first lines of its output if it fails.
@@ -507,6 +457,12 @@ impl Ready {
         };
         Ready {
             hw: if wants(|p| *p == Program::Hw) {
+                if which("gcc").is_none() {
+                    println!(
+                        "bench: gcc missing: the hw configuration is skipped (install: cargo \
+                         xtask setup, or as root: apt-get update && apt-get install -y gcc)"
+                    );
+                }
                 let flags = ["-O2", "-Wall", "-march=native", "-pthread"];
                 compile_c(
                     "gcc",
@@ -970,7 +926,7 @@ pub(crate) fn main(args: &[&str]) -> bool {
             Program::Mpich { .. } | Program::Ompi { .. } | Program::RmaMpi { .. }
         )
     });
-    ensure_mpi(&p, wants_mpi);
+    report_missing_mpi(wants_mpi);
     let ready = Ready::prepare(&p, &selected, &BENCH);
 
     let (mut runs, mut lines) = (vec![], vec![]);

@@ -12,8 +12,8 @@ use super::model::{gbps, Line, Outcome, Run, Stat, Summary};
 use super::plot::{self, Panel, Series};
 use super::report::{cell, Table};
 use super::{
-    ensure_mpi, library_in, run_config, utc_now, write, Config, Machine, Options, Paths, Program,
-    Ranks, Ready, Suite,
+    library_in, report_missing_mpi, run_config, utc_now, write, Config, Machine, Options, Paths,
+    Program, Ranks, Ready, Suite,
 };
 use std::fs;
 use std::time::Instant;
@@ -734,7 +734,7 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let wants_mpi = selected
         .iter()
         .any(|c| !matches!(c.program, Program::Rma { .. }));
-    ensure_mpi(&p, wants_mpi);
+    report_missing_mpi(wants_mpi);
     let ready = Ready::prepare(&p, &selected, &SCALE);
     let (reps, secs) = o.reps_secs();
     println!(
