@@ -188,6 +188,27 @@ fn groups() -> Vec<Group> {
         binary: Some("seam"),
         ..Group::new("backend seam (recording backend's log)", "rma-conformance")
     });
+    // rma-win over each shipped backend and launcher, as a program sees it
+    for (binary, what) in [
+        (
+            "resources",
+            "segments, threads and fds after every exit path (rmarun)",
+        ),
+        (
+            "soundness",
+            "forget, leak, panic and early return of windows",
+        ),
+        (
+            "transport_env",
+            "RMA_TRANSPORT as a default (rmarun, mpiexec)",
+        ),
+        ("mpi_exit", "an error on one rank under mpiexec"),
+    ] {
+        v.push(Group {
+            binary: Some(binary),
+            ..Group::new(format!("{binary}: {what}"), "rma-conformance")
+        });
+    }
     v.push(Group {
         binary: Some("faults"),
         ..Group::new("dead peers (processes, SIGKILL)", "rma-conformance")

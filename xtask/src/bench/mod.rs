@@ -31,6 +31,9 @@ pub(crate) enum Program {
         /// Run with `RMA_WAIT=park`: every wait parks at once, never spins (to set
         /// beside the default, which spins on free cores).
         park: bool,
+        /// Run the binaries of [`ENV_BASELINE`] (a build from before a change)
+        /// instead of this tree's.
+        before: bool,
     },
     Mpich {
         create: bool,
@@ -47,6 +50,8 @@ pub(crate) enum Program {
         ompi: bool,
         /// Run with rma's MPI progress thread (`RMA_MPI_PROGRESS=thread`).
         progress: bool,
+        /// As for [`Program::Rma`].
+        before: bool,
     },
 }
 
@@ -81,6 +86,7 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: Some("atomic"),
             create: false,
             park: false,
+            before: false,
         },
         note: "",
     },
@@ -92,6 +98,7 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: Some("queued"),
             create: false,
             park: false,
+            before: false,
         },
         note: "",
     },
@@ -103,6 +110,7 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: None,
             create: true,
             park: false,
+            before: false,
         },
         note: "Window::create over private memory: the queued transport across processes",
     },
@@ -163,6 +171,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: false,
             progress: false,
+            before: false,
         },
         note: "the mpi transport: rma-win's layer over the MPICH calls of the MPICH column",
     },
@@ -173,6 +182,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: false,
             progress: true,
+            before: false,
         },
         note: "the mpi transport over MPICH with rma's progress thread (opt-in)",
     },
@@ -183,6 +193,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: true,
             progress: false,
+            before: false,
         },
         note: "the mpi transport over Open MPI osc/rdma (compare with OMPI osc/rdma); -x as there",
     },
@@ -196,7 +207,76 @@ pub(crate) const CONFIGS: &[Config] = &[
         },
         note: OMPI_CAS,
     },
+    Config {
+        key: "rma_atomic_before",
+        label: "rma atomic (before)",
+        command: "$RMA_BENCH_BASELINE/rmarun -n 2 $RMA_BENCH_BASELINE/rma-bench --transport atomic",
+        program: Program::Rma {
+            transport: Some("atomic"),
+            create: false,
+            park: false,
+            before: true,
+        },
+        note: BEFORE,
+    },
+    Config {
+        key: "rma_queued_before",
+        label: "rma queued (before)",
+        command: "$RMA_BENCH_BASELINE/rmarun -n 2 $RMA_BENCH_BASELINE/rma-bench --transport queued",
+        program: Program::Rma {
+            transport: Some("queued"),
+            create: false,
+            park: false,
+            before: true,
+        },
+        note: BEFORE,
+    },
+    Config {
+        key: "rma_mpi_mpich_before",
+        label: "rma mpi/MPICH (before)",
+        command: "mpiexec.mpich -n 2 -bind-to core $RMA_BENCH_BASELINE/rma-bench",
+        program: Program::RmaMpi {
+            ompi: false,
+            progress: false,
+            before: true,
+        },
+        note: BEFORE,
+    },
+    Config {
+        key: "rma_mpi_ompi_before",
+        label: "rma mpi/OMPI (before)",
+        command: "mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core $RMA_BENCH_BASELINE/rma-bench -x",
+        program: Program::RmaMpi {
+            ompi: true,
+            progress: false,
+            before: true,
+        },
+        note: BEFORE,
+    },
 ];
+
+/// Environment variable naming a directory with `rmarun` and `rma-bench` built (release,
+/// with the `mpi` feature where MPI is installed) from an earlier tree: the `*_before`
+/// configurations run them beside this tree's, in the same rounds, so that a change's
+/// before and after are measured side by side. Without it those configurations are
+/// left out unless `--only` names them.
+pub(crate) const ENV_BASELINE: &str = "RMA_BENCH_BASELINE";
+
+const BEFORE: &str =
+    "the same program built from the tree in $RMA_BENCH_BASELINE (before the change)";
+
+/// Whether `program` runs the baseline's binaries.
+fn is_before(program: Program) -> bool {
+    matches!(
+        program,
+        Program::Rma { before: true, .. } | Program::RmaMpi { before: true, .. }
+    )
+}
+
+/// The baseline's directory, if [`ENV_BASELINE`] names one.
+fn baseline_dir() -> Option<PathBuf> {
+    std::env::var_os(ENV_BASELINE).map(PathBuf::from)
+}
 
 /// The configuration with this key (keys in the code are always known ones).
 pub(crate) fn config(key: &str) -> &'static Config {
@@ -291,13 +371,15 @@ impl Options {
         }
     }
 
+    /// The configurations `--only` names, else every one (the `*_before` ones only
+    /// with [`ENV_BASELINE`] set).
     fn selected(&self) -> Vec<&'static Config> {
+        let baseline = baseline_dir().is_some();
         self.configs()
             .iter()
-            .filter(|c| {
-                self.only
-                    .as_ref()
-                    .is_none_or(|o| o.iter().any(|k| k == c.key))
+            .filter(|c| match &self.only {
+                Some(o) => o.iter().any(|k| k == c.key),
+                None => baseline || !is_before(c.program),
             })
             .collect()
     }
@@ -336,6 +418,14 @@ impl Paths {
 
     fn release(&self, bin: &str) -> PathBuf {
         self.target.join("release").join(bin)
+    }
+
+    /// One of rma's binaries: this tree's release build, or the baseline's.
+    fn rma_exe(&self, bin: &str, before: bool) -> PathBuf {
+        match baseline_dir().filter(|_| before) {
+            Some(d) => d.join(bin),
+            None => self.release(bin),
+        }
     }
 
     /// The same, with the output in `target/bench/<sub>/` (raw files under it).
@@ -436,6 +526,8 @@ struct Ready {
     rma: Result<(), String>,
     mpich: Result<(), String>,
     ompi: Result<(), String>,
+    /// The binaries of [`ENV_BASELINE`].
+    baseline: Result<(), String>,
 }
 
 impl Ready {
@@ -505,12 +597,25 @@ impl Ready {
             } else {
                 not_selected()
             },
+            baseline: if wants(|p| is_before(*p)) {
+                match baseline_dir() {
+                    None => Err(format!("{ENV_BASELINE} is not set")),
+                    Some(d) => ["rmarun", suite.rust_bin]
+                        .iter()
+                        .map(|b| d.join(b))
+                        .find(|b| !b.is_file())
+                        .map_or(Ok(()), |b| Err(format!("{} is missing", b.display()))),
+                }
+            } else {
+                not_selected()
+            },
         }
     }
 
     fn of(&self, program: Program) -> &Result<(), String> {
         match program {
             Program::Hw => &self.hw,
+            p if is_before(p) && self.baseline.is_err() => &self.baseline,
             Program::Rma { .. } => &self.rma,
             Program::Mpich { .. } => &self.mpich,
             Program::Ompi { .. } => &self.ompi,
@@ -567,13 +672,14 @@ fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
             transport,
             create,
             park,
+            before,
         } => {
-            let mut cmd = Command::new(p.release("rmarun"));
+            let mut cmd = Command::new(p.rma_exe("rmarun", before));
             if park {
                 cmd.env("RMA_WAIT", "park");
             }
             cmd.args(["-n", &ranks.n.to_string()])
-                .arg(p.release(suite.rust_bin));
+                .arg(p.rma_exe(suite.rust_bin, before));
             if let Some(t) = transport {
                 cmd.args(["--transport", t]);
             }
@@ -607,12 +713,16 @@ fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
             }
             cmd
         }
-        Program::RmaMpi { ompi, progress } => {
+        Program::RmaMpi {
+            ompi,
+            progress,
+            before,
+        } => {
             let mut cmd = mpi_launcher(ompi, ranks);
             if progress {
                 cmd.env("RMA_MPI_PROGRESS", "thread");
             }
-            cmd.arg(p.release(suite.rust_bin));
+            cmd.arg(p.rma_exe(suite.rust_bin, before));
             if ompi && suite.skips_cas {
                 cmd.arg("-x");
             }
