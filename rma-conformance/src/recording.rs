@@ -578,7 +578,8 @@ impl Memory for RecWindow<'_> {
     fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         self.record("read_local", None, out.len());
         let me = Rank::new(self.me() as u32);
-        self.with_mem(me, |m| match m.get(offset..offset + out.len()) {
+        let end = offset.saturating_add(out.len());
+        self.with_mem(me, |m| match m.get(offset..end) {
             Some(src) => {
                 out.copy_from_slice(src);
                 Ok(())
@@ -592,7 +593,7 @@ impl Memory for RecWindow<'_> {
         let me = Rank::new(self.me() as u32);
         self.with_mem(me, |m| {
             let len = m.len();
-            match m.get_mut(offset..offset + data.len()) {
+            match m.get_mut(offset..offset.saturating_add(data.len())) {
                 Some(dst) => {
                     dst.copy_from_slice(data);
                     Ok(())

@@ -10,6 +10,11 @@
 //! - **Validation above, trust below.** Rank, displacement, count, datatypes, op,
 //!   range, alignment, overlap and epoch state are checked here, before a transport is
 //!   called; a call that returns an error has changed nothing.
+//! - **One backend seam.** This crate keeps the one epoch state machine and every
+//!   check, and programs against rma-core's backend traits (`Services`, `Memory`,
+//!   `Epochs`, `Transport`, `Backend`); its code names no backend. The shipped ones
+//!   (rma's shared memory, a system MPI library) come through rma-backends' enums;
+//!   any other through [`World::from_backend`].
 //! - **Transport per window, chosen at run time**: the `rma_transport` info key, else
 //!   the `RMA_TRANSPORT` environment variable, else `atomic`. Under an MPI launcher
 //!   (`mpiexec`, `mpirun`; the `mpi` feature) every window uses the `mpi` transport:
