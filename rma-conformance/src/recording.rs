@@ -78,6 +78,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// What the ranks of one world share.
 struct Shared {
     size: usize,
+    /// A deliberate bug for tests: every window reports one shape too few.
+    drop_a_shape: bool,
     log: Log,
     /// Nonzero once a rank died: the dead rank + 1.
     failed: AtomicU32,
@@ -561,7 +563,8 @@ impl Transport for RecWindow<'_> {
 
 impl Memory for RecWindow<'_> {
     fn shapes(&self) -> Vec<Shape> {
-        self.mems
+        let n = self.mems.len() - usize::from(self.world.shared.drop_a_shape);
+        self.mems[..n]
             .iter()
             .map(|m| Shape {
                 len: lock(&m.data).len(),
@@ -718,8 +721,28 @@ where
     R: Send,
     F: Fn(rma_win::World) -> R + Sync,
 {
+    run(n, false, f)
+}
+
+/// [`run_threads`] on a backend with a bug: every window reports one shape too few
+/// (what rma-win must refuse with an error, not a panic, from a backend it does not
+/// know).
+pub fn run_threads_dropping_a_shape<R, F>(n: usize, f: F) -> (Vec<R>, Log)
+where
+    R: Send,
+    F: Fn(rma_win::World) -> R + Sync,
+{
+    run(n, true, f)
+}
+
+fn run<R, F>(n: usize, drop_a_shape: bool, f: F) -> (Vec<R>, Log)
+where
+    R: Send,
+    F: Fn(rma_win::World) -> R + Sync,
+{
     let shared = Arc::new(Shared {
         size: n,
+        drop_a_shape,
         log: Log::default(),
         failed: AtomicU32::new(0),
         state: Mutex::new(State {

@@ -109,3 +109,18 @@ fn a_panicking_rank_is_a_dead_peer_to_the_others() {
     // rank 1's panic is resumed once rank 0 has seen it as a dead peer and returned
     assert!(outcome.is_err());
 }
+
+#[test]
+fn a_backend_that_misreports_shapes_is_an_error_not_a_panic() {
+    let (results, _log) = recording::run_threads_dropping_a_shape(2, |world| {
+        Window::allocate::<u64>(&world, 4, &Info::new()).map(drop)
+    });
+    for r in results {
+        let e = r.unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Intern, "{e}");
+        assert!(
+            e.to_string().contains("1 window shapes for a world of 2"),
+            "{e}"
+        );
+    }
+}

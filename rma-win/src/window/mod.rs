@@ -121,7 +121,7 @@ impl<'w> Window<'w> {
             return Err(Error::InvalidDispUnit { disp_unit });
         }
         let win = world.inner.allocate(len, disp_unit, info, &parsed)?;
-        Ok(Self::finish(world, win, parsed))
+        Self::finish(world, win, parsed)
     }
 
     /// Collectively creates a window over `buf`, memory this rank owns, with
@@ -171,21 +171,36 @@ impl<'w> Window<'w> {
             ))
         })?;
         let win = world.inner.create(bytes, disp_unit, info, &parsed)?;
-        Ok(Self::finish(world, win, parsed))
+        Self::finish(world, win, parsed)
     }
 
-    fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Window<'w> {
+    /// The window over the backend's `win`. A backend whose shapes do not cover the
+    /// world's ranks (one from outside rma, with a bug) is refused with class INTERN
+    /// instead of panicking on a later index.
+    fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Result<Window<'w>> {
+        let shapes = win.shapes().into_boxed_slice();
+        if shapes.len() != world.size() || world.rank() >= world.size() {
+            return Err(Error::Internal {
+                reason: format!(
+                    "the {} backend reported {} window shapes for a world of {} ranks (rank {})",
+                    win.name(),
+                    shapes.len(),
+                    world.size(),
+                    world.rank()
+                ),
+            });
+        }
         info.transport = Some(win.name().to_owned());
-        Window {
+        Ok(Window {
             world,
-            shapes: win.shapes().into_boxed_slice(),
+            shapes,
             win,
             info,
             epochs: RefCell::new(Epochs::new(world.size())),
             fast: (0..world.size()).map(|_| Cell::new(0)).collect(),
             failed: world.failure_word(),
             _borrow: PhantomData,
-        }
+        })
     }
 
     /// This rank.
