@@ -87,6 +87,10 @@ pub use equivalence::{
     Equivalence, FloatInt, LongInt, ShortInt, TwoInt,
 };
 pub use rma_core::BasicType;
+/// `#[derive(Equivalence)]` for a `#[repr(C)]` struct whose fields all have one type
+/// (the `rma-derive` crate; its generated code names `rma_win` unless the struct says
+/// `#[equivalence(crate = "rma_datatype")]`).
+pub use rma_derive::Equivalence;
 pub use signature::{check_accumulate_types, check_signatures, Signature};
 pub use typemap::TypeMap;
 

@@ -93,6 +93,63 @@
 //! segments) are errors within bounded time, not hangs: see the README's reliability
 //! section for what is detected, in what time, and what is not.
 //!
+//! # Your own element types: `#[derive(Equivalence)]`
+//!
+//! A `#[repr(C)]` struct whose fields all have one `Equivalence` type can be an
+//! element of windows and buffers without an `unsafe impl`:
+//!
+//! ```
+//! use rma_win::{Assert, Equivalence, Info, Op, Rank, Window};
+//!
+//! #[repr(C)]
+//! #[derive(Clone, Copy, Default, Equivalence)]
+//! struct Point { x: f64, y: f64, z: f64 }
+//!
+//! let sums = rma_win::run_threads(2, |world| -> rma_win::Result<[f64; 3]> {
+//!     let win = Window::allocate::<Point>(&world, 1, &Info::new())?;
+//!     win.fence(Assert::NONE)?;
+//!     win.accumulate(&[Point { x: 1.0, y: 2.0, z: 3.0 }], Rank::new(0), 0, Op::Sum)?;
+//!     win.fence(Assert::NONE)?;
+//!     let mut p = [Point::default()];
+//!     win.get(&mut p, Rank::new(0), 0)?;
+//!     win.fence(Assert::NONE)?;
+//!     Ok([p[0].x, p[0].y, p[0].z])
+//! })?;
+//! assert!(sums.into_iter().all(|s| s.unwrap() == [2.0, 4.0, 6.0]));
+//! # Ok::<(), rma_win::Error>(())
+//! ```
+//!
+//! What it refuses, at compile time. Fields of different types (describe such a struct
+//! with `Datatype::structure` in an `unsafe impl` of your own):
+//! ```compile_fail
+//! #[repr(C)]
+//! #[derive(Clone, Copy, rma_win::Equivalence)]
+//! struct Mixed { value: f64, index: i32 } // error: every field must have the same type
+//! ```
+//! References and pointers, whose bytes mean nothing in another rank:
+//! ```compile_fail
+//! #[repr(C)]
+//! #[derive(Clone, Copy, rma_win::Equivalence)]
+//! struct Refs { a: &'static u64, b: &'static u64 } // error: a field is a reference
+//! ```
+//! Rust's default layout, which may reorder fields:
+//! ```compile_fail
+//! #[derive(Clone, Copy, rma_win::Equivalence)]
+//! struct NoRepr { a: u32, b: u32 } // error: the struct needs #[repr(C)]
+//! ```
+//! Padding, checked on the real layout:
+//! ```compile_fail
+//! #[repr(C, align(16))]
+//! #[derive(Clone, Copy, rma_win::Equivalence)]
+//! struct Padded { a: f64 } // error: Padded has padding
+//! ```
+//! (The same struct without `align(16)` compiles:)
+//! ```
+//! #[repr(C)]
+//! #[derive(Clone, Copy, rma_win::Equivalence)]
+//! struct Padded { a: f64 }
+//! ```
+//!
 //! # Nomenclature
 //! - **rank**, **origin**, **target**, **window**, **epoch**, **displacement unit**,
 //!   **type map**: as in rma-core's documentation.
