@@ -157,12 +157,16 @@
 //!   to every other (active target).
 
 mod buffers;
+mod guard;
+mod handle;
 mod request;
 mod sync;
 mod window;
 mod world;
 
 pub use buffers::{Buffer, BufferMut, Target};
+pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};
+pub use handle::{CasElement, Integer, Numeric, TargetHandle};
 pub use request::Request;
 pub use rma_backends::{chosen_transport, init_tracing, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
 pub use rma_core::{

@@ -81,7 +81,15 @@ pub(crate) struct Epochs {
     posts_used: Vec<u32>,
     /// Per origin: completes this rank expects (one per post).
     completes_due: Vec<u32>,
+    /// Epochs owned by a guard (`crate::guard`): [`ACCESS_GUARD`], [`EXPOSURE_GUARD`].
+    /// The runtime calls that would end them refuse (RMA_SYNC); the guard ends them.
+    guards: u8,
 }
+
+/// A guard owns this window's access epoch (fence, lock, lock_all or start).
+pub(crate) const ACCESS_GUARD: u8 = 1;
+/// A guard owns this window's exposure epoch (post).
+pub(crate) const EXPOSURE_GUARD: u8 = 2;
 
 impl Epochs {
     pub(crate) fn new(ranks: usize) -> Epochs {
@@ -95,6 +103,7 @@ impl Epochs {
             post: None,
             posts_used: vec![0; ranks],
             completes_due: vec![0; ranks],
+            guards: 0,
         }
     }
 
@@ -147,6 +156,29 @@ fn ranks_of(group: &Group, size: usize) -> Result<Vec<usize>> {
 }
 
 impl Window<'_> {
+    /// Marks the epochs `kind` ([`ACCESS_GUARD`], [`EXPOSURE_GUARD`]) as owned by a
+    /// guard (`on`), or no longer.
+    pub(crate) fn set_guard(&self, kind: u8, on: bool) {
+        let mut ep = self.epochs.borrow_mut();
+        if on {
+            ep.guards |= kind;
+        } else {
+            ep.guards &= !kind;
+        }
+    }
+
+    /// RMA_SYNC if a guard owns the epochs `kind` that `call` would end.
+    fn check_unguarded(&self, call: &'static str, kind: u8) -> Result<()> {
+        if self.epochs.borrow().guards & kind == 0 {
+            return Ok(());
+        }
+        Err(Error::sync(
+            call,
+            "this epoch was opened as a guard (an epoch value); end it through the guard \
+             (unlock, fence, complete or wait on it), or drop the guard",
+        ))
+    }
+
     pub(crate) fn check_alive(&self) -> Result<()> {
         if self.epochs.borrow().freed {
             return Err(Error::InvalidWindow {
@@ -302,6 +334,7 @@ impl Window<'_> {
     pub fn fence(&self, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("fence", assert = assert.bits()).entered();
         self.check_alive()?;
+        self.check_unguarded("fence", ACCESS_GUARD)?;
         assert.check_fence()?;
         {
             let ep = self.epochs.borrow();
@@ -430,6 +463,7 @@ impl Window<'_> {
     pub fn unlock(&self, rank: Rank) -> Result<()> {
         let _span = tracing::debug_span!("unlock", target = rank.raw()).entered();
         self.check_alive()?;
+        self.check_unguarded("unlock", ACCESS_GUARD)?;
         let Some(t) = self.check_rank(rank)? else {
             return Ok(());
         };
@@ -529,6 +563,7 @@ impl Window<'_> {
     pub fn unlock_all(&self) -> Result<()> {
         let _span = tracing::debug_span!("unlock_all").entered();
         self.check_alive()?;
+        self.check_unguarded("unlock_all", ACCESS_GUARD)?;
         if !self.epochs.borrow().lock_all {
             let ep = self.epochs.borrow();
             return Err(Error::sync(
@@ -700,6 +735,7 @@ impl Window<'_> {
     pub fn complete(&self) -> Result<()> {
         let _span = tracing::debug_span!("complete").entered();
         self.check_alive()?;
+        self.check_unguarded("complete", ACCESS_GUARD)?;
         let st =
             self.epochs.borrow().start.clone().ok_or_else(|| {
                 Error::sync("complete", "no start epoch is open; call start first")
@@ -729,6 +765,7 @@ impl Window<'_> {
     pub fn wait(&self) -> Result<()> {
         let _span = tracing::debug_span!("wait").entered();
         self.check_alive()?;
+        self.check_unguarded("wait", EXPOSURE_GUARD)?;
         let (group, due) = {
             let ep = self.epochs.borrow();
             let g = ep
@@ -748,6 +785,7 @@ impl Window<'_> {
     /// origin has completed (MPI_Win_test). Errors: RMA_SYNC without post.
     pub fn test(&self) -> Result<bool> {
         self.check_alive()?;
+        self.check_unguarded("test", EXPOSURE_GUARD)?;
         let mut ep = self.epochs.borrow_mut();
         let group = ep
             .post

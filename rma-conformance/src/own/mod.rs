@@ -3,6 +3,7 @@
 //! checked unchanged afterwards.
 
 mod errors;
+mod handles;
 mod large;
 mod layouts;
 mod ops;
@@ -16,6 +17,12 @@ use crate::Case;
 pub fn cases() -> Vec<Case> {
     let c = |name, ranks, body| Case { name, ranks, body };
     vec![
+        c("own_handles_lock_all", 4, handles::lock_all_handles),
+        c("own_handles_lock", 3, handles::lock_handles),
+        c("own_handles_fence", 3, handles::fence_handles),
+        c("own_handles_pscw", 4, handles::pscw_handles),
+        c("own_handles_dropped_guards", 3, handles::dropped_guards),
+        c("own_handles_op_checks", 2, handles::handle_op_checks),
         c(
             "own_every_op_and_type_concurrently",
             4,

@@ -293,20 +293,20 @@ impl<'w> Window<'w> {
 
 /// The bits of one value of a basic type of at most 8 bytes.
 #[inline]
-fn bits_of<T: Equivalence>(value: &T) -> u64 {
+pub(crate) fn bits_of<T: Equivalence>(value: &T) -> u64 {
     rma_core::bits_from_bytes(rma_datatype::bytes_of(std::slice::from_ref(value)))
 }
 
 /// The value of `basic` (the `T` of a typed call) whose bits are `bits`.
 #[inline]
-fn value_of<T: Equivalence>(basic: BasicType, bits: u64) -> Result<T> {
+pub(crate) fn value_of<T: Equivalence>(basic: BasicType, bits: u64) -> Result<T> {
     let mut out = [0u8; 8];
     let size = basic.size();
     rma_core::bytes_from_bits(bits, &mut out[..size]);
     from_bytes(&out[..size])
 }
 
-fn single_basic<T: Equivalence>(call: &'static str) -> Result<BasicType> {
+pub(crate) fn single_basic<T: Equivalence>(call: &'static str) -> Result<BasicType> {
     T::BASIC.ok_or_else(|| Error::TypeNotAllowed {
         call,
         found: std::any::type_name::<T>().to_owned(),

@@ -1,0 +1,391 @@
+//! [`TargetHandle`]: one target of an epoch guard, checked once; its calls check only
+//! what varies per call (the displacement's range, and alignment where the element
+//! type needs it) and go straight to the backend.
+//!
+//! What a handle resolved when it was made: the target's index and that the epoch
+//! covers it (waiting for its post in a start epoch), its window length, displacement
+//! unit and address (for alignment), and whether this origin holds it exclusively.
+//! What the types settle at compile time: [`TargetHandle::fetch_add`] and
+//! [`TargetHandle::add`] take [`Numeric`] elements (integers and floats, where SUM is
+//! defined), the bitwise calls take [`Integer`] elements, compare-and-swap takes
+//! [`CasElement`]s. The general forms with an `Op` stay, with their run-time check.
+//!
+//! What a handle still checks on every call: that no rank of the world has died (one
+//! relaxed load, as every call does).
+
+use crate::request::Request;
+use crate::window::{bits_of, single_basic, value_of, Window};
+use rma_core::{
+    Access, BasicType, Contiguous, Disp, Error, Op, Rank, Result, RmaCall, Shape, Transport,
+};
+use rma_datatype::Equivalence;
+use rma_ops::atomic::atomic_align;
+use std::sync::atomic::Ordering;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Element types SUM (and PROD, MAX, MIN) is defined on: the integers and the floats.
+pub trait Numeric: Equivalence + sealed::Sealed {}
+
+/// Element types the bitwise ops (BAND, BOR, BXOR) are defined on: the integers.
+pub trait Integer: Numeric {}
+
+/// Element types compare-and-swap takes: integers, `bool`, [`rma_datatype::Byte`].
+pub trait CasElement: Equivalence + sealed::Sealed {}
+
+macro_rules! elements {
+    (integer: $($i:ty),*; float: $($f:ty),*; other_cas: $($c:ty),*) => {
+        $(impl sealed::Sealed for $i {} impl Numeric for $i {} impl Integer for $i {}
+          impl CasElement for $i {})*
+        $(impl sealed::Sealed for $f {} impl Numeric for $f {})*
+        $(impl sealed::Sealed for $c {} impl CasElement for $c {})*
+    };
+}
+
+elements! {
+    integer: i8, i16, i32, i64, u8, u16, u32, u64, isize, usize;
+    float: f32, f64;
+    other_cas: bool, rma_datatype::Byte
+}
+
+/// One target of an epoch guard (see the module docs); made by the guard's `target`.
+/// It borrows the guard, so it cannot outlive the epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetHandle<'e, 'w> {
+    win: &'e Window<'w>,
+    rank: Rank,
+    shape: Shape,
+    exclusive: bool,
+    /// An active-target epoch (fence, start): calls are recorded as pending for the
+    /// closing fence's checks.
+    active: bool,
+}
+
+impl<'e, 'w> TargetHandle<'e, 'w> {
+    /// Checks `rank` once: in the window, covered by the window's open epoch (waiting
+    /// for its post in a start epoch), not the null rank.
+    pub(crate) fn new(win: &'e Window<'w>, rank: Rank, active: bool) -> Result<Self> {
+        let t = win
+            .begin("target", rank)?
+            .ok_or_else(|| Error::InvalidRank {
+                rank,
+                size: win.size(),
+            })?;
+        Ok(TargetHandle {
+            win,
+            rank,
+            shape: win.shapes[t],
+            exclusive: win.exclusive_on(t),
+            active,
+        })
+    }
+
+    /// The target rank.
+    pub fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    /// `Err` (PROC_FAILED naming the dead rank, or INTERN) once a rank of the world
+    /// died: one relaxed load.
+    #[inline]
+    fn live(&self) -> Result<()> {
+        if self.win.failed.load(Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
+        self.win.check_world()
+    }
+
+    /// The byte offset of `bytes` at `disp`, inside the target's window and, for an
+    /// element of `atomic` type, aligned for its atomics.
+    #[inline]
+    fn offset(
+        &self,
+        call: &'static str,
+        disp: Disp,
+        bytes: usize,
+        atomic: Option<BasicType>,
+    ) -> Result<usize> {
+        let unit = self.shape.disp_unit;
+        let d = usize::try_from(disp).map_err(|_| Error::NegativeDisp { disp })?;
+        let off = d.checked_mul(unit).ok_or_else(|| Error::DispOverflow {
+            disp,
+            disp_unit: unit,
+        })?;
+        match off.checked_add(bytes) {
+            Some(end) if end <= self.shape.len => {}
+            _ => {
+                return Err(Error::OutOfWindow {
+                    rank: self.rank,
+                    start: off as i128,
+                    end: off as i128 + bytes as i128,
+                    window_len: self.shape.len,
+                })
+            }
+        }
+        if let Some(basic) = atomic {
+            let align = atomic_align(basic);
+            if self.shape.addr.wrapping_add(off) % align != 0 {
+                return Err(Error::Misaligned {
+                    call,
+                    basic,
+                    align,
+                    disp,
+                    disp_unit: unit,
+                    offset: off,
+                });
+            }
+        }
+        Ok(off)
+    }
+
+    #[inline]
+    fn issued(&self) {
+        if self.active {
+            self.win.issued();
+        }
+    }
+
+    #[inline]
+    fn access<'l>(&self, base: usize, layout: &'l Contiguous) -> Access<'l> {
+        Access {
+            target: self.rank,
+            base,
+            layout,
+            exclusive: self.exclusive,
+        }
+    }
+
+    /// Writes `origin` at `disp` (MPI_Put).
+    #[inline]
+    pub fn put<T: Equivalence>(&self, origin: &[T], disp: Disp) -> Result<()> {
+        let data = rma_datatype::bytes_of(origin);
+        if data.is_empty() {
+            return Ok(());
+        }
+        let off = self.offset("put", disp, data.len(), None)?;
+        self.live()?;
+        self.win
+            .win
+            .put(self.access(off, &Contiguous(data.len())), data)?;
+        self.issued();
+        Ok(())
+    }
+
+    /// Reads `result.len()` elements at `disp` (MPI_Get); the values are in place when
+    /// it returns.
+    #[inline]
+    pub fn get<T: Equivalence>(&self, result: &mut [T], disp: Disp) -> Result<()> {
+        let n = std::mem::size_of_val(result);
+        if n == 0 {
+            return Ok(());
+        }
+        let off = self.offset("get", disp, n, None)?;
+        self.live()?;
+        match rma_datatype::bytes_of_mut(result) {
+            Some(out) => self.win.win.get(self.access(off, &Contiguous(n)), out)?,
+            None => {
+                // a type not every byte pattern of which is valid (bool): through bytes
+                let mut bytes = vec![0u8; n];
+                self.win
+                    .win
+                    .get(self.access(off, &Contiguous(n)), &mut bytes)?;
+                rma_datatype::copy_from_bytes(result, &bytes)?;
+            }
+        }
+        self.issued();
+        Ok(())
+    }
+
+    /// [`TargetHandle::get`] as a request (MPI_Rget): `result` stays borrowed until
+    /// the request is dropped or waited on. Passive-target epochs only (class RMA_SYNC
+    /// otherwise).
+    ///
+    /// The result cannot be read before the request is done with:
+    /// ```compile_fail
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(1, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
+    ///     let h = epoch.target(Rank::new(0))?;
+    ///     let mut out = [0u64];
+    ///     let req = h.rget(&mut out, 0)?;
+    ///     let v = out[0]; // error[E0503]: cannot use `out` because it was mutably borrowed
+    ///     req.wait()?;
+    ///     epoch.unlock()
+    /// })?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    pub fn rget<'b, T: Equivalence>(
+        &'b self,
+        result: &'b mut [T],
+        disp: Disp,
+    ) -> Result<Request<'b>> {
+        if self.active {
+            return Err(Error::sync(
+                "rget",
+                "request-based calls need a passive-target epoch (a lock or lock_all epoch)",
+            ));
+        }
+        self.get(result, disp)?;
+        Ok(Request::completed())
+    }
+
+    /// Combines `origin` into the elements at `disp` with `op`, element-wise
+    /// atomically (MPI_Accumulate); the op is checked against the element type at run
+    /// time ([`TargetHandle::add`] needs no check).
+    #[inline]
+    pub fn accumulate<T: Equivalence>(&self, origin: &[T], disp: Disp, op: Op) -> Result<()> {
+        let Some(basic) = T::BASIC else {
+            // a composite element (an array, a derived struct): the window's general
+            // path, which resolves its datatype
+            return self.win.accumulate(origin, self.rank, disp, op);
+        };
+        rma_ops::check(op, basic, RmaCall::Accumulate)?;
+        self.acc(origin, disp, basic, op)
+    }
+
+    /// Adds `origin` element-wise into the elements at `disp` (MPI_Accumulate with
+    /// MPI_SUM), atomically per element.
+    #[inline]
+    pub fn add<T: Numeric>(&self, origin: &[T], disp: Disp) -> Result<()> {
+        match T::BASIC {
+            Some(basic) => self.acc(origin, disp, basic, Op::Sum),
+            None => self.win.accumulate(origin, self.rank, disp, Op::Sum),
+        }
+    }
+
+    #[inline]
+    fn acc<T: Equivalence>(
+        &self,
+        origin: &[T],
+        disp: Disp,
+        basic: BasicType,
+        op: Op,
+    ) -> Result<()> {
+        let data = rma_datatype::bytes_of(origin);
+        if data.is_empty() {
+            return Ok(());
+        }
+        let off = self.offset("accumulate", disp, data.len(), Some(basic))?;
+        self.live()?;
+        if let [one] = origin {
+            if basic.size() <= 8 {
+                let bits = bits_of(one);
+                self.win
+                    .win
+                    .accumulate_bits(self.rank, off, self.exclusive, basic, op, bits)?;
+                self.issued();
+                return Ok(());
+            }
+        }
+        let layout = Contiguous(data.len());
+        self.win
+            .win
+            .accumulate(self.access(off, &layout), basic, op, data)?;
+        self.issued();
+        Ok(())
+    }
+
+    /// Fetches the element at `disp` and combines `origin` into it with `op`,
+    /// atomically; returns the old value (MPI_Fetch_and_op). The op is checked at run
+    /// time; the named forms ([`TargetHandle::fetch_add`], ...) need no check.
+    #[inline]
+    pub fn fetch_and_op<T: Equivalence>(&self, origin: T, disp: Disp, op: Op) -> Result<T> {
+        let basic = single_basic::<T>("fetch_and_op")?;
+        rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
+        if basic.size() > 8 {
+            return self.win.fetch_and_op(origin, self.rank, disp, op);
+        }
+        self.fop(origin, disp, basic, op)
+    }
+
+    #[inline]
+    fn fop<T: Equivalence>(&self, origin: T, disp: Disp, basic: BasicType, op: Op) -> Result<T> {
+        let off = self.offset("fetch_and_op", disp, basic.size(), Some(basic))?;
+        self.live()?;
+        let old = self
+            .win
+            .win
+            .fetch_and_op_bits(self.rank, off, basic, op, bits_of(&origin))?;
+        self.issued();
+        value_of(basic, old)
+    }
+
+    /// The basic type of a [`Numeric`] or [`CasElement`] type (all of them are one).
+    #[inline]
+    fn basic<T: Equivalence>(call: &'static str) -> Result<BasicType> {
+        single_basic::<T>(call)
+    }
+
+    /// Atomically adds `value` to the element at `disp`; returns the old value.
+    #[inline]
+    pub fn fetch_add<T: Numeric>(&self, value: T, disp: Disp) -> Result<T> {
+        self.fop(value, disp, Self::basic::<T>("fetch_add")?, Op::Sum)
+    }
+
+    /// Atomically ORs `value` into the element at `disp`; returns the old value.
+    #[inline]
+    pub fn fetch_or<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
+        self.fop(value, disp, Self::basic::<T>("fetch_or")?, Op::Bor)
+    }
+
+    /// Atomically ANDs `value` into the element at `disp`; returns the old value.
+    #[inline]
+    pub fn fetch_and<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
+        self.fop(value, disp, Self::basic::<T>("fetch_and")?, Op::Band)
+    }
+
+    /// Atomically XORs `value` into the element at `disp`; returns the old value.
+    #[inline]
+    pub fn fetch_xor<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
+        self.fop(value, disp, Self::basic::<T>("fetch_xor")?, Op::Bxor)
+    }
+
+    /// Atomically reads the element at `disp` (MPI_Fetch_and_op with MPI_NO_OP).
+    #[inline]
+    pub fn fetch<T: Equivalence + Default>(&self, disp: Disp) -> Result<T> {
+        self.fetch_and_op(T::default(), disp, Op::NoOp)
+    }
+
+    /// Atomically replaces the element at `disp` with `value`; returns the old value
+    /// (MPI_Fetch_and_op with MPI_REPLACE).
+    #[inline]
+    pub fn swap<T: Equivalence>(&self, value: T, disp: Disp) -> Result<T> {
+        self.fetch_and_op(value, disp, Op::Replace)
+    }
+
+    /// Atomically replaces the element at `disp` with `value` if it equals `compare`;
+    /// returns the old value (MPI_Compare_and_swap).
+    #[inline]
+    pub fn compare_and_swap<T: CasElement>(&self, value: T, compare: T, disp: Disp) -> Result<T> {
+        let basic = Self::basic::<T>("compare_and_swap")?;
+        let off = self.offset("compare_and_swap", disp, basic.size(), Some(basic))?;
+        self.live()?;
+        let old = self.win.win.compare_and_swap_bits(
+            self.rank,
+            off,
+            basic,
+            bits_of(&value),
+            bits_of(&compare),
+        )?;
+        self.issued();
+        value_of(basic, old)
+    }
+
+    /// Completes every call to this target at origin and target (MPI_Win_flush).
+    /// Passive-target epochs only (class RMA_SYNC otherwise: fence and complete
+    /// complete active-target calls).
+    #[inline]
+    pub fn flush(&self) -> Result<()> {
+        if self.active {
+            return Err(Error::sync(
+                "flush",
+                "flush needs a passive-target epoch; this handle's epoch completes its calls at its fence or complete",
+            ));
+        }
+        self.live()?;
+        self.win.win.flush(self.rank)
+    }
+}
