@@ -12,6 +12,8 @@
 //!
 //! What a handle still checks on every call: that no rank of the world has died (one
 //! relaxed load, as every call does).
+// errors are built lazily on the hot path (`Error` has drop glue): see window/mod.rs
+#![allow(clippy::unnecessary_lazy_evaluations)]
 
 use crate::request::Request;
 use crate::window::{bits_of, single_basic, value_of, Window};
