@@ -55,6 +55,13 @@ enum Test {
     BusyFop,
     BusyPut,
     BusyGet,
+    /// The latency scenarios through a target handle of a lock_all epoch guard.
+    HFop,
+    HCas,
+    HAcc,
+    HPut,
+    HGet,
+    HMsgRate,
 }
 
 impl Test {
@@ -81,12 +88,18 @@ impl Test {
             Test::BusyFop => "busy_fop",
             Test::BusyPut => "busy_put",
             Test::BusyGet => "busy_get",
+            Test::HFop => "h_fop",
+            Test::HCas => "h_cas",
+            Test::HAcc => "h_acc",
+            Test::HPut => "h_put",
+            Test::HGet => "h_get",
+            Test::HMsgRate => "h_msgrate",
         }
     }
 
     /// Calls per timed iteration.
     fn calls_per_iter(self) -> usize {
-        if self == Test::MsgRate {
+        if self == Test::MsgRate || self == Test::HMsgRate {
             RATE_BATCH
         } else {
             1
@@ -226,7 +239,42 @@ impl Bench<'_> {
                 Target::new(one, DBL_OFF, 1, &self.strided),
                 Op::Sum,
             ),
+            Test::HFop | Test::HCas | Test::HAcc | Test::HPut | Test::HGet | Test::HMsgRate => {
+                Err(rma_win::Error::arg("a handle scenario runs in run_handle"))
+            }
         }
+    }
+
+    /// `iters` timed iterations of a handle scenario on rank 0: a lock_all epoch
+    /// guard, one handle on rank 1, each call then a flush through the handle (one
+    /// flush per RATE_BATCH calls for the message rate).
+    fn run_handle(&mut self, test: Test, iters: usize) -> Result<f64> {
+        let mut el = 0.0;
+        if self.me() == 0 {
+            let epoch = self.win.lock_all_epoch(Assert::NONE)?;
+            let h = epoch.target(Rank::new(1))?;
+            let (src, res) = (&self.src, &mut self.res);
+            let t = Instant::now();
+            for _ in 0..iters {
+                match test {
+                    Test::HFop => h.fetch_add(1i64, LONG_OFF).map(drop)?,
+                    Test::HCas => h.compare_and_swap(1i64, 0, LONG_OFF + 1).map(drop)?,
+                    Test::HAcc => h.add(&src[..1], DBL_OFF)?,
+                    Test::HPut => h.put(&src[..1], DBL_OFF + 1)?,
+                    Test::HGet => h.get(&mut res[..1], DBL_OFF + 2)?,
+                    _ => {
+                        for j in 0..RATE_BATCH {
+                            h.add(&src[..1], DBL_OFF + (j & 1023) as i64)?;
+                        }
+                    }
+                }
+                h.flush()?;
+            }
+            el = t.elapsed().as_secs_f64();
+            epoch.unlock()?;
+        }
+        self.world.barrier()?;
+        self.rank0_value(el)
     }
 
     /// Collective: `iters` timed iterations of `test`; every rank returns the elapsed
@@ -251,6 +299,9 @@ impl Bench<'_> {
             }
             Test::BusyAcc | Test::BusyFop | Test::BusyPut | Test::BusyGet => {
                 return self.run_busy(test, iters)
+            }
+            Test::HFop | Test::HCas | Test::HAcc | Test::HPut | Test::HGet | Test::HMsgRate => {
+                return self.run_handle(test, iters)
             }
             _ => {}
         }
@@ -466,10 +517,15 @@ impl Bench<'_> {
         }
         if latency {
             self.lat(Test::AccFence)?;
+            for test in [Test::HFop, Test::HCas, Test::HAcc, Test::HPut, Test::HGet] {
+                if !(test == Test::HCas && self.flags.skip_cas) {
+                    self.lat(test)?;
+                }
+            }
         }
         if !self.flags.quick {
             if latency {
-                for test in [Test::MsgRate, Test::ContFop, Test::ContAcc] {
+                for test in [Test::MsgRate, Test::HMsgRate, Test::ContFop, Test::ContAcc] {
                     self.lat(test)?;
                 }
                 for test in [Test::BusyAcc, Test::BusyFop, Test::BusyPut, Test::BusyGet] {

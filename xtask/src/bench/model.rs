@@ -134,16 +134,27 @@ impl Summary {
         }
     }
 
-    /// `a / b` for one `lat` scenario, paired by round: the ratio of the two
-    /// configurations' medians in each round both ran (a few seconds apart, so under about the
-    /// same load), summarized over those rounds. Robust where the machine's speed
-    /// shifts between rounds, which moves both sides of a pair together.
-    pub(crate) fn paired_lat_ratio(&self, a: &str, b: &str, test: &str) -> Option<Stat> {
-        self.paired_ratio(a, b, "lat", test, 1)
+    /// Scenario `test_a` of `a` over scenario `test_b` of `b` (a handle row against a
+    /// C program's plain row, or the same scenario of both), paired by round: the ratio
+    /// of the two configurations' medians in each round both ran (a few seconds apart,
+    /// so under about the same load), summarized over those rounds. Robust where the
+    /// machine's speed shifts between rounds, which moves both sides of a pair
+    /// together.
+    pub(crate) fn paired_lat_ratio_of(
+        &self,
+        a: &str,
+        test_a: &str,
+        b: &str,
+        test_b: &str,
+    ) -> Option<Stat> {
+        self.paired(
+            &(a.to_owned(), "lat".to_owned(), test_a.to_owned(), 1),
+            &(b.to_owned(), "lat".to_owned(), test_b.to_owned(), 1),
+        )
     }
 
     /// `a / b` for any key (section, test, N), paired by round as
-    /// [`Summary::paired_lat_ratio`].
+    /// [`Summary::paired_lat_ratio_of`].
     pub(crate) fn paired_ratio(
         &self,
         a: &str,
@@ -153,7 +164,15 @@ impl Summary {
         n: u64,
     ) -> Option<Stat> {
         let key = |c: &str| (c.to_owned(), section.to_owned(), test.to_owned(), n);
-        let (ra, rb) = (self.rounds.get(&key(a))?, self.rounds.get(&key(b))?);
+        self.paired(&key(a), &key(b))
+    }
+
+    fn paired(
+        &self,
+        ka: &(String, String, String, u64),
+        kb: &(String, String, String, u64),
+    ) -> Option<Stat> {
+        let (ra, rb) = (self.rounds.get(ka)?, self.rounds.get(kb)?);
         let ratios: Vec<f64> = ra
             .iter()
             .filter_map(|(round, x)| Some(x / rb.get(round)?))
@@ -257,11 +276,11 @@ mod tests {
             line("b", 2, "lat,acc,1,10,2.0,1,1"),
         ];
         let s = Summary::of(&lines);
-        let r = s.paired_lat_ratio("a", "b", "acc").unwrap();
+        let r = s.paired_lat_ratio_of("a", "acc", "b", "acc").unwrap();
         assert_eq!(r.rounds, 2, "round 3 has no partner");
         assert!((r.median - 1.05).abs() < 1e-12 && r.lo == 1.0 && (r.hi - 1.1).abs() < 1e-12);
         // the ratio of medians would be 2.2 / 1.5
-        assert_eq!(s.paired_lat_ratio("a", "c", "acc"), None);
+        assert_eq!(s.paired_lat_ratio_of("a", "acc", "c", "acc"), None);
     }
 
     #[test]

@@ -15,6 +15,12 @@ pub(crate) const LAT_TESTS: &[&str] = &[
     "msgrate",
     "cont_fop",
     "cont_acc",
+    "h_fop",
+    "h_cas",
+    "h_acc",
+    "h_put",
+    "h_get",
+    "h_msgrate",
 ];
 /// The bandwidth scenarios and their N.
 pub(crate) const BW_TESTS: &[&str] = &["bw_lockall", "bw_excl", "bw_fence"];
@@ -43,7 +49,9 @@ pub(crate) fn hw_for_lat(test: &str) -> Option<&'static str> {
     Some(match test {
         "fop" => "fetch_add_local",
         "cas" => "cas_local",
-        "acc" | "gacc" | "msgrate" => "cas_f64_add_local",
+        "acc" | "gacc" | "msgrate" | "h_acc" | "h_msgrate" => "cas_f64_add_local",
+        "h_fop" => "fetch_add_local",
+        "h_cas" => "cas_local",
         "acc_fence" => "roundtrip",
         "cont_fop" => "fetch_add_contended",
         "cont_acc" => "cas_f64_add_contended",
@@ -431,10 +439,22 @@ impl Report<'_> {
     /// median of the per-round ratios (each round runs both, a few seconds apart), with the
     /// medians over rounds and the ratios' range.
     fn mpi_overhead(&self, rma: &str, direct: &str, test: &str) -> Result<Measured, String> {
-        let (a, b) = (self.lat(rma, test)?, self.lat(direct, test)?);
+        self.mpi_overhead_of(rma, test, direct, test)
+    }
+
+    /// [`Report::mpi_overhead`] of `rma`'s scenario `ours` (a handle row) against
+    /// `direct`'s `theirs`.
+    fn mpi_overhead_of(
+        &self,
+        rma: &str,
+        ours: &str,
+        direct: &str,
+        theirs: &str,
+    ) -> Result<Measured, String> {
+        let (a, b) = (self.lat(rma, ours)?, self.lat(direct, theirs)?);
         let r = self
             .summary
-            .paired_lat_ratio(rma, direct, test)
+            .paired_lat_ratio_of(rma, ours, direct, theirs)
             .ok_or_else(|| format!("no round ran both {rma} and {direct}"))?;
         Ok(Measured {
             text: format!(
@@ -454,7 +474,12 @@ impl Report<'_> {
 
     /// rma atomic / OMPI osc/sm, µs per call.
     fn vs_sm(&self, test: &str) -> Result<Measured, String> {
-        let (a, b) = (self.lat("rma_atomic", test)?, self.lat("ompi_sm", test)?);
+        self.vs_sm_of(test, test)
+    }
+
+    /// rma atomic's scenario `ours` (a handle row) / OMPI osc/sm's `theirs`.
+    fn vs_sm_of(&self, ours: &str, theirs: &str) -> Result<Measured, String> {
+        let (a, b) = (self.lat("rma_atomic", ours)?, self.lat("ompi_sm", theirs)?);
         Ok(Measured {
             text: format!("rma atomic {} µs, OMPI osc/sm {} µs", num(a), num(b)),
             value: a / b,
@@ -464,7 +489,12 @@ impl Report<'_> {
 
     /// rate of rma atomic / rate of OMPI osc/sm, for `calls` calls per µs-per-call.
     fn rate_vs_sm(&self, test: &str, calls: f64) -> Result<Measured, String> {
-        let (a, b) = (self.lat("rma_atomic", test)?, self.lat("ompi_sm", test)?);
+        self.rate_vs_sm_of(test, test, calls)
+    }
+
+    /// [`Report::rate_vs_sm`] of rma atomic's scenario `ours` against osc/sm's `theirs`.
+    fn rate_vs_sm_of(&self, ours: &str, theirs: &str, calls: f64) -> Result<Measured, String> {
+        let (a, b) = (self.lat("rma_atomic", ours)?, self.lat("ompi_sm", theirs)?);
         Ok(Measured {
             text: format!(
                 "rma atomic {} Mops/s, OMPI osc/sm {} Mops/s",
@@ -660,6 +690,48 @@ impl Report<'_> {
                     Goal::AtMost(1.1),
                     X,
                     self.mpi_overhead(rma, direct, test),
+                ));
+            }
+        }
+        // issue 17: calls through a target handle of a lock_all epoch guard
+        for (test, name) in [
+            ("fop", "fetch_and_op"),
+            ("acc", "accumulate 1 f64"),
+            ("cas", "compare_and_swap"),
+            ("put", "put"),
+            ("get", "get"),
+        ] {
+            let target = format!("handle: {name} + flush: rma atomic / OMPI osc/sm");
+            let h = format!("h_{test}");
+            v.push(check(
+                &target,
+                Goal::AtMost(0.5),
+                X,
+                self.vs_sm_of(&h, test),
+            ));
+        }
+        v.push(check(
+            "handle: message rate: rma atomic / OMPI osc/sm",
+            Goal::AtLeast(3.0),
+            X,
+            self.rate_vs_sm_of("h_msgrate", "msgrate", 1.0),
+        ));
+        for (rma, direct, goal) in [
+            ("rma_mpi_ompi", "ompi_rdma", 1.3),
+            ("rma_mpi_mpich", "mpich_alloc", 1.1),
+        ] {
+            for test in ["fop", "acc", "put", "get", "msgrate"] {
+                let target = format!(
+                    "handle: mpi transport overhead, {test}: {} / {}",
+                    config(rma).label,
+                    config(direct).label
+                );
+                let h = format!("h_{test}");
+                v.push(check(
+                    &target,
+                    Goal::AtMost(goal),
+                    X,
+                    self.mpi_overhead_of(rma, &h, direct, test),
                 ));
             }
         }
