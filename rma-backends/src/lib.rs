@@ -1,7 +1,7 @@
 //! The backends rma ships, behind one enum, and the choice between them.
 //!
 //! `rma-win` programs against the backend contract of `rma-core` ([`Backend`],
-//! [`Services`], [`Memory`], [`Epochs`], [`Transport`]) and holds an [`AnyWorld`] and
+//! [`Services`], [`Memory`], [`Epochs`], [`rma_core::Transport`]) and holds an [`AnyWorld`] and
 //! its [`AnyWindow`]s, which implement it by delegating to one of:
 //!
 //! - **rma's shared memory** (rma-shm): ranks as threads or as processes started by
@@ -15,6 +15,8 @@
 //! Adding a backend means implementing the traits; nothing in `rma-win` changes.
 //! Building one into this enum (a static arm) is the way to make it as fast as the
 //! shipped ones.
+
+#![forbid(unsafe_code)]
 
 mod choice;
 
@@ -93,8 +95,9 @@ impl AnyWorld {
         if let Some(w) = rma_shm::World::from_env()? {
             return Ok(Some(AnyWorld::Shm(w)));
         }
-        // MPI_THREAD_SERIALIZED is enough: a world and its windows are neither Send
-        // nor Sync, so one thread makes every MPI call of the process. Asking for
+        // MPI_THREAD_SERIALIZED is enough: rma-win's World and Window are neither Send
+        // nor Sync, so one thread makes the process's MPI calls (rma-mpi's gate
+        // serializes any others, such as its progress thread's). Asking for
         // MULTIPLE would make the library lock around each call (MPICH 4.0: about
         // 0.1-0.3 µs per call on this machine kind, benches/results).
         let level = rma_mpi::ThreadLevel::Serialized;

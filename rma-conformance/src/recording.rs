@@ -6,7 +6,9 @@
 //! epoch state machine run over it unchanged, and the whole conformance suite runs on
 //! it (`recording::threads::CASE`). It is simple on purpose:
 //!
-//! - ranks are threads ([`run_threads`]); collectives match by their order on each rank;
+//! - ranks are threads ([`run_threads`]); collectives match by their order on each rank,
+//!   and each says what it is, so ranks that entered different ones (a window's free
+//!   against a barrier) get PROC_FAILED instead of matching;
 //! - each rank's window memory is a `Mutex<Vec<u8>>`, and every call is applied under
 //!   the target's mutex, so every call is atomic as a whole (stronger than MPI asks) and
 //!   nothing races, without an `unsafe` block;
@@ -101,7 +103,9 @@ struct State {
 type Value = Arc<dyn Any + Send + Sync>;
 
 struct Round {
-    values: Vec<Option<Value>>,
+    /// Each rank's contribution, with what it entered (`"a barrier"`, `"the free of
+    /// window 3"`, ...): ranks that entered different collectives get an error.
+    values: Vec<Option<(String, Value)>>,
     taken: usize,
 }
 
@@ -179,8 +183,10 @@ impl RecWorld {
         self.shared.log.clone()
     }
 
-    /// The `seq`-th collective: contributes `mine`, returns every rank's contribution.
-    fn exchange(&self, what: &'static str, mine: Value) -> Result<Vec<Value>> {
+    /// This rank's next collective, `what` (the same on every rank, or the ranks get
+    /// PROC_FAILED naming one that entered another): contributes `mine`, returns every
+    /// rank's contribution.
+    fn exchange(&self, what: String, mine: Value) -> Result<Vec<Value>> {
         let seq = self.seq.fetch_add(1, R);
         let size = self.shared.size;
         let mut state = lock(&self.shared.state);
@@ -191,14 +197,14 @@ impl RecWorld {
                 values: vec![None; size],
                 taken: 0,
             })
-            .values[self.rank] = Some(mine);
+            .values[self.rank] = Some((what.clone(), mine));
         self.shared.wake.notify_all();
         let missing = |s: &State| {
             s.rounds
                 .get(&seq)
                 .and_then(|r| r.values.iter().position(Option::is_none))
         };
-        let mut state = self.shared.wait_until(state, what, missing, |s| {
+        let mut state = self.shared.wait_until(state, &what, missing, |s| {
             s.rounds
                 .get(&seq)
                 .is_some_and(|r| r.values.iter().all(Option::is_some))
@@ -206,12 +212,21 @@ impl RecWorld {
         let round = state.rounds.get_mut(&seq).ok_or_else(|| Error::Internal {
             reason: "a collective round vanished".into(),
         })?;
-        let all = round.values.iter().flatten().cloned().collect();
+        let entered: Vec<(String, Value)> = round.values.iter().flatten().cloned().collect();
         round.taken += 1;
         if round.taken == size {
             state.rounds.remove(&seq);
         }
-        Ok(all)
+        if let Some(other) = entered.iter().position(|(w, _)| *w != what) {
+            return Err(Error::ProcFailed {
+                rank: Rank::new(other as u32),
+                reason: format!(
+                    "the ranks entered different collectives: this rank {what}, rank {other} {}",
+                    entered[other].0
+                ),
+            });
+        }
+        Ok(entered.into_iter().map(|(_, v)| v).collect())
     }
 
     fn record(&self, what: &'static str, peer: Option<usize>, bytes: usize) {
@@ -240,7 +255,7 @@ impl RecWorld {
             disp_unit,
         }));
         let mems = self
-            .exchange(what, mine)?
+            .exchange(format!("entered a window {what}"), mine)?
             .into_iter()
             .map(|v| v.downcast::<Arc<Mem>>().map(|m| (*m).clone()))
             .collect::<std::result::Result<Vec<_>, _>>()
@@ -260,6 +275,7 @@ impl RecWorld {
         };
         Ok(RecWindow {
             world: self,
+            id,
             mems,
             owners,
             flavor,
@@ -290,11 +306,12 @@ impl Services for RecWorld {
     }
     fn barrier(&self) -> Result<()> {
         self.record("barrier", None, 0);
-        self.exchange("a barrier", Arc::new(())).map(drop)
+        self.exchange("entered a barrier".into(), Arc::new(()))
+            .map(drop)
     }
     fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         self.record("allgather", None, mine.len());
-        self.exchange("an all-gather", Arc::new(mine.to_vec()))?
+        self.exchange("entered an all-gather".into(), Arc::new(mine.to_vec()))?
             .into_iter()
             .map(|v| {
                 v.downcast_ref::<Vec<u8>>()
@@ -389,6 +406,8 @@ impl Owner {
 #[derive(Debug)]
 pub struct RecWindow<'w> {
     world: &'w RecWorld,
+    /// The window's number (its creation's collective sequence number).
+    id: u64,
     mems: Vec<Arc<Mem>>,
     owners: Arc<Vec<Owner>>,
     flavor: Flavor,
@@ -699,12 +718,13 @@ impl Epochs for RecWindow<'_> {
         Services::check_peers(self.world)
     }
 
-    /// A barrier among the window's ranks (this backend's collectives match by order,
-    /// so the window's free is a world collective), then a created window's contents
-    /// go back into the caller's buffer.
+    /// A collective of this window's free (a peer in a barrier or in another window's
+    /// free gets PROC_FAILED, not a match), then a created window's contents go back
+    /// into the caller's buffer.
     fn free(&mut self) -> Result<()> {
         self.record("free", None, 0);
-        self.world.exchange("a window's free", Arc::new(()))?;
+        let what = format!("entered the free of window {}", self.id);
+        self.world.exchange(what, Arc::new(()))?;
         let me = Rank::new(self.me() as u32);
         if let Some(buf) = self.buf.take() {
             self.with_mem(me, |m| buf.copy_from_slice(&m[..buf.len()]))?;

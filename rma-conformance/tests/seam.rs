@@ -124,3 +124,59 @@ fn a_backend_that_misreports_shapes_is_an_error_not_a_panic() {
         );
     }
 }
+
+/// The shipped backends are public, so their own windows must stay sound without
+/// rma-win's checks: a shared-memory window used after its free is refused (class WIN)
+/// instead of writing into memory a peer may have freed (review finding: a created
+/// window's copy is freed when its owner drops the window).
+#[test]
+fn a_backend_window_used_after_its_free_is_refused() {
+    use rma_core::{Access, Backend, Contiguous, Epochs, Transport, WinInfo};
+    let results = rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+        let mut buf = vec![0u8; 64];
+        let parsed = WinInfo::from_info(&Info::new())?;
+        let mut win = world.backend().create(&mut buf, 1, &Info::new(), &parsed)?;
+        win.free()?;
+        let peer = Rank::new((1 - world.rank()) as u32);
+        let at = Access {
+            target: peer,
+            base: 0,
+            layout: &Contiguous(8),
+            exclusive: false,
+        };
+        assert_eq!(
+            win.put(at, &[0xAA; 8]).unwrap_err().class(),
+            ErrorClass::Win
+        );
+        assert_eq!(
+            win.acquire_lock(1, true).unwrap_err().class(),
+            ErrorClass::Win
+        );
+        assert_eq!(win.free().unwrap_err().class(), ErrorClass::Win);
+        drop(win);
+        world.barrier()
+    })
+    .unwrap();
+    for r in results {
+        r.unwrap();
+    }
+}
+
+/// A window's free is the window's own collective on the recording backend too: a peer
+/// in a world barrier does not match it (review finding), both get PROC_FAILED.
+#[test]
+fn a_free_against_a_barrier_is_an_error_on_both_ranks() {
+    let (results, _log) = recording::run_threads(2, |world| -> rma_win::Result<()> {
+        let mut win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+        if world.rank() == 0 {
+            win.free()
+        } else {
+            world.barrier()
+        }
+    });
+    for r in results {
+        let e = r.unwrap_err();
+        assert_eq!(e.class(), ErrorClass::ProcFailed, "{e}");
+        assert!(e.to_string().contains("different collectives"), "{e}");
+    }
+}

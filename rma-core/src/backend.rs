@@ -16,7 +16,7 @@
 //!   indirect call per RMA call); [`DynBackend`] is the same behind a `Box`, for
 //!   backends plugged in from outside the crates that ship with rma.
 //!
-//! rma ships three backends: rma-shm's shared-memory worlds (with the `atomic` and
+//! rma ships two backends: rma-shm's shared-memory worlds (with the `atomic` and
 //! `queued` transports) and rma-mpi's system MPI library (the `mpi` transport);
 //! rma-backends puts them behind one enum. A new backend implements [`Backend`] and
 //! reaches `rma-win` through [`DynBackend`] without any change to `rma-win`.
@@ -143,8 +143,10 @@ pub trait Memory {
 ///   enough (comparisons must survive wrap-around: `want` is a `u32` that wraps);
 /// - `complete_to(t)` follows a flush of every call to `t`.
 ///
-/// Every wait ends within bounded time: granted, or an error (class PROC_FAILED when
-/// the peer it waits for died or left, class INTERN for state no rank could produce).
+/// No wait may hang on a peer that died, left or corrupted shared state: it ends with
+/// an error (class PROC_FAILED naming the peer, class INTERN for state no rank could
+/// produce). A wait for a live peer lasts as long as that peer keeps the lock or
+/// delays its post or complete, as in MPI.
 pub trait Epochs {
     /// Takes `target`'s lock, shared or exclusive, waiting until it is granted.
     /// Requests should be served in arrival order (no starvation).
@@ -173,8 +175,11 @@ pub trait Epochs {
     /// `Err` (class PROC_FAILED) if a peer of the window is known dead.
     fn check_peers(&self) -> Result<()>;
 
-    /// The window's collective free, called once by every rank with no epoch open and
-    /// every call complete. It synchronizes on this window only (a peer in a world
+    /// The window's collective free, called by every rank with no epoch open and every
+    /// call complete (again, by a rank whose earlier call returned an error). Once it
+    /// succeeded, the window must refuse further use (class WIN) or stay sound under
+    /// it: the window is a public type, and a peer past its free may drop the memory
+    /// it exposed. It synchronizes on this window only (a peer in a world
     /// barrier, or freeing another window, must not match it) and, for a created
     /// window, puts the window's contents back into the caller's buffer once no rank
     /// can reach them. A backend may also defer the collective part to the window's

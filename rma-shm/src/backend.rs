@@ -37,6 +37,83 @@ pub struct ShmWindow<'w> {
 enum ShmTransport {
     Atomic(AtomicTransport),
     Queued(QueuedTransport),
+    /// After [`rma_core::Epochs::free`]: every rank passed its own free, so a peer may
+    /// already have dropped its window and the memory a created window exposed; a data
+    /// call now would reach freed memory, so every one is refused.
+    Freed(Freed),
+}
+
+/// The transport of a freed window: refuses every call (class WIN).
+#[derive(Debug)]
+struct Freed {
+    name: &'static str,
+}
+
+impl Freed {
+    fn refuse<T>(&self) -> Result<T> {
+        Err(Error::InvalidWindow {
+            reason: "the window was freed".into(),
+        })
+    }
+}
+
+impl rma_core::Transport for Freed {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn put(&self, _: rma_core::Access<'_>, _: &[u8]) -> Result<()> {
+        self.refuse()
+    }
+    fn get(&self, _: rma_core::Access<'_>, _: &mut [u8]) -> Result<()> {
+        self.refuse()
+    }
+    fn accumulate(
+        &self,
+        _: rma_core::Access<'_>,
+        _: rma_core::BasicType,
+        _: rma_core::Op,
+        _: &[u8],
+    ) -> Result<()> {
+        self.refuse()
+    }
+    fn get_accumulate(
+        &self,
+        _: rma_core::Access<'_>,
+        _: rma_core::BasicType,
+        _: rma_core::Op,
+        _: &[u8],
+        _: &mut [u8],
+    ) -> Result<()> {
+        self.refuse()
+    }
+    fn fetch_and_op(
+        &self,
+        _: rma_core::Rank,
+        _: usize,
+        _: rma_core::BasicType,
+        _: rma_core::Op,
+        _: &[u8],
+        _: &mut [u8],
+    ) -> Result<()> {
+        self.refuse()
+    }
+    fn compare_and_swap(
+        &self,
+        _: rma_core::Rank,
+        _: usize,
+        _: rma_core::BasicType,
+        _: &[u8],
+        _: &[u8],
+        _: &mut [u8],
+    ) -> Result<()> {
+        self.refuse()
+    }
+    fn flush(&self, _: rma_core::Rank) -> Result<()> {
+        self.refuse()
+    }
+    fn flush_all(&self) -> Result<()> {
+        self.refuse()
+    }
 }
 
 impl World {
@@ -187,8 +264,19 @@ impl rma_core::Memory for ShmWindow<'_> {
     }
 }
 
+impl ShmWindow<'_> {
+    /// `Err` (class WIN) once the window was freed.
+    fn check_live(&self) -> Result<()> {
+        match &self.transport {
+            ShmTransport::Freed(f) => f.refuse(),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl rma_core::Epochs for ShmWindow<'_> {
     fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        self.check_live()?;
         self.mem.acquire_lock(target, exclusive, &self.liveness)
     }
     fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
@@ -218,8 +306,21 @@ impl rma_core::Epochs for ShmWindow<'_> {
     /// its segment and waits for every rank's mark. A world collective could be
     /// matched by a peer's barrier or all-gather while that peer still uses the
     /// window, and a created window's copy would then go back under its writes.
+    ///
+    /// Afterwards every data call and lock of this window is refused (class WIN): the
+    /// backend is public, so rma-win's own `freed` flag is not the only caller, and a
+    /// peer past its free may drop the memory it exposed.
     fn free(&mut self) -> Result<()> {
+        if matches!(self.transport, ShmTransport::Freed(_)) {
+            return Err(Error::InvalidWindow {
+                reason: "the window was freed".into(),
+            });
+        }
         self.mem.free_barrier(&self.liveness)?;
+        let name = rma_core::Transport::name(self);
+        // the queued transport's progress thread stops here (dropping joins it): every
+        // rank is past its last call
+        self.transport = ShmTransport::Freed(Freed { name });
         if let Some(sh) = self.shadow.as_mut() {
             sh.copy_back();
         }
@@ -232,6 +333,7 @@ macro_rules! dispatch {
         match &$self.transport {
             ShmTransport::Atomic($t) => $call,
             ShmTransport::Queued($t) => $call,
+            ShmTransport::Freed($t) => $call,
         }
     };
 }

@@ -55,9 +55,10 @@
 //!   collective [`Window::free`]. A window dropped without `free` leaves the buffer as
 //!   it was; one leaked (`mem::forget`, `Box::leak`, a panic that never unwinds past
 //!   it) leaks its copy, so other ranks' late writes land in memory nobody else uses.
-//! - **`free` synchronizes on this window only**: an all-gather checks every rank is
-//!   freeing the same window, so a peer calling [`World::barrier`] (or freeing another
-//!   window) cannot let one rank release memory the peer still writes (class WIN).
+//! - **`free` synchronizes on this window only** (the backend's own collective: rma's
+//!   shared memory waits for every rank's free mark in the window's segments, MPI frees
+//!   the MPI window), so a peer calling [`World::barrier`] (or freeing another window)
+//!   never lets one rank release memory the peer still writes.
 //! - **Window memory is touched only by atomics.** With ranks as threads Rust's memory
 //!   model applies, whatever MPI says about conflicting accesses: every put, get,
 //!   accumulate and local access reaches window memory through aligned 8-byte atomic
@@ -156,6 +157,8 @@
 //! - **fence epoch**: the span between two fences in which every rank may issue calls
 //!   to every other (active target).
 
+#![forbid(unsafe_code)]
+
 mod buffers;
 mod guard;
 mod handle;
@@ -177,5 +180,15 @@ pub use rma_datatype::{
     TwoInt,
 };
 pub use sync::Group;
+
+/// The backend contract (rma-core's traits) and the enums rma-win holds, for writing
+/// a backend of your own ([`World::from_backend`]).
+pub mod backend {
+    pub use rma_backends::{AnyWindow, AnyWorld};
+    pub use rma_core::{
+        reached, Access, Backend, BackendWindow, Contiguous, DynBackend, Epochs, Layout, Memory,
+        Run, Services, Shape, Strided, Transport, WinInfo,
+    };
+}
 pub use window::Window;
 pub use world::{launch, run_threads, LaunchMode, World};

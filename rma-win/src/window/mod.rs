@@ -37,6 +37,11 @@ pub struct Window<'w> {
     pub(crate) world: &'w World,
     /// The backend's window: its memory, epoch primitives and transport.
     pub(crate) win: AnyWindow<'w>,
+    /// This rank and the number of ranks, fixed at creation (every index into
+    /// `shapes`, `fast` and the epoch state is checked against these, whatever a
+    /// backend's world answers later).
+    rank: usize,
+    ranks: usize,
     /// Every rank's window shape, fixed at creation.
     pub(crate) shapes: Box<[Shape]>,
     pub(crate) info: WinInfo,
@@ -53,8 +58,8 @@ pub struct Window<'w> {
 impl std::fmt::Debug for Window<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Window")
-            .field("rank", &self.world.rank())
-            .field("ranks", &self.world.size())
+            .field("rank", &self.rank)
+            .field("ranks", &self.ranks)
             .field("bytes", &self.local_len())
             .field("transport", &self.win.name())
             .field("epochs", &self.epochs.borrow())
@@ -179,25 +184,36 @@ impl<'w> Window<'w> {
     /// instead of panicking on a later index.
     fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Result<Window<'w>> {
         let shapes = win.shapes().into_boxed_slice();
-        if shapes.len() != world.size() || world.rank() >= world.size() {
+        let (rank, ranks) = (world.rank(), world.size());
+        if shapes.len() != ranks || rank >= ranks {
             return Err(Error::Internal {
                 reason: format!(
-                    "the {} backend reported {} window shapes for a world of {} ranks (rank {})",
+                    "the {} backend reported {} window shapes for a world of {ranks} ranks (rank {rank})",
                     win.name(),
                     shapes.len(),
-                    world.size(),
-                    world.rank()
+                ),
+            });
+        }
+        // byte offsets are computed as isize (datatype runs may have negative offsets)
+        if let Some(big) = shapes.iter().find(|s| s.len > isize::MAX as usize) {
+            return Err(Error::Internal {
+                reason: format!(
+                    "the {} backend reported a window of {} bytes, more than isize::MAX",
+                    win.name(),
+                    big.len
                 ),
             });
         }
         info.transport = Some(win.name().to_owned());
         Ok(Window {
             world,
+            rank,
+            ranks,
             shapes,
             win,
             info,
-            epochs: RefCell::new(Epochs::new(world.size())),
-            fast: (0..world.size()).map(|_| Cell::new(0)).collect(),
+            epochs: RefCell::new(Epochs::new(ranks)),
+            fast: (0..ranks).map(|_| Cell::new(0)).collect(),
             failed: world.failure_word(),
             _borrow: PhantomData,
         })
@@ -205,12 +221,12 @@ impl<'w> Window<'w> {
 
     /// This rank.
     pub fn rank(&self) -> usize {
-        self.world.rank()
+        self.rank
     }
 
     /// The number of ranks in the window's group.
     pub fn size(&self) -> usize {
-        self.world.size()
+        self.ranks
     }
 
     /// The name of the transport in use.
