@@ -17,7 +17,8 @@ Tasks:
                        and the long fuzzing runs (RMA_FUZZ_CASES=5000000); --only runs
                        the groups whose name contains one of the texts (for example
                        --only mpich or --only 'atomic x,examples')
-  ci                   format check, clippy (warnings denied), then test-all
+  ci                   format check, clippy (warnings denied), cargo doc (warnings
+                       denied), then test-all
   bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
                        rma against MPICH, Open MPI and the hardware limits: builds
                        rmarun + rma-bench and benches/c, runs every configuration
@@ -707,7 +708,11 @@ fn main() -> ExitCode {
                 "-D",
                 "warnings",
             ]);
-            status(fmt) && status(clippy) && test_all(&TestAll::default())
+            // the API docs build without a warning (broken links included)
+            let mut doc = cargo();
+            doc.args(["doc", "--workspace", "--no-deps"])
+                .env("RUSTDOCFLAGS", "-D warnings");
+            status(fmt) && status(clippy) && status(doc) && test_all(&TestAll::default())
         }
         "bench" if rest.first() == Some(&"criterion") => {
             let mut cmd = cargo();
