@@ -37,6 +37,9 @@ pub struct LaunchOptions {
     /// Say on stderr how start-up goes (ranks started, ranks joined) once it has taken
     /// longer than a second.
     pub progress: bool,
+    /// Forward this process's stdin to rank 0 (the others read end of file), through a
+    /// pipe and a thread, as mpiexec does; off: every rank's stdin is empty.
+    pub stdin_to_rank0: bool,
 }
 
 impl LaunchOptions {
@@ -51,6 +54,7 @@ impl LaunchOptions {
             grace: Duration::from_secs(5),
             timeout: None,
             progress: false,
+            stdin_to_rank0: false,
         }
     }
 }
@@ -481,7 +485,11 @@ fn run(
             .env(ENV_WORLD, ctl.name())
             .env(ENV_RANK, rank.to_string())
             .env(ENV_SIZE, n.to_string())
-            .stdin(Stdio::null())
+            .stdin(if opts.stdin_to_rank0 && rank == 0 {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .process_group(0);
         for (k, v) in &opts.env {
             cmd.env(k, v);
@@ -517,6 +525,14 @@ fn run(
         match cmd.spawn() {
             Ok(mut child) => {
                 reaper.rank_started(child.id());
+                if let Some(mut to_rank) = child.stdin.take() {
+                    // the ranks run in their own process group, so rank 0 may not read
+                    // the terminal itself: copy it over (the thread ends when stdin
+                    // does, or when rank 0 closes its end; it never holds up the exit)
+                    let _ = std::thread::Builder::new()
+                        .name("rmarun-stdin".into())
+                        .spawn(move || std::io::copy(&mut std::io::stdin().lock(), &mut to_rank));
+                }
                 if let Some(out) = child.stdout.take() {
                     let _ = to_forwarder.send(Stream::new(rank, false, out));
                 }

@@ -1,10 +1,12 @@
 //! The `rmarun` command line: exit codes (a rank's own code, 128+N for signal N, 124
 //! for the timeout, 2 for usage errors), option parsing (`--`, unknown options, `-n`'s
-//! range) and `--help`.
+//! range, `--option=value`), `--help` and `--version`, `-x`/`--env` for the ranks'
+//! environment, stdin forwarded to rank 0, and the one-line summary of failed ranks.
 
 #![cfg(not(loom))]
 
-use std::process::{Command, Output};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
 fn rmarun(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rmarun"))
@@ -160,5 +162,83 @@ fn a_process_left_holding_a_ranks_output_does_not_keep_rmarun() {
     assert!(
         took < std::time::Duration::from_secs(5),
         "rmarun took {took:?}"
+    );
+}
+
+/// rmarun with `stdin` written to its standard input.
+fn rmarun_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rmarun"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rmarun starts");
+    let mut input = child.stdin.take().expect("piped");
+    input.write_all(stdin.as_bytes()).expect("stdin written");
+    drop(input);
+    child.wait_with_output().expect("rmarun ends")
+}
+
+#[test]
+fn version_goes_to_stdout_and_exits_0() {
+    for flag in ["--version", "-V"] {
+        let out = rmarun(&[flag]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            text(&out.stdout).trim(),
+            format!("rmarun {}", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn options_take_their_value_inline() {
+    let out = rmarun(&["--np=2", "--no-prefix", "--", "sh", "-c", "echo $RMA_RANK"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    lines.sort();
+    assert_eq!(lines, ["0", "1"]);
+}
+
+#[test]
+fn the_ranks_environment_and_stdin() {
+    let script = "echo $RMA_CLI_A $RMA_CLI_B; cat";
+    let args = [
+        "-n",
+        "2",
+        "-x",
+        "RMA_CLI_A=1",
+        "--env=RMA_CLI_B=two",
+        "sh",
+        "-c",
+        script,
+    ];
+    let out = rmarun_with_stdin(&args, "to rank zero\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("[0] 1 two") && stdout.contains("[1] 1 two"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[0] to rank zero"), "{stdout}");
+    assert!(
+        !stdout.contains("[1] to rank zero"),
+        "rank 1 reads end of file: {stdout}"
+    );
+    // -x VAR takes VAR's value here; a VAR that is not set here is a usage error
+    let out = rmarun(&["-x", "RMA_CLI_SURELY_UNSET_VARIABLE", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn failed_ranks_get_a_one_line_summary() {
+    let out = rmarun(&["-n", "3", "sh", "-c", "exit $RMA_RANK"]);
+    // the first rank to fail decides: 1 or 2, whichever exited first
+    assert!(matches!(out.status.code(), Some(1 | 2)), "{:?}", out.status);
+    assert!(
+        text(&out.stderr).contains("rmarun: 2 of 3 ranks failed (ranks 1, 2;"),
+        "{}",
+        text(&out.stderr)
     );
 }

@@ -15,15 +15,22 @@ fn main() -> ExitCode {
 
 #[cfg(not(loom))]
 const USAGE: &str = "\
-usage: rmarun [-n N] [--no-prefix] [--grace SECS] [--timeout SECS] [--] PROGRAM [ARGS...]
+usage: rmarun [-n N] [-x VAR[=VAL]]... [--no-prefix] [--grace SECS] [--timeout SECS]
+              [--] PROGRAM [ARGS...]
 
   -n, --np N        number of ranks, 1 to 4096 (default 1)
+  -x VAR[=VAL]      set VAR for every rank (to VAL, or to its value here); repeatable
+  --env VAR=VAL     the same, hydra's spelling
   --no-prefix       do not prefix output lines with [rank]
   --grace SECS      after a rank fails, seconds the others get to exit before they are
                     killed (default 5)
   --timeout SECS    kill every rank after SECS seconds
   --                end of rmarun's options: the program comes next
   -h, --help        print this help and exit
+  -V, --version     print rmarun's version and exit
+
+Every option also takes its value as --option=VALUE. The ranks inherit rmarun's
+environment; rmarun's stdin goes to rank 0 (the others read end of file).
 
 Exit status: 0 when every rank exits with 0; else that of the first rank to fail (its
 exit code, or 128+N when signal N killed it); 124 when the timeout struck before any
@@ -41,6 +48,35 @@ const TIMED_OUT: u8 = 124;
 enum Command {
     Run(LaunchOptions),
     Help,
+    Version,
+}
+
+/// `VAR=VAL`, or `VAR` alone with its value in rmarun's environment.
+#[cfg(not(loom))]
+fn env_pair(v: Option<OsString>, flag: &str) -> Result<(OsString, OsString), String> {
+    let v = v.ok_or_else(|| format!("{flag} needs VAR or VAR=VALUE"))?;
+    let bytes = v.as_bytes();
+    match bytes.iter().position(|&b| b == b'=') {
+        Some(0) => Err(format!("{flag} needs a variable name before '='")),
+        Some(i) => {
+            use std::os::unix::ffi::OsStringExt;
+            let (k, val) = bytes.split_at(i);
+            Ok((
+                OsString::from_vec(k.to_vec()),
+                OsString::from_vec(val[1..].to_vec()),
+            ))
+        }
+        None if bytes.is_empty() => Err(format!("{flag} needs VAR or VAR=VALUE")),
+        None => {
+            let val = std::env::var_os(&v).ok_or_else(|| {
+                format!(
+                    "{flag} {}: no such variable here (give VAR=VALUE)",
+                    v.to_string_lossy()
+                )
+            })?;
+            Ok((v, val))
+        }
+    }
 }
 
 /// Reads rmarun's options up to the program (the first argument that is not an
@@ -49,6 +85,7 @@ enum Command {
 fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Command, String> {
     let mut opts = LaunchOptions::new(1, "");
     opts.progress = true;
+    opts.stdin_to_rank0 = true;
     let secs = |v: Option<OsString>, flag: &str| -> Result<Duration, String> {
         v.and_then(|s| s.to_str().and_then(|s| s.parse::<f64>().ok()))
             .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 1e9)
@@ -73,10 +110,13 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Command, String> {
                     .filter(|n| (1..=max).contains(n))
                     .ok_or_else(|| format!("-n needs a number of ranks from 1 to {max}"))?;
             }
+            "-x" => opts.env.push(env_pair(value(), "-x")?),
+            "--env" => opts.env.push(env_pair(value(), "--env")?),
             "--grace" => opts.grace = secs(value(), "--grace")?,
             "--timeout" => opts.timeout = Some(secs(value(), "--timeout")?),
             "--no-prefix" if inline.is_none() => opts.prefix_output = false,
             "-h" | "--help" if inline.is_none() => return Ok(Command::Help),
+            "-V" | "--version" if inline.is_none() => return Ok(Command::Version),
             "--" if inline.is_none() => {
                 break args
                     .next()
@@ -123,6 +163,10 @@ fn main() -> ExitCode {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
+        Ok(Command::Version) => {
+            println!("rmarun {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
         Err(msg) => {
             eprintln!("rmarun: {msg}");
             eprint!("{USAGE}");
@@ -136,6 +180,28 @@ fn main() -> ExitCode {
             }
             if report.timed_out {
                 eprintln!("rmarun: timed out; every rank was killed");
+            }
+            if !report.success() {
+                // one line a script can grep: which ranks failed by themselves
+                let mut own: Vec<usize> = report
+                    .failures
+                    .iter()
+                    .filter(|(r, _)| !report.killed.contains(r))
+                    .map(|(r, _)| *r)
+                    .collect();
+                own.sort_unstable();
+                let own: Vec<String> = own.iter().map(usize::to_string).collect();
+                eprintln!(
+                    "rmarun: {} of {} ranks failed (ranks {}; {} killed by rmarun)",
+                    report.failures.len(),
+                    opts.ranks,
+                    if own.is_empty() {
+                        "none by themselves".to_owned()
+                    } else {
+                        own.join(", ")
+                    },
+                    report.killed.len()
+                );
             }
             if report.success() {
                 ExitCode::SUCCESS
