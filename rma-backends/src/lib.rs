@@ -273,6 +273,19 @@ impl Epochs for AnyWindow<'_> {
 
 rma_core::forward_transport!(['w] AnyWindow<'w>, window);
 
+/// What started this process as a rank, if anything did: `"rmarun"` (its world is
+/// named in the environment) or `"an MPI launcher"`. `None` when the program runs
+/// plainly (it then starts its own ranks as threads).
+pub fn launcher() -> Option<&'static str> {
+    if std::env::var_os(rma_shm::ENV_WORLD).is_some() {
+        Some("rmarun")
+    } else if rma_mpi::World::launched() {
+        Some("an MPI launcher")
+    } else {
+        None
+    }
+}
+
 /// Runs `f` on `n` ranks, each a thread of this process with its own world (rma's
 /// shared memory), and returns their results in rank order. A rank that panics is
 /// seen by the others as a dead peer; its panic is resumed once every thread has

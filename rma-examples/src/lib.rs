@@ -4,13 +4,19 @@
 //! per rank) and also plainly (`cargo run --release -p rma-examples --example NAME`),
 //! when it starts its ranks as threads. Flags:
 //!
-//! - `--ranks N`: ranks to start as threads when run plainly (default 4);
+//! - `--ranks N`: ranks to start as threads when run plainly (default 4; ignored, with a
+//!   warning, under a launcher);
 //! - `--n M`: problem size per rank (each example has its own default);
 //! - `--transport NAME`: the window transport, put in the window's info (default:
 //!   `RMA_TRANSPORT`, else `atomic`, or `mpi` under an MPI launcher); a transport that
 //!   cannot serve the window, such as `atomic` or `queued` under an MPI launcher, ends
 //!   the example with its RMA_FLAVOR error;
-//! - `--seed S`: seed of the example's random data.
+//! - `--seed S`: seed of the example's random data;
+//! - `--help`, `--version`.
+//!
+//! The command line is clap's: `--flag value` and `--flag=value` alike, help and version
+//! on stdout with exit 0, an unknown flag or bad value exit 2. Under rmarun or an MPI
+//! launcher the launcher decides the ranks, and `--ranks` says so on stderr.
 #![forbid(unsafe_code)]
 
 use rma_core::rng::SplitMix64;
@@ -29,36 +35,65 @@ pub struct Flags {
     pub seed: u64,
 }
 
+/// The examples' command line (clap): `--help` and `--version` print to stdout and exit
+/// 0, an unknown flag or a bad value exits 2, `--flag=value` and `--flag value` both
+/// work.
+#[derive(clap::Parser, Debug)]
+#[command(
+    version,
+    about = "An rma example: runs on threads, or as one rank under rmarun or mpiexec"
+)]
+struct Args {
+    /// Ranks to start as threads when run plainly (default 4); under rmarun or an MPI
+    /// launcher the launcher's count wins, with a warning
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    ranks: Option<u32>,
+    /// Problem size per rank (each example has its own default)
+    #[arg(long, value_name = "SIZE")]
+    n: Option<usize>,
+    /// The window transport (atomic, queued; mpi under an MPI launcher)
+    #[arg(long, value_name = "NAME")]
+    transport: Option<String>,
+    /// Seed of the example's random data
+    #[arg(long, value_name = "S", default_value_t = 2026)]
+    seed: u64,
+}
+
 impl Flags {
-    /// Parses the process arguments; `default_n` is the example's default size.
+    /// Parses the process arguments; `default_n` is the example's default size. Exits
+    /// with status 0 after `--help` or `--version`, 2 on a usage error.
     pub fn parse(default_n: usize) -> Flags {
         // every example parses its flags first: `RUST_LOG` then shows rma's spans
         rma_win::init_tracing();
-        let mut f = Flags {
-            ranks: 4,
-            n: default_n,
-            transport: None,
-            seed: 2026,
-        };
-        let mut args = std::env::args().skip(1);
-        while let Some(a) = args.next() {
-            let mut value = |name: &str| -> String {
-                args.next()
-                    .unwrap_or_else(|| usage(&format!("{name} needs a value")))
-            };
-            match a.as_str() {
-                "--ranks" => f.ranks = number(&value("--ranks")),
-                "--n" => f.n = number(&value("--n")),
-                "--seed" => f.seed = number(&value("--seed")) as u64,
-                "--transport" => f.transport = Some(value("--transport")),
-                "-h" | "--help" => usage(""),
-                other => usage(&format!("unknown flag {other}")),
-            }
+        match Flags::try_parse_from(default_n, std::env::args_os()) {
+            Ok(f) => f,
+            Err(e) => e.exit(),
         }
-        if f.ranks == 0 {
-            usage("--ranks must be positive");
+    }
+
+    /// [`Flags::parse`] over `args` (the program name first), without exiting.
+    pub fn try_parse_from<I, T>(
+        default_n: usize,
+        args: I,
+    ) -> std::result::Result<Flags, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::Parser;
+        let a = Args::try_parse_from(args)?;
+        if let (Some(n), Some(by)) = (a.ranks, rma_win::launcher()) {
+            eprintln!(
+                "warning: --ranks {n} is ignored: {by} started this process as one rank of \
+                 its own count"
+            );
         }
-        f
+        Ok(Flags {
+            ranks: a.ranks.map_or(4, |r| r as usize),
+            n: a.n.unwrap_or(default_n),
+            transport: a.transport,
+            seed: a.seed,
+        })
     }
 
     /// The window info these flags ask for.
@@ -69,19 +104,6 @@ impl Flags {
         }
         info
     }
-}
-
-fn number(s: &str) -> usize {
-    s.parse()
-        .unwrap_or_else(|_| usage(&format!("{s:?} is not a number")))
-}
-
-fn usage(msg: &str) -> ! {
-    if !msg.is_empty() {
-        eprintln!("error: {msg}");
-    }
-    eprintln!("flags: [--ranks N] [--n SIZE] [--transport atomic] [--seed S]");
-    std::process::exit(2)
 }
 
 /// Runs `body` on every rank (threads, or this process under rmarun) and exits the
@@ -136,5 +158,46 @@ impl Rng {
     /// A number in `0..n` (0 when `n` is 0).
     pub fn below(&mut self, n: u64) -> u64 {
         self.0.below(n.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Flags;
+    use clap::error::ErrorKind;
+
+    fn parse(args: &[&str]) -> Result<Flags, clap::Error> {
+        Flags::try_parse_from(100, std::iter::once("example").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn values_inline_or_apart_and_defaults() {
+        let f = parse(&["--n=5", "--ranks", "3", "--transport=queued"]).unwrap();
+        assert_eq!(
+            (f.n, f.ranks, f.transport.as_deref(), f.seed),
+            (5, 3, Some("queued"), 2026)
+        );
+        let f = parse(&[]).unwrap();
+        assert_eq!((f.n, f.ranks), (100, 4));
+    }
+
+    #[test]
+    fn help_version_and_usage_errors() {
+        assert_eq!(
+            parse(&["--help"]).unwrap_err().kind(),
+            ErrorKind::DisplayHelp
+        );
+        assert_eq!(
+            parse(&["--version"]).unwrap_err().kind(),
+            ErrorKind::DisplayVersion
+        );
+        for bad in [&["--bogus"][..], &["--ranks", "0"], &["--n", "x"], &["--n"]] {
+            let e = parse(bad).unwrap_err();
+            // clap prints these to stderr and exits 2; help and version go to stdout, 0
+            assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+            assert!(e.use_stderr(), "{bad:?}");
+        }
+        assert_eq!(parse(&["--help"]).unwrap_err().exit_code(), 0);
+        assert!(!parse(&["--help"]).unwrap_err().use_stderr());
     }
 }

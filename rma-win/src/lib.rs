@@ -171,7 +171,9 @@ pub use buffers::{Buffer, BufferMut, Target};
 pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};
 pub use handle::{CasElement, Integer, Numeric, TargetHandle};
 pub use request::Request;
-pub use rma_backends::{chosen_transport, init_tracing, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
+pub use rma_backends::{
+    chosen_transport, init_tracing, launcher, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS,
+};
 pub use rma_core::{
     Assert, BasicType, Error, ErrorClass, Flavor, Info, LockType, Op, Rank, Result, RmaCall,
 };

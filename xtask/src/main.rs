@@ -182,6 +182,11 @@ fn groups() -> Vec<Group> {
         Group::new("rma-ops", "rma-ops"),
         Group::new("rma-shm", "rma-shm"),
         Group::new("rma-backends", "rma-backends"),
+        Group::new("rma-examples (flags)", "rma-examples"),
+        Group {
+            binary: Some("cli"),
+            ..Group::new("bench binaries' command lines", "rma-benches")
+        },
         Group::new("rma-win", "rma-win"),
         Group::new("xtask (bench summarizer)", "xtask"),
     ];

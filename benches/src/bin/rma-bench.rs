@@ -120,46 +120,55 @@ struct Flags {
     csv: Option<String>,
 }
 
-fn parse_flags() -> Flags {
-    let mut f = Flags {
-        transport: None,
-        reps: 7,
-        secs: 0.04,
-        quick: false,
-        create: false,
-        skip_cas: false,
-        bw_only: false,
-        csv: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = |name: &str| {
-            args.next().unwrap_or_else(|| {
-                eprintln!("rma-bench: {name} needs a value");
-                std::process::exit(2)
-            })
-        };
-        match a.as_str() {
-            "--transport" => f.transport = Some(value("--transport")),
-            "-r" => f.reps = value("-r").parse().unwrap_or(7).max(1),
-            "-t" => f.secs = value("-t").parse().unwrap_or(0.04),
-            "-o" => f.csv = Some(value("-o")),
-            "-q" => f.quick = true,
-            "-c" => f.create = true,
-            "-x" => f.skip_cas = true,
-            "-b" => f.bw_only = true,
-            other => {
-                eprintln!(
-                    "rma-bench: unknown flag {other}\nusage: rmarun -n 2 rma-bench [--transport NAME] [-r reps] [-t secs] [-q] [-c] [-x] [-b] [-o file.csv]"
-                );
-                std::process::exit(2)
-            }
-        }
-    }
-    f
+/// rma-bench's command line (clap: `--help`/`--version` to stdout with exit 0, usage
+/// errors exit 2, `-r 5`, `-r=5` and `--reps=5` alike).
+#[derive(clap::Parser, Debug)]
+#[command(
+    version,
+    about = "The OSU-style scenarios of benches/SCENARIOS.md over one rma transport; run under rmarun -n 2"
+)]
+struct Args {
+    /// The window transport (atomic, queued; mpi under an MPI launcher)
+    #[arg(long, value_name = "NAME")]
+    transport: Option<String>,
+    /// Repetitions per scenario
+    #[arg(short = 'r', long = "reps", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+    /// Seconds per repetition
+    #[arg(short = 't', long = "secs", default_value_t = 0.04)]
+    secs: f64,
+    /// One short pass: the single-call latencies only
+    #[arg(short = 'q', long)]
+    quick: bool,
+    /// Create the window over this process's memory (Window::create) instead of allocating it
+    #[arg(short = 'c', long)]
+    create: bool,
+    /// Skip compare_and_swap (Open MPI 4's osc/rdma crashes on it)
+    #[arg(short = 'x', long = "skip-cas")]
+    skip_cas: bool,
+    /// Only the bandwidth scenarios (bw_*)
+    #[arg(short = 'b', long = "bw-only")]
+    bw_only: bool,
+    /// Write the results as CSV to this file
+    #[arg(short = 'o', long = "csv", value_name = "FILE")]
+    csv: Option<String>,
 }
 
-/// Median, minimum and maximum of seconds per call, and the iterations per repetition.
+fn parse_flags() -> Flags {
+    use clap::Parser;
+    let a = Args::parse();
+    Flags {
+        transport: a.transport,
+        reps: a.reps as usize,
+        secs: a.secs,
+        quick: a.quick,
+        create: a.create,
+        skip_cas: a.skip_cas,
+        bw_only: a.bw_only,
+        csv: a.csv,
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Stat {
     med: f64,

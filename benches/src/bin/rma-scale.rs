@@ -64,42 +64,42 @@ struct Flags {
     csv: Option<String>,
 }
 
-fn usage() -> ! {
-    eprintln!(
-        "usage: rmarun -n N rma-scale [--transport NAME] [-r reps] [-t secs] [-s scenario,...] [-o file.csv]\n\
-         scenarios: {}",
-        SCENARIOS.join(" ")
-    );
-    std::process::exit(2)
+/// rma-scale's command line (clap: `--help`/`--version` to stdout with exit 0, usage
+/// errors exit 2, `-r 5`, `-r=5` and `--reps=5` alike).
+#[derive(clap::Parser, Debug)]
+#[command(
+    version,
+    about = "The rank-scaling scenarios over one rma transport; run under rmarun -n N",
+    after_help = "scenarios: see benches/SCENARIOS.md (\"Rank scaling\")"
+)]
+struct Args {
+    /// The window transport (atomic, queued; mpi under an MPI launcher)
+    #[arg(long, value_name = "NAME")]
+    transport: Option<String>,
+    /// Repetitions per scenario
+    #[arg(short = 'r', long = "reps", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+    /// Seconds per repetition
+    #[arg(short = 't', long = "secs", default_value_t = 0.05)]
+    secs: f64,
+    /// Only these scenarios (comma-separated)
+    #[arg(short = 's', long = "scenarios", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(SCENARIOS))]
+    only: Option<Vec<String>>,
+    /// Write the results as CSV to this file
+    #[arg(short = 'o', long = "csv", value_name = "FILE")]
+    csv: Option<String>,
 }
 
 fn parse_flags() -> Flags {
-    let mut f = Flags {
-        transport: None,
-        reps: 5,
-        secs: 0.05,
-        only: None,
-        csv: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = || args.next().unwrap_or_else(|| usage());
-        match a.as_str() {
-            "--transport" => f.transport = Some(value()),
-            "-r" => f.reps = value().parse().unwrap_or(5).max(1),
-            "-t" => f.secs = value().parse().unwrap_or(0.05),
-            "-o" => f.csv = Some(value()),
-            "-s" => {
-                let list: Vec<String> = value().split(',').map(str::to_owned).collect();
-                if list.iter().any(|s| !SCENARIOS.contains(&s.as_str())) {
-                    usage();
-                }
-                f.only = Some(list);
-            }
-            _ => usage(),
-        }
+    use clap::Parser;
+    let a = Args::parse();
+    Flags {
+        transport: a.transport,
+        reps: a.reps as usize,
+        secs: a.secs,
+        only: a.only,
+        csv: a.csv,
     }
-    f
 }
 
 /// This process's resident set (VmRSS), in bytes.
