@@ -21,7 +21,6 @@
 mod choice;
 
 pub use choice::{chosen_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
-pub use rma_shm::trace::init as init_tracing;
 
 use rma_core::{
     Backend, BackendWindow, DynBackend, Epochs, Flavor, Info, LaunchMode, Memory, Result, Services,
@@ -272,6 +271,13 @@ impl Epochs for AnyWindow<'_> {
 }
 
 rma_core::forward_transport!(['w] AnyWindow<'w>, window);
+
+/// Installs rma's tracing output: `RUST_LOG` on stderr, and the `RMA_TRACE` timeline
+/// file (created afresh unless a launcher started this process as a rank, which
+/// appends to it). See `rma_shm::trace`.
+pub fn init_tracing() {
+    rma_shm::trace::init_with(launcher().is_none());
+}
 
 /// What started this process as a rank, if anything did: `"rmarun"` (its world is
 /// named in the environment) or `"an MPI launcher"`. `None` when the program runs

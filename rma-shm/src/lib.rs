@@ -69,6 +69,9 @@ mod stall_tests;
 mod sync;
 #[cfg(not(loom))]
 mod sys;
+#[cfg(not(loom))]
+mod timeline;
+#[cfg(not(loom))]
 pub mod trace;
 #[cfg(not(loom))]
 mod winmem;

@@ -25,9 +25,19 @@ fn child() {
 }
 
 fn stderr_with(log: Option<&str>) -> Result<String, Failed> {
+    stderr_with_env(log, None)
+}
+
+/// The child's stderr, with `RUST_LOG=log` and `RMA_TRACE=trace` where given.
+fn stderr_with_env(log: Option<&str>, trace: Option<&std::path::Path>) -> Result<String, Failed> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     let mut cmd = Command::new(exe);
-    cmd.env(CHILD, "1").env_remove("RUST_LOG");
+    cmd.env(CHILD, "1")
+        .env_remove("RUST_LOG")
+        .env_remove("RMA_TRACE");
+    if let Some(t) = trace {
+        cmd.env("RMA_TRACE", t);
+    }
     if let Some(spec) = log {
         cmd.env("RUST_LOG", spec);
     }
@@ -75,6 +85,60 @@ fn silent_without_rust_log() -> Result<(), Failed> {
     Ok(())
 }
 
+/// `RMA_TRACE=FILE` writes a Chrome trace: a `[` line, then one complete event per
+/// line for every rma span of both ranks, each rank its own `pid`; a second run
+/// replaces the file, and nothing is printed on stderr.
+fn timeline_file() -> Result<(), Failed> {
+    let path = std::env::temp_dir().join(format!("rma-timeline-{}.json", std::process::id()));
+    for run in 0..2 {
+        let err = stderr_with_env(None, Some(&path))?;
+        if !err.is_empty() {
+            return Err(format!("RMA_TRACE alone printed:\n{err}").into());
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("reading the trace: {e}"))?;
+        let mut lines = text.lines();
+        if lines.next() != Some("[") {
+            return Err(format!("the trace does not open its array:\n{text}").into());
+        }
+        let events: Vec<&str> = lines.collect();
+        for e in &events {
+            let ok = e.starts_with("{\"name\":\"")
+                && e.ends_with("}},")
+                && e.contains("\"ph\":\"X\"")
+                && e.contains("\"ts\":")
+                && e.contains("\"dur\":");
+            if !ok {
+                return Err(format!("not a complete event: {e}").into());
+            }
+        }
+        for (name, pid) in [
+            ("win_allocate", 0),
+            ("win_allocate", 1),
+            ("fence", 0),
+            ("fence", 1),
+            ("accumulate", 0),
+            ("rank", 1),
+        ] {
+            let found = events.iter().any(|e| {
+                e.starts_with(&format!("{{\"name\":\"{name}\""))
+                    && e.contains(&format!("\"pid\":{pid},"))
+            });
+            if !found {
+                return Err(format!("run {run}: no {name} event of rank {pid}:\n{text}").into());
+            }
+        }
+        let ranks = events
+            .iter()
+            .filter(|e| e.starts_with("{\"name\":\"rank\""))
+            .count();
+        if ranks != 2 {
+            return Err(format!("run {run}: {ranks} rank events, want 2 (a fresh file)").into());
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(())
+}
+
 fn main() {
     if std::env::var_os(CHILD).is_some() {
         child();
@@ -84,6 +148,7 @@ fn main() {
     let trials = vec![
         Trial::test("spans_name_their_rank", spans_name_their_rank),
         Trial::test("silent_without_rust_log", silent_without_rust_log),
+        Trial::test("timeline_file", timeline_file),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
