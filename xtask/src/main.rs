@@ -18,7 +18,8 @@ Tasks:
                        the groups whose name contains one of the texts (for example
                        --only mpich or --only 'atomic x,examples')
   ci                   format check, clippy (warnings denied), cargo doc (warnings
-                       denied), then test-all
+                       denied), cargo package of every library crate (verified),
+                       then test-all
   bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
                        rma against MPICH, Open MPI and the hardware limits: builds
                        rmarun + rma-bench and benches/c, runs every configuration
@@ -717,7 +718,27 @@ fn main() -> ExitCode {
             let mut doc = cargo();
             doc.args(["doc", "--workspace", "--no-deps"])
                 .env("RUSTDOCFLAGS", "-D warnings");
-            status(fmt) && status(clippy) && status(doc) && test_all(&TestAll::default())
+            // every library crate packages and builds from its own tarball (what
+            // `cargo publish --dry-run` checks), against the others as packaged
+            let mut package = cargo();
+            package.args([
+                "package",
+                "--workspace",
+                "--allow-dirty",
+                "--exclude",
+                "rma-examples",
+                "--exclude",
+                "rma-conformance",
+                "--exclude",
+                "rma-benches",
+                "--exclude",
+                "xtask",
+            ]);
+            status(fmt)
+                && status(clippy)
+                && status(doc)
+                && status(package)
+                && test_all(&TestAll::default())
         }
         "bench" if rest.first() == Some(&"criterion") => {
             let mut cmd = cargo();
