@@ -1084,8 +1084,15 @@ pub(crate) fn main(args: &[&str]) -> bool {
     println!("\n{md}");
     write(&p.out.join("summary.md"), &md);
     write(&p.out.join("results.json"), &record.json().to_text());
-    write(&p.out.join("latency.svg"), &plot::latency(&summary));
-    write(&p.out.join("bandwidth.svg"), &plot::bandwidth(&summary));
+    let about = format!(
+        "{}; {}, {} CPUs, kernel {}",
+        record.date, machine.cpu, machine.nproc, machine.kernel
+    );
+    write(&p.out.join("latency.svg"), &plot::latency(&summary, &about));
+    write(
+        &p.out.join("bandwidth.svg"),
+        &plot::bandwidth(&summary, &about),
+    );
 
     let errors = report.contended_errors();
     println!(

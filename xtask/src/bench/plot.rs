@@ -186,16 +186,34 @@ impl Canvas {
         }
     }
 
+    /// A line of small text at the bottom edge: what the marks mean, the date and the
+    /// machine, so the figure says it without the summary beside it.
+    fn caption(&mut self, height: f64, text: &str) {
+        let _ = writeln!(
+            self.svg,
+            "<text x=\"{}\" y=\"{:.1}\" font-size=\"10\" fill=\"#444444\">{}</text>",
+            self.left,
+            height - 6.0,
+            escape(text)
+        );
+    }
+
     fn finish(mut self) -> String {
         self.svg.push_str("</svg>\n");
         self.svg
     }
 }
 
-/// Grouped bars: per latency scenario, one bar per configuration (median, with the
-/// range of the per-round medians as a whisker), and the hardware floor where one
-/// means something.
-pub(crate) fn latency(s: &Summary) -> String {
+/// The marks' meaning, for every plot's caption.
+const MARKS: &str = "points: median over rounds of each round's median; whiskers: range of \
+                     the round medians; x: selected but no value (crashed or not run)";
+
+/// Per latency scenario, one point per configuration (median, with the range of the
+/// per-round medians as a whisker) on a log axis, the hardware floor where one means
+/// something, and an x where a configuration that ran gave no value for the scenario
+/// (it crashed there, or skips it). `about` (the date and the machine) goes in the
+/// caption.
+pub(crate) fn latency(s: &Summary, about: &str) -> String {
     let series: Vec<(&str, &str)> = CONFIGS
         .iter()
         .map(|c| {
@@ -216,37 +234,56 @@ pub(crate) fn latency(s: &Summary) -> String {
             s.lat(key, test)
         }
     };
+    // the configurations that ran: an x marks each scenario they gave no value for
+    let ran: Vec<&str> = series
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|k| *k != "hw" && LAT_TESTS.iter().any(|t| value(k, t).is_some()))
+        .collect();
     let all = LAT_TESTS
         .iter()
         .flat_map(|t| series.iter().filter_map(move |(k, _)| value(k, t)))
         .flat_map(|st| [st.lo, st.hi]);
+    let height = 480.0;
     let mut c = Canvas::new(
         1100.0,
-        460.0,
+        height,
         "Small-op latency, 2 ranks (log scale)",
-        [70.0, 190.0, 36.0, 60.0],
+        [70.0, 190.0, 36.0, 80.0],
     );
     let y = LogAxis::fitting(all, c.bottom, c.top);
     c.y_axis(&y, "µs per call (per call per rank in cont_*)");
     let group = (c.right - c.left) / LAT_TESTS.len() as f64;
-    let bar = group * 0.85 / series.len() as f64;
+    let step = group * 0.85 / series.len() as f64;
     for (g, test) in LAT_TESTS.iter().enumerate() {
         let x0 = c.left + group * g as f64 + group * 0.075;
         for (i, (key, _)) in series.iter().enumerate() {
-            let Some(st) = value(key, test) else { continue };
-            let x = x0 + bar * i as f64;
-            let (top, mid) = (y.px(st.median), x + bar / 2.0);
+            let x = x0 + step * (i as f64 + 0.5);
+            let Some(st) = value(key, test) else {
+                if ran.contains(key) {
+                    let yb = c.bottom - 6.0;
+                    let _ = writeln!(
+                        c.svg,
+                        "<text x=\"{x:.1}\" y=\"{yb:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{}\">x<title>{} {test}: no value (crashed or not run)</title></text>",
+                        colour(key),
+                        escape(config(key).label)
+                    );
+                }
+                continue;
+            };
             let _ = writeln!(
                 c.svg,
-                "<rect x=\"{x:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{} {test}: {} µs</title></rect>\n\
-                 <line x1=\"{mid:.1}\" y1=\"{:.1}\" x2=\"{mid:.1}\" y2=\"{:.1}\" stroke=\"black\"/>",
-                bar * 0.9,
-                (c.bottom - top).max(0.0),
+                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"{}\"/>\n\
+                 <circle cx=\"{x:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{}\"><title>{} {test}: {} µs [{}..{}]</title></circle>",
+                y.px(st.hi),
+                y.px(st.lo),
+                colour(key),
+                y.px(st.median),
                 colour(key),
                 escape(config(key).label),
                 num(st.median),
-                y.px(st.hi),
-                y.px(st.lo)
+                num(st.lo),
+                num(st.hi)
             );
         }
         c.x_tick(c.left + group * (g as f64 + 0.5), test);
@@ -257,6 +294,7 @@ pub(crate) fn latency(s: &Summary) -> String {
         .map(|(k, name)| (*name, colour(k), false))
         .collect();
     c.legend(&legend);
+    c.caption(height, &format!("{MARKS}. {about}"));
     c.finish()
 }
 
@@ -270,17 +308,36 @@ const BW_CURVES: &[(&str, &str, &str)] = &[
     ("OMPI osc/rdma lock_all", "ompi_rdma", "bw_lockall"),
 ];
 
-/// A curve of the bandwidth plot: (N, GB/s) points.
+/// A curve of the bandwidth plot.
 struct Curve {
     name: &'static str,
     colour: &'static str,
     dashed: bool,
-    points: Vec<(f64, f64)>,
+    points: Vec<Point>,
+}
+
+/// One point of a bandwidth curve: N, and the GB/s of the median and of the slowest
+/// and fastest round medians (the whisker).
+struct Point {
+    n: f64,
+    gbps: f64,
+    low: f64,
+    high: f64,
+}
+
+/// The point at `n` of a call moving `bytes`, whose time per call is `st`.
+fn point(n: f64, bytes: f64, st: &Stat) -> Point {
+    Point {
+        n,
+        gbps: gbps(bytes, st.median),
+        low: gbps(bytes, st.hi),
+        high: gbps(bytes, st.lo),
+    }
 }
 
 /// Accumulate bandwidth (GB/s) against N (f64 per call), log-log, one curve per
 /// configuration, and the avx_add streaming limit at the sizes hw_limits measures.
-pub(crate) fn bandwidth(s: &Summary) -> String {
+pub(crate) fn bandwidth(s: &Summary, about: &str) -> String {
     let mut curves: Vec<Curve> = BW_CURVES
         .iter()
         .map(|(name, key, test)| Curve {
@@ -291,7 +348,7 @@ pub(crate) fn bandwidth(s: &Summary) -> String {
                 .iter()
                 .filter_map(|&n| {
                     let st = s.get(key, "bw", test, n)?;
-                    Some((n as f64, gbps(8.0 * n as f64, st.median)))
+                    Some(point(n as f64, 8.0 * n as f64, &st))
                 })
                 .collect(),
         })
@@ -303,14 +360,15 @@ pub(crate) fn bandwidth(s: &Summary) -> String {
         points: s
             .iter()
             .filter(|((c, sec, t, _), _)| c == "hw" && sec == "hw" && t == "avx_add")
-            .map(|((.., bytes), st)| (*bytes as f64 / 8.0, gbps(*bytes as f64, st.median)))
+            .map(|((.., bytes), st)| point(*bytes as f64 / 8.0, *bytes as f64, st))
             .collect(),
     });
+    let height = 520.0;
     let mut c = Canvas::new(
         900.0,
-        500.0,
+        height,
         "Accumulate bandwidth, 2 ranks (log-log)",
-        [70.0, 200.0, 36.0, 60.0],
+        [70.0, 200.0, 36.0, 80.0],
     );
     let last = *BW_NS.last().unwrap_or(&1) as f64;
     let x = LogAxis {
@@ -319,7 +377,9 @@ pub(crate) fn bandwidth(s: &Summary) -> String {
         a: c.left,
         b: c.right,
     };
-    let all = curves.iter().flat_map(|cv| cv.points.iter().map(|p| p.1));
+    let all = curves
+        .iter()
+        .flat_map(|cv| cv.points.iter().flat_map(|p| [p.low, p.high]));
     let y = LogAxis::fitting(all, c.bottom, c.top);
     c.y_axis(&y, "GB/s of payload (8 N bytes per call)");
     for &n in BW_NS {
@@ -335,7 +395,7 @@ pub(crate) fn bandwidth(s: &Summary) -> String {
         let path: Vec<String> = cv
             .points
             .iter()
-            .map(|(n, g)| format!("{:.1},{:.1}", x.px(*n), y.px(*g)))
+            .map(|p| format!("{:.1},{:.1}", x.px(p.n), y.px(p.gbps)))
             .collect();
         if path.len() > 1 {
             let _ = writeln!(
@@ -345,15 +405,22 @@ pub(crate) fn bandwidth(s: &Summary) -> String {
                 cv.colour
             );
         }
-        for (n, g) in &cv.points {
+        for p in &cv.points {
+            let px = x.px(p.n);
             let _ = writeln!(
                 c.svg,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{}\"><title>{} N={n}: {} GB/s</title></circle>",
-                x.px(*n),
-                y.px(*g),
+                "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"{}\"/>\n\
+                 <circle cx=\"{px:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{}\"><title>{} N={}: {} GB/s [{}..{}]</title></circle>",
+                y.px(p.low),
+                y.px(p.high),
+                cv.colour,
+                y.px(p.gbps),
                 cv.colour,
                 escape(cv.name),
-                num(*g)
+                p.n,
+                num(p.gbps),
+                num(p.low),
+                num(p.high)
             );
         }
     }
@@ -362,6 +429,7 @@ pub(crate) fn bandwidth(s: &Summary) -> String {
         .map(|cv| (cv.name, cv.colour, cv.dashed))
         .collect();
     c.legend(&legend);
+    c.caption(height, &format!("{MARKS}. {about}"));
     c.finish()
 }
 
@@ -540,11 +608,23 @@ mod tests {
             "lat,fop,1,1,0.03,0.03,0.03\nbw,bw_lockall,8,1,0.05,0,0\nbw,bw_lockall,64,1,0.06,0,0",
         );
         let s = Summary::of(&lines);
-        for svg in [latency(&s), bandwidth(&s)] {
+        let about = "2026-11-24; a CPU, 2 CPUs, kernel 6";
+        for svg in [latency(&s, about), bandwidth(&s, about)] {
             assert!(svg.ends_with("</svg>\n"));
             assert!(svg.contains("OMPI osc/sm"));
             assert!(!svg.contains("NaN"));
+            // the figure says what its marks mean, when and where it was measured
+            assert!(
+                svg.contains("whiskers: range of the round medians"),
+                "{svg}"
+            );
+            assert!(svg.contains(about), "{svg}");
+            // points, not bars
+            assert!(svg.contains("<circle"));
         }
+        // osc/sm ran but gave no cas: an x marks it
+        let lat = latency(&s, about);
+        assert!(lat.contains("OMPI osc/sm cas: no value"), "{lat}");
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
     }
 
