@@ -391,3 +391,122 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         self.win.win.flush(self.rank)
     }
 }
+
+/// A target handle that defers its additions and sends them at its flush, as MPI
+/// permits for non-fetching calls until the next synchronization: consecutive
+/// additions to adjacent elements become one bulk accumulate, which rma's transports
+/// apply with vectorised kernels (each element still atomically), and a run is sent
+/// as soon as an addition does not extend it. Order is kept: runs go out in the order
+/// they were started, so additions from this origin take effect in program order.
+///
+/// Made by [`TargetHandle::batched`]. The additions are complete, at origin and
+/// target, when [`BatchedAdd::flush`] returns; dropping the batch sends what is
+/// pending (an error is then logged, since a drop cannot return it), and the batch
+/// borrows its epoch, so the epoch cannot end before.
+///
+/// ```
+/// use rma_win::{Assert, Info, Rank, Window};
+/// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+///     let win = Window::allocate::<f64>(&world, 64, &Info::new())?;
+///     win.fence(Assert::NONE)?; // zeroed everywhere before anyone adds
+///     let epoch = win.lock_all_epoch(Assert::NONE)?;
+///     let mut hist = epoch.target(Rank::new(0))?.batched::<f64>();
+///     for bin in 0..64 {
+///         hist.add(1.0, bin)?; // deferred; adjacent bins become one call
+///     }
+///     hist.flush()?; // sent and complete
+///     drop(hist);
+///     epoch.unlock()?;
+///     win.fence(Assert::NONE)?;
+///     if world.rank() == 0 {
+///         assert!(win.local_vec::<f64>()?.iter().all(|&v| v == 2.0));
+///     }
+///     win.fence(Assert::NONE)
+/// })?;
+/// # Ok::<(), rma_win::Error>(())
+/// ```
+pub struct BatchedAdd<'e, 'w, T: Numeric> {
+    handle: TargetHandle<'e, 'w>,
+    basic: BasicType,
+    /// The run being built: its first displacement and its values.
+    start: Disp,
+    run: Vec<T>,
+}
+
+impl<T: Numeric> std::fmt::Debug for BatchedAdd<'_, '_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchedAdd")
+            .field("target", &self.handle.rank)
+            .field("pending", &self.run.len())
+            .finish()
+    }
+}
+
+/// The longest run a batch builds before it sends it (elements).
+const BATCH_RUN: usize = 4096;
+
+impl<'e, 'w> TargetHandle<'e, 'w> {
+    /// A batch of additions of `T` elements to this target (see [`BatchedAdd`]).
+    pub fn batched<T: Numeric>(&self) -> BatchedAdd<'e, 'w, T> {
+        BatchedAdd {
+            handle: *self,
+            // every Numeric type is one basic type (BASIC is Some)
+            basic: T::BASIC.unwrap_or(BasicType::Byte),
+            start: 0,
+            run: Vec::new(),
+        }
+    }
+}
+
+impl<T: Numeric> BatchedAdd<'_, '_, T> {
+    /// Adds `value` to the element at `disp`, later (at the latest at
+    /// [`BatchedAdd::flush`]). The displacement is checked now (range, alignment), so
+    /// a refused addition is reported here and changes nothing.
+    #[inline]
+    pub fn add(&mut self, value: T, disp: Disp) -> Result<()> {
+        let size = std::mem::size_of::<T>();
+        self.handle
+            .offset("accumulate", disp, size, Some(self.basic))?;
+        let next = self.start.checked_add(self.run.len() as Disp);
+        if self.run.is_empty() || next != Some(disp) || self.run.len() >= BATCH_RUN {
+            self.send()?;
+            self.start = disp;
+        }
+        self.run.push(value);
+        Ok(())
+    }
+
+    /// Sends the run being built (one accumulate; none when empty).
+    fn send(&mut self) -> Result<()> {
+        if self.run.is_empty() {
+            return Ok(());
+        }
+        let r = self.handle.acc(&self.run, self.start, self.basic, Op::Sum);
+        self.run.clear();
+        r
+    }
+
+    /// Sends every pending addition and, in a passive-target epoch, completes them at
+    /// origin and target (MPI_Win_flush); in a fence or start epoch they complete at
+    /// the epoch's closing fence or complete, as every call there does.
+    pub fn flush(&mut self) -> Result<()> {
+        self.send()?;
+        if self.handle.active {
+            return Ok(());
+        }
+        self.handle.flush()
+    }
+}
+
+impl<T: Numeric> Drop for BatchedAdd<'_, '_, T> {
+    fn drop(&mut self) {
+        if !self.run.is_empty() && !std::thread::panicking() {
+            if let Err(e) = self.send() {
+                tracing::error!(
+                    "a batch's pending additions failed at its drop: {e} ({})",
+                    e.class()
+                );
+            }
+        }
+    }
+}

@@ -169,7 +169,7 @@ mod world;
 
 pub use buffers::{Buffer, BufferMut, Target};
 pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};
-pub use handle::{CasElement, Integer, Numeric, TargetHandle};
+pub use handle::{BatchedAdd, CasElement, Integer, Numeric, TargetHandle};
 pub use request::Request;
 pub use rma_backends::{
     chosen_transport, init_tracing, launcher, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS,

@@ -62,6 +62,8 @@ enum Test {
     HPut,
     HGet,
     HMsgRate,
+    /// The message rate through a batch of a handle (`BatchedAdd`).
+    HbMsgRate,
 }
 
 impl Test {
@@ -94,12 +96,13 @@ impl Test {
             Test::HPut => "h_put",
             Test::HGet => "h_get",
             Test::HMsgRate => "h_msgrate",
+            Test::HbMsgRate => "hb_msgrate",
         }
     }
 
     /// Calls per timed iteration.
     fn calls_per_iter(self) -> usize {
-        if self == Test::MsgRate || self == Test::HMsgRate {
+        if matches!(self, Test::MsgRate | Test::HMsgRate | Test::HbMsgRate) {
             RATE_BATCH
         } else {
             1
@@ -248,9 +251,13 @@ impl Bench<'_> {
                 Target::new(one, DBL_OFF, 1, &self.strided),
                 Op::Sum,
             ),
-            Test::HFop | Test::HCas | Test::HAcc | Test::HPut | Test::HGet | Test::HMsgRate => {
-                Err(rma_win::Error::arg("a handle scenario runs in run_handle"))
-            }
+            Test::HFop
+            | Test::HCas
+            | Test::HAcc
+            | Test::HPut
+            | Test::HGet
+            | Test::HMsgRate
+            | Test::HbMsgRate => Err(rma_win::Error::arg("a handle scenario runs in run_handle")),
         }
     }
 
@@ -271,6 +278,14 @@ impl Bench<'_> {
                     Test::HAcc => h.add(&src[..1], DBL_OFF)?,
                     Test::HPut => h.put(&src[..1], DBL_OFF + 1)?,
                     Test::HGet => h.get(&mut res[..1], DBL_OFF + 2)?,
+                    Test::HbMsgRate => {
+                        let mut batch = h.batched::<f64>();
+                        for j in 0..RATE_BATCH {
+                            batch.add(src[0], DBL_OFF + (j & 1023) as i64)?;
+                        }
+                        batch.flush()?;
+                        continue;
+                    }
                     _ => {
                         for j in 0..RATE_BATCH {
                             h.add(&src[..1], DBL_OFF + (j & 1023) as i64)?;
@@ -309,9 +324,13 @@ impl Bench<'_> {
             Test::BusyAcc | Test::BusyFop | Test::BusyPut | Test::BusyGet => {
                 return self.run_busy(test, iters)
             }
-            Test::HFop | Test::HCas | Test::HAcc | Test::HPut | Test::HGet | Test::HMsgRate => {
-                return self.run_handle(test, iters)
-            }
+            Test::HFop
+            | Test::HCas
+            | Test::HAcc
+            | Test::HPut
+            | Test::HGet
+            | Test::HMsgRate
+            | Test::HbMsgRate => return self.run_handle(test, iters),
             _ => {}
         }
         let mut el = 0.0;
@@ -534,7 +553,13 @@ impl Bench<'_> {
         }
         if !self.flags.quick {
             if latency {
-                for test in [Test::MsgRate, Test::HMsgRate, Test::ContFop, Test::ContAcc] {
+                for test in [
+                    Test::MsgRate,
+                    Test::HMsgRate,
+                    Test::HbMsgRate,
+                    Test::ContFop,
+                    Test::ContAcc,
+                ] {
                     self.lat(test)?;
                 }
                 for test in [Test::BusyAcc, Test::BusyFop, Test::BusyPut, Test::BusyGet] {

@@ -223,3 +223,51 @@ pub(crate) fn handle_op_checks(world: &World, info: &Info) -> Result<()> {
     win.fence(Assert::NONE)?;
     Ok(())
 }
+
+/// Batched additions through a handle: runs of adjacent elements, jumps, runs longer
+/// than one batch run, in a lock_all epoch (flushed) and in fence epochs (sent by the
+/// batch's drop, completed by the fence); every element's total is exact.
+pub(crate) fn batched_adds(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let len = 10_000usize;
+    let win = Window::allocate::<i64>(world, len, info)?;
+    win.fence(Assert::NONE)?;
+    // the pattern every rank adds: element i gets (i % 7) + 1, visited in an order
+    // with long adjacent runs and jumps
+    let order: Vec<usize> = (0..len / 2).chain((len / 2..len).rev()).collect();
+    {
+        let epoch = win.lock_all_epoch(Assert::NONE)?;
+        let mut batch = epoch.target(Rank::new(0))?.batched::<i64>();
+        for &i in &order {
+            batch.add((i % 7) as i64 + 1, i as i64)?;
+        }
+        // a refused addition reports at once and leaves the batch as it was
+        expect_class(batch.add(1, len as i64), ErrorClass::RmaRange);
+        batch.flush()?;
+        drop(batch);
+        epoch.unlock()?;
+    }
+    let epoch = win.fence_epoch(Assert::NONE)?;
+    {
+        let mut batch = epoch
+            .target(Rank::new(((me + 1) % p) as u32))?
+            .batched::<i64>();
+        for i in (0..len).step_by(3) {
+            batch.add(1000, i as i64)?;
+        }
+        // dropped: the pending run is sent, the fence completes it
+    }
+    epoch.end(Assert::NONE)?;
+    let got = win.local_vec::<i64>()?;
+    for (i, v) in got.iter().enumerate() {
+        let from_lock_all = if me == 0 {
+            p as i64 * ((i % 7) as i64 + 1)
+        } else {
+            0
+        };
+        let from_fence = if i % 3 == 0 { 1000 } else { 0 };
+        assert_eq!(*v, from_lock_all + from_fence, "rank {me} element {i}");
+    }
+    win.fence(Assert::NONE)?;
+    Ok(())
+}

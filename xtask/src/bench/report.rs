@@ -21,6 +21,7 @@ pub(crate) const LAT_TESTS: &[&str] = &[
     "h_put",
     "h_get",
     "h_msgrate",
+    "hb_msgrate",
 ];
 /// The bandwidth scenarios and their N.
 pub(crate) const BW_TESTS: &[&str] = &["bw_lockall", "bw_excl", "bw_fence"];
@@ -49,7 +50,7 @@ pub(crate) fn hw_for_lat(test: &str) -> Option<&'static str> {
     Some(match test {
         "fop" => "fetch_add_local",
         "cas" => "cas_local",
-        "acc" | "gacc" | "msgrate" | "h_acc" | "h_msgrate" => "cas_f64_add_local",
+        "acc" | "gacc" | "msgrate" | "h_acc" | "h_msgrate" | "hb_msgrate" => "cas_f64_add_local",
         "h_fop" => "fetch_add_local",
         "h_cas" => "cas_local",
         "acc_fence" => "roundtrip",
@@ -715,6 +716,12 @@ impl Report<'_> {
             Goal::AtLeast(3.0),
             X,
             self.rate_vs_sm_of("h_msgrate", "msgrate", 1.0),
+        ));
+        v.push(check(
+            "handle, batched additions: message rate: rma atomic / OMPI osc/sm",
+            Goal::AtLeast(3.0),
+            X,
+            self.rate_vs_sm_of("hb_msgrate", "msgrate", 1.0),
         ));
         for (rma, direct, goal) in [
             ("rma_mpi_ompi", "ompi_rdma", 1.3),
