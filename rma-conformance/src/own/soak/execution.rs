@@ -4,7 +4,8 @@
 use super::model::{Call, Completion, Expect, Kind, Mode, Step};
 use super::{SENTINEL, SUM_BASE};
 use rma_win::{
-    Assert, Buffer, BufferMut, Datatype, Group, Op, Rank, Request, Result, Target, Window,
+    Assert, Buffer, BufferMut, Datatype, Group, Op, PassiveEpoch, Rank, Request, Result, Target,
+    Window,
 };
 
 fn rank(t: Option<usize>) -> Rank {
@@ -22,9 +23,12 @@ fn bytes(v: &[i64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_ne_bytes()).collect()
 }
 
-/// Issues one call; a request is completed now or pushed to `pending`.
+/// Issues one call; a request is completed now or pushed to `pending`. Inside a
+/// lock_all epoch opened as a guard (`guard`), calls with plain layouts to a real rank go
+/// through a target handle instead of the window.
 fn issue<'b>(
     win: &'b Window<'_>,
+    guard: Option<&PassiveEpoch<'_, '_>>,
     c: &'b Call,
     b: &'b Built,
     res: &'b mut [i64],
@@ -34,6 +38,26 @@ fn issue<'b>(
     let disp = c.disp as i64;
     let plain = c.tl.is_plain() && c.ol.is_plain() && (!c.kind.fetches() || c.rl.is_plain());
     let typed = c.typed && plain;
+    if let (Some(epoch), Some(_), true) = (guard, c.target, plain) {
+        let n = c.tl.idx.len();
+        let h = epoch.target(r)?;
+        match c.kind {
+            Kind::Put => return h.put(&c.origin[..n], disp),
+            Kind::Get => return h.get(&mut res[..n], disp),
+            Kind::Acc(op) => return h.accumulate(&c.origin[..n], disp, op),
+            Kind::Fop(op) => {
+                let o = c.origin.get(c.ol.idx[0] as usize).copied().unwrap_or(0);
+                res[c.rl.idx[0] as usize] = h.fetch_and_op(o, disp, op)?;
+                return Ok(());
+            }
+            Kind::Cas => {
+                let o = c.origin[c.ol.idx[0] as usize];
+                res[c.rl.idx[0] as usize] = h.compare_and_swap(o, c.compare, disp)?;
+                return Ok(());
+            }
+            _ => {}
+        }
+    }
     let target = Target::new(r, disp, c.tl.count, &b.t);
     let origin = Buffer::typed(&c.origin, c.ol.count, &b.o);
     let n = c.tl.idx.len();
@@ -158,6 +182,10 @@ pub(super) fn run_epoch(win: &Window<'_>, steps: &[Step], epoch: u64) -> Result<
         })
         .collect();
     let mut pending: Vec<Request<'_>> = vec![];
+    // every other epoch opens its lock_all epochs as guards and sends plain calls
+    // through target handles (the handle API under the same model and checks)
+    let guarded = epoch % 2 == 1;
+    let mut guard: Option<PassiveEpoch<'_, '_>> = None;
     let mut waits = 0;
     for (i, ((s, b), res)) in steps.iter().zip(&built).zip(results.iter_mut()).enumerate() {
         let context = |e: &rma_win::Error| {
@@ -167,10 +195,14 @@ pub(super) fn run_epoch(win: &Window<'_>, steps: &[Step], epoch: u64) -> Result<
             );
         };
         let r = match (s, b) {
-            (Step::Call(c), Some(b)) => issue(win, c, b, res, &mut pending),
+            (Step::Call(c), Some(b)) => issue(win, guard.as_ref(), c, b, res, &mut pending),
             (Step::Fence(a), _) => win.fence(*a),
+            (Step::LockAll(a), _) if guarded => win.lock_all_epoch(*a).map(|g| guard = Some(g)),
             (Step::LockAll(a), _) => win.lock_all(*a),
-            (Step::UnlockAll, _) => win.unlock_all(),
+            (Step::UnlockAll, _) => match guard.take() {
+                Some(g) => g.unlock(),
+                None => win.unlock_all(),
+            },
             (Step::Lock(k, t), _) => win.lock(*k, rank(Some(*t)), Assert::NONE),
             (Step::Unlock(t), _) => win.unlock(rank(Some(*t))),
             (Step::Flush(t), _) => win.flush(rank(Some(*t))),
