@@ -17,6 +17,17 @@ pub struct Group {
 impl Group {
     /// The ranks given, in the order given; a repeated rank is an error of class ARG
     /// (ranks outside the window are refused when the group is used, class RANK).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{ErrorClass, Group};
+    /// let group = Group::new(&[2, 0])?;
+    /// assert_eq!(group.ranks(), [2, 0]); // in the order given
+    /// let twice = Group::new(&[1, 1]).unwrap_err();
+    /// assert_eq!(twice.class(), ErrorClass::Arg);
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn new(ranks: &[usize]) -> Result<Group> {
         let mut seen = BTreeSet::new();
         for &r in ranks {
@@ -331,6 +342,23 @@ impl Window<'_> {
     /// Errors: ASSERT for another bit; RMA_SYNC for NOPRECEDE when calls were issued
     /// since the last fence, or inside a lock, lock_all, start or post epoch;
     /// PROC_FAILED if a peer died.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     win.fence(Assert::NOPRECEDE)?; // opens the first epoch: no calls to complete
+    ///     win.accumulate(&[1u64], Rank::new(0), 0, Op::Sum)?;
+    ///     win.fence(Assert::NOSUCCEED)?; // completes them everywhere; no epoch follows
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [2]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn fence(&self, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("fence", assert = assert.bits()).entered();
         self.check_alive()?;
@@ -366,6 +394,26 @@ impl Window<'_> {
     ///
     /// Errors: RMA_SYNC if an epoch is open (a lock, lock_all, start or post) or calls
     /// were issued since the last fence; WIN if already freed. On error nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut buf = [0u32; 2];
+    ///     let mut win = Window::create(&world, &mut buf, &Info::new())?;
+    ///     let me = win.rank();
+    ///     win.fence(Assert::NONE)?;
+    ///     win.put(&[7u32], Rank::new(1 - me as u32), me as i64)?; // into the peer's element `me`
+    ///     win.fence(Assert::NONE)?; // free refuses calls no fence has completed
+    ///     win.free()?; // collective; the window's contents go back into `buf`
+    ///     assert!(win.local_vec::<u32>().is_err()); // a freed window refuses every call
+    ///     drop(win);
+    ///     assert_eq!(buf, if me == 0 { [0, 7] } else { [7, 0] });
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn free(&mut self) -> Result<()> {
         self.check_alive()?;
         {
@@ -417,6 +465,28 @@ impl Window<'_> {
     ///
     /// Errors: ASSERT; RANK; RMA_SYNC when the target is already locked by this origin,
     /// inside lock_all or a start epoch, or with fence-epoch calls pending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, LockType, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?;
+    ///     // a read-modify-write of rank 0's pair, one rank at a time
+    ///     win.lock(LockType::Exclusive, Rank::new(0), Assert::NONE)?;
+    ///     let mut pair = [0u64; 2];
+    ///     win.get(&mut pair, Rank::new(0), 0)?;
+    ///     win.flush(Rank::new(0))?; // the get is complete: `pair` holds the values
+    ///     win.put(&[pair[0] + 1, pair[1] + 10], Rank::new(0), 0)?;
+    ///     win.unlock(Rank::new(0))?;
+    ///     world.barrier()?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [2, 20]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn lock(&self, kind: LockType, rank: Rank, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("lock", target = rank.raw()).entered();
         self.check_alive()?;
@@ -460,6 +530,26 @@ impl Window<'_> {
     ///
     /// Errors: RMA_SYNC if `rank` is not locked by this origin (or only through
     /// lock_all).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, LockType, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i32>(&world, 1, &Info::new())?;
+    ///     if win.rank() == 1 {
+    ///         win.lock(LockType::Shared, Rank::new(0), Assert::NONE)?;
+    ///         win.put(&[42i32], Rank::new(0), 0)?;
+    ///         win.unlock(Rank::new(0))?; // the put is complete at rank 0 when unlock returns
+    ///     }
+    ///     world.barrier()?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<i32>()?, [42]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn unlock(&self, rank: Rank) -> Result<()> {
         let _span = tracing::debug_span!("unlock", target = rank.raw()).entered();
         self.check_alive()?;
@@ -508,6 +598,24 @@ impl Window<'_> {
     ///
     /// Errors: ASSERT; RMA_SYNC inside another lock, lock_all or start epoch, or with
     /// fence-epoch calls pending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     win.lock_all(Assert::NONE)?; // a shared lock on every rank
+    ///     for t in 0..win.size() {
+    ///         win.accumulate(&[1u64 << win.rank()], Rank::new(t as u32), 0, Op::Bor)?;
+    ///     }
+    ///     win.unlock_all()?;
+    ///     world.barrier()?;
+    ///     assert_eq!(win.local_vec::<u64>()?, [0b11]); // both ranks' bits
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn lock_all(&self, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("lock_all").entered();
         self.check_alive()?;
@@ -560,6 +668,23 @@ impl Window<'_> {
 
     /// Ends a lock_all epoch: completes every call, then releases every lock
     /// (MPI_Win_unlock_all). Errors: RMA_SYNC without lock_all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let peer = 1 - win.rank();
+    ///     win.lock_all(Assert::NONE)?;
+    ///     win.put(&[win.rank() as u64 + 1], Rank::new(peer as u32), 0)?;
+    ///     win.unlock_all()?; // the put is complete at the peer; every lock is released
+    ///     world.barrier()?;
+    ///     assert_eq!(win.local_vec::<u64>()?, [peer as u64 + 1]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn unlock_all(&self) -> Result<()> {
         let _span = tracing::debug_span!("unlock_all").entered();
         self.check_alive()?;
@@ -620,6 +745,27 @@ impl Window<'_> {
 
     /// Completes every call to `rank` at origin and target (MPI_Win_flush). Errors:
     /// RMA_SYNC outside a passive-target epoch to `rank`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, LockType, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     if win.rank() == 1 {
+    ///         win.lock(LockType::Shared, Rank::new(0), Assert::NONE)?;
+    ///         win.put(&[5u64], Rank::new(0), 0)?;
+    ///         win.flush(Rank::new(0))?; // the put is complete at rank 0; the lock is still held
+    ///         let mut back = [0u64];
+    ///         win.get(&mut back, Rank::new(0), 0)?;
+    ///         win.unlock(Rank::new(0))?;
+    ///         assert_eq!(back, [5]);
+    ///     }
+    ///     world.barrier()?;
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn flush(&self, rank: Rank) -> Result<()> {
         if self.fast_target(rank).is_some() {
             return self.win.flush(rank);
@@ -634,6 +780,28 @@ impl Window<'_> {
     }
 
     /// Completes every call to every target (MPI_Win_flush_all).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i64>(&world, 1, &Info::new())?;
+    ///     win.lock_all(Assert::NONE)?;
+    ///     for t in 0..2 {
+    ///         win.accumulate(&[1i64], Rank::new(t), 0, Op::Sum)?;
+    ///     }
+    ///     win.flush_all()?; // both sums are complete at their targets; the epoch stays open
+    ///     world.barrier()?; // and so are the peer's
+    ///     let mut mine = [0i64];
+    ///     win.get(&mut mine, Rank::new(win.rank() as u32), 0)?;
+    ///     win.unlock_all()?;
+    ///     world.barrier()?;
+    ///     assert_eq!(mine, [2]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn flush_all(&self) -> Result<()> {
         self.check_alive()?;
         self.check_world()?;
@@ -644,6 +812,30 @@ impl Window<'_> {
     /// Completes every call to `rank` at the origin: its buffers may be reused
     /// (MPI_Win_flush_local). Both transports finish with origin buffers before a call
     /// returns, so this only checks the epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, LockType, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 4, &Info::new())?;
+    ///     if win.rank() == 1 {
+    ///         win.lock(LockType::Shared, Rank::new(0), Assert::NONE)?;
+    ///         let mut buf = [1u64, 1];
+    ///         win.put(&buf, Rank::new(0), 0)?;
+    ///         win.flush_local(Rank::new(0))?; // `buf` may be reused (rank 0 may not have it yet)
+    ///         buf = [2, 2];
+    ///         win.put(&buf, Rank::new(0), 2)?;
+    ///         win.unlock(Rank::new(0))?;
+    ///     }
+    ///     world.barrier()?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [1, 1, 2, 2]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn flush_local(&self, rank: Rank) -> Result<()> {
         self.check_alive()?;
         let t = self.check_rank(rank)?;
@@ -651,6 +843,30 @@ impl Window<'_> {
     }
 
     /// [`Window::flush_local`] for every target (MPI_Win_flush_local_all).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let mut value = [win.rank() as u64 + 1];
+    ///     win.lock_all(Assert::NONE)?;
+    ///     for t in 0..2 {
+    ///         win.accumulate(&value, Rank::new(t), 0, Op::Sum)?;
+    ///     }
+    ///     win.flush_local_all()?; // `value` may be reused
+    ///     value[0] *= 10;
+    ///     for t in 0..2 {
+    ///         win.accumulate(&value, Rank::new(t), 0, Op::Sum)?;
+    ///     }
+    ///     win.unlock_all()?;
+    ///     world.barrier()?;
+    ///     assert_eq!(win.local_vec::<u64>()?, [33]); // 1 + 2 + 10 + 20
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn flush_local_all(&self) -> Result<()> {
         self.check_alive()?;
         self.check_passive("flush_local_all", None)
@@ -658,6 +874,29 @@ impl Window<'_> {
 
     /// Synchronizes this rank's view of its own window memory with the public copy
     /// (MPI_Win_sync): a full memory fence (rma's windows are unified).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     win.lock_all(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         win.put(&[9u64], Rank::new(0), 0)?;
+    ///         win.flush(Rank::new(0))?;
+    ///     }
+    ///     world.barrier()?;
+    ///     if win.rank() == 0 {
+    ///         win.sync()?; // this rank's loads now see the put
+    ///         assert_eq!(win.local_vec::<u64>()?, [9]);
+    ///     }
+    ///     win.unlock_all()?;
+    ///     world.barrier()?;
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn sync(&self) -> Result<()> {
         self.check_alive()?;
         self.win.sync()
@@ -670,6 +909,26 @@ impl Window<'_> {
     ///
     /// Errors: ASSERT; RANK; RMA_SYNC inside another post epoch or with fence-epoch
     /// calls pending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Group, Info, Op, Rank, Window};
+    /// rma_win::run_threads(3, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     if win.rank() == 0 {
+    ///         win.post(&Group::new(&[1, 2])?, Assert::NONE)?; // returns at once
+    ///         win.wait()?; // until ranks 1 and 2 completed
+    ///         assert_eq!(win.local_vec::<u64>()?, [3]);
+    ///     } else {
+    ///         win.start(&Group::new(&[0])?, Assert::NONE)?;
+    ///         win.accumulate(&[win.rank() as u64], Rank::new(0), 0, Op::Sum)?;
+    ///         win.complete()?;
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn post(&self, group: &Group, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("post", ranks = group.ranks.len()).entered();
         self.check_alive()?;
@@ -699,6 +958,25 @@ impl Window<'_> {
     ///
     /// Errors: ASSERT; RANK; RMA_SYNC for a nested start, inside a passive-target
     /// epoch, or with fence-epoch calls pending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Group, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let peer = 1 - win.rank();
+    ///     let group = Group::new(&[peer])?;
+    ///     win.post(&group, Assert::NONE)?; // expose to the peer
+    ///     win.start(&group, Assert::NONE)?; // access the peer: the put waits for its post
+    ///     win.put(&[win.rank() as u64 + 1], Rank::new(peer as u32), 0)?;
+    ///     win.complete()?;
+    ///     win.wait()?;
+    ///     assert_eq!(win.local_vec::<u64>()?, [peer as u64 + 1]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn start(&self, group: &Group, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("start", ranks = group.ranks.len()).entered();
         self.check_alive()?;
@@ -732,6 +1010,28 @@ impl Window<'_> {
 
     /// Ends the start epoch: completes every call at origin and targets, then tells each
     /// target (MPI_Win_complete). Errors: RMA_SYNC without start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Group, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     if win.rank() == 0 {
+    ///         win.write_local(0, &[99u64])?; // before the post that exposes it
+    ///         win.post(&Group::new(&[1])?, Assert::NONE)?;
+    ///         win.wait()?;
+    ///     } else {
+    ///         win.start(&Group::new(&[0])?, Assert::NONE)?;
+    ///         let mut got = [0u64];
+    ///         win.get(&mut got, Rank::new(0), 0)?;
+    ///         win.complete()?; // the get is complete: `got` holds rank 0's value
+    ///         assert_eq!(got, [99]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn complete(&self) -> Result<()> {
         let _span = tracing::debug_span!("complete").entered();
         self.check_alive()?;
@@ -762,6 +1062,26 @@ impl Window<'_> {
 
     /// Ends the post epoch: waits until every origin in the group has completed
     /// (MPI_Win_wait). Errors: RMA_SYNC without post.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Group, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?;
+    ///     if win.rank() == 0 {
+    ///         win.post(&Group::new(&[1])?, Assert::NONE)?;
+    ///         win.wait()?; // rank 1 completed: its put is here (read only after the wait)
+    ///         assert_eq!(win.local_vec::<u64>()?, [3, 4]);
+    ///     } else {
+    ///         win.start(&Group::new(&[0])?, Assert::NONE)?;
+    ///         win.put(&[3u64, 4], Rank::new(0), 0)?;
+    ///         win.complete()?;
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn wait(&self) -> Result<()> {
         let _span = tracing::debug_span!("wait").entered();
         self.check_alive()?;
@@ -783,6 +1103,29 @@ impl Window<'_> {
 
     /// Like [`Window::wait`] without blocking: `Ok(true)` (and the epoch ends) if every
     /// origin has completed (MPI_Win_test). Errors: RMA_SYNC without post.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Group, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     if win.rank() == 0 {
+    ///         win.post(&Group::new(&[1])?, Assert::NONE)?;
+    ///         while !win.test()? {
+    ///             std::thread::yield_now(); // other work could go here
+    ///         }
+    ///         assert_eq!(win.local_vec::<u64>()?, [7]);
+    ///         assert!(win.test().is_err()); // the epoch ended when test returned true
+    ///     } else {
+    ///         win.start(&Group::new(&[0])?, Assert::NONE)?;
+    ///         win.put(&[7u64], Rank::new(0), 0)?;
+    ///         win.complete()?;
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn test(&self) -> Result<bool> {
         self.check_alive()?;
         self.check_unguarded("test", EXPOSURE_GUARD)?;

@@ -4,6 +4,29 @@ use super::*;
 
 impl<'w> Window<'w> {
     /// Writes `origin` into the target layout (MPI_Put). Not atomic, not ordered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Buffer, Datatype, Info, Rank, Target, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i32>(&world, 6, &Info::new())?;
+    ///     // 3 elements, every other one (MPI_Type_vector), committed before use
+    ///     let mut every_other = Datatype::vector(3, 1, 2, &Datatype::of::<i32>())?;
+    ///     every_other.commit();
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         let target = Target::new(Rank::new(1), 0, 1, &every_other);
+    ///         win.put_with(Buffer::of(&[1i32, 2, 3]), target)?;
+    ///     }
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         assert_eq!(win.local_vec::<i32>()?, [1, 0, 2, 0, 3, 0]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn put_with(&self, origin: Buffer<'_>, target: Target<'_>) -> Result<()> {
         let _span = tracing::trace_span!("put", target = target.rank.raw()).entered();
         let Some(t) = self.prologue("put", Some((&origin.dt, origin.count)), &target)? else {
@@ -27,6 +50,29 @@ impl<'w> Window<'w> {
     /// Reads the target layout into `result` (MPI_Get). The values are in `result` when
     /// the call returns (a stronger guarantee than MPI's, which waits for the next
     /// synchronization).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, BufferMut, Datatype, Info, Rank, Target, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i32>(&world, 6, &Info::new())?;
+    ///     let base = 10 * win.rank() as i32;
+    ///     win.write_local(0, &[base, base + 1, base + 2, base + 3, base + 4, base + 5])?;
+    ///     let int = Datatype::of::<i32>();
+    ///     let mut every_other = Datatype::vector(3, 1, 2, &int)?;
+    ///     every_other.commit();
+    ///     win.fence(Assert::NONE)?;
+    ///     let (peer, mut odd) = (1 - win.rank() as u32, [0i32; 3]);
+    ///     let target = Target::new(Rank::new(peer), 1, 1, &every_other); // elements 1, 3, 5
+    ///     win.get_with(BufferMut::typed(&mut odd, 3, &int)?, target)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     let p = 10 * peer as i32;
+    ///     assert_eq!(odd, [p + 1, p + 3, p + 5]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn get_with(&self, result: BufferMut<'_>, target: Target<'_>) -> Result<()> {
         let _span = tracing::trace_span!("get", target = target.rank.raw()).entered();
         let Some(t) = self.prologue("get", Some((&result.dt, result.count)), &target)? else {
@@ -53,6 +99,27 @@ impl<'w> Window<'w> {
     /// (MPI_Accumulate). NO_OP is refused (class OP). Every target element must be
     /// aligned for an atomic of its type (class DISP otherwise; see
     /// [`Window::accumulate`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Buffer, Datatype, Info, Op, Rank, Target, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<f64>(&world, 4, &Info::new())?;
+    ///     let mut every_other = Datatype::vector(2, 1, 2, &Datatype::of::<f64>())?;
+    ///     every_other.commit();
+    ///     win.fence(Assert::NONE)?;
+    ///     // add [1, 2] into elements 0 and 2 of rank 0
+    ///     let target = Target::new(Rank::new(0), 0, 1, &every_other);
+    ///     win.accumulate_with(Buffer::of(&[1.0f64, 2.0]), target, Op::Sum)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<f64>()?, [2.0, 0.0, 4.0, 0.0]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn accumulate_with(&self, origin: Buffer<'_>, target: Target<'_>, op: Op) -> Result<()> {
         let _span =
             tracing::trace_span!("accumulate", target = target.rank.raw(), op = op.mpi_name())
@@ -87,6 +154,28 @@ impl<'w> Window<'w> {
     /// Fetches the target layout into `result` and combines `origin` into it with `op`,
     /// each element in one atomic step (MPI_Get_accumulate). With NO_OP, `origin` may be
     /// `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, BufferMut, Datatype, Info, Op, Rank, Target, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         win.accumulate(&[5u64, 6], Rank::new(0), 0, Op::Sum)?;
+    ///     }
+    ///     win.fence(Assert::NONE)?;
+    ///     // NO_OP: an atomic read, without an origin buffer
+    ///     let (u64t, mut now) = (Datatype::of::<u64>(), [0u64; 2]);
+    ///     let result = BufferMut::typed(&mut now, 2, &u64t)?;
+    ///     win.get_accumulate_with(None, result, Target::of::<u64>(Rank::new(0), 0, 2), Op::NoOp)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     assert_eq!(now, [5, 6]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn get_accumulate_with(
         &self,
         origin: Option<Buffer<'_>>,
@@ -145,6 +234,26 @@ impl<'w> Window<'w> {
     /// One element of the predefined `datatype`: `result` receives the target value,
     /// then `origin` is combined into it with `op`, atomically (MPI_Fetch_and_op).
     /// `origin` is ignored for NO_OP.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Datatype, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i32>(&world, 1, &Info::new())?;
+    ///     let int = Datatype::of::<i32>();
+    ///     win.fence(Assert::NONE)?;
+    ///     let mut old = [0u8; 4];
+    ///     win.fetch_and_op_with(&5i32.to_ne_bytes(), &mut old, &int, Rank::new(0), 0, Op::Sum)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     assert!(matches!(i32::from_ne_bytes(old), 0 | 5)); // 0 for the first to arrive
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<i32>()?, [10]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn fetch_and_op_with(
         &self,
         origin: &[u8],
@@ -165,6 +274,31 @@ impl<'w> Window<'w> {
     /// One element of the predefined `datatype`: `result` receives the target value;
     /// the target becomes `origin` if it equalled `compare`, atomically
     /// (MPI_Compare_and_swap).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Datatype, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let (u64t, zero) = (Datatype::of::<u64>(), 0u64.to_ne_bytes());
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         let mut old = [0u8; 8];
+    ///         let (seven, nine) = (7u64.to_ne_bytes(), 9u64.to_ne_bytes());
+    ///         win.compare_and_swap_with(&seven, &zero, &mut old, &u64t, Rank::new(0), 0)?;
+    ///         assert_eq!(u64::from_ne_bytes(old), 0); // it was 0: now 7
+    ///         win.compare_and_swap_with(&nine, &zero, &mut old, &u64t, Rank::new(0), 0)?;
+    ///         assert_eq!(u64::from_ne_bytes(old), 7); // not 0: unchanged
+    ///     }
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [7]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn compare_and_swap_with(
         &self,
         origin: &[u8],

@@ -96,6 +96,23 @@ impl<'w> Window<'w> {
     /// The same rule, with one more refusal, holds for [`Window::create`];
     /// [`chosen_transport`](crate::chosen_transport) applies it (docs/design.md
     /// decision 14).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?; // zero-filled
+    ///     win.fence(Assert::NONE)?;
+    ///     // each rank writes rank + 1 into element `rank` of rank 0's window
+    ///     win.put(&[win.rank() as u64 + 1], Rank::new(0), win.rank() as i64)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     let expected: [u64; 2] = if win.rank() == 0 { [1, 2] } else { [0, 0] };
+    ///     assert_eq!(win.local_vec::<u64>()?, expected);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn allocate<T: Equivalence>(
         world: &'w World,
         count: usize,
@@ -114,6 +131,28 @@ impl<'w> Window<'w> {
     /// Collectively allocates a window of `len` bytes with displacement unit
     /// `disp_unit` (MPI_Win_allocate). The transport is chosen as for
     /// [`Window::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate_bytes(&world, 64, 8, &Info::new())?; // 64 bytes, unit 8
+    ///     assert_eq!((win.local_len(), win.disp_unit_of(win.rank())?), (64, 8));
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         win.put(&[7u64], Rank::new(0), 3)?; // displacement 3: byte 24
+    ///     }
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         let mut v = [0u64];
+    ///         win.read_local(3, &mut v)?; // element 3 of u64: byte 24
+    ///         assert_eq!(v, [7]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn allocate_bytes(
         world: &'w World,
         len: usize,
@@ -161,6 +200,25 @@ impl<'w> Window<'w> {
     /// window drops): other ranks then never write into `buf` itself, even if this
     /// rank drops, leaks or `mem::forget`s the window. A window dropped without `free`
     /// leaves `buf` as it was; one forgotten leaks its copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut buf = [10i64, 20];
+    ///     let mut win = Window::create(&world, &mut buf, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     win.accumulate(&[1i64, 1], Rank::new(0), 0, Op::Sum)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     win.free()?; // the window's contents go back into `buf`
+    ///     drop(win);
+    ///     let expected = if world.rank() == 0 { [12, 22] } else { [10, 20] };
+    ///     assert_eq!(buf, expected);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn create<T: Equivalence>(
         world: &'w World,
         buf: &'w mut [T],
@@ -220,47 +278,188 @@ impl<'w> Window<'w> {
     }
 
     /// This rank.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Window};
+    /// let ranks = rma_win::run_threads(2, |world| -> rma_win::Result<usize> {
+    ///     let win = Window::allocate::<u8>(&world, 1, &Info::new())?;
+    ///     assert_eq!(win.rank(), world.rank());
+    ///     Ok(win.rank())
+    /// })?;
+    /// assert_eq!(ranks.into_iter().collect::<rma_win::Result<Vec<_>>>()?, [0, 1]);
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rank(&self) -> usize {
         self.rank
     }
 
     /// The number of ranks in the window's group.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(3, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     assert_eq!(win.size(), 3);
+    ///     // a ring: each rank puts its rank into its right neighbour's window
+    ///     let (me, n) = (win.rank(), win.size());
+    ///     win.fence(Assert::NONE)?;
+    ///     win.put(&[me as u64], Rank::new(((me + 1) % n) as u32), 0)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     assert_eq!(win.local_vec::<u64>()?, [((me + n - 1) % n) as u64]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.ranks
     }
 
     /// The name of the transport in use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     assert!(rma_win::TRANSPORTS.contains(&win.transport_name()));
+    ///     // the `rma_transport` info key asks for one
+    ///     let info = Info::new().with("rma_transport", "queued");
+    ///     let queued = Window::allocate::<u64>(&world, 1, &info)?;
+    ///     assert_eq!(queued.transport_name(), "queued");
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn transport_name(&self) -> &'static str {
         self.win.name()
     }
 
     /// How the memory was obtained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Flavor, Info, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let allocated = Window::allocate::<u64>(&world, 4, &Info::new())?;
+    ///     assert_eq!(allocated.flavor(), Flavor::Allocate);
+    ///     let mut buf = [0u64; 4];
+    ///     let created = Window::create(&world, &mut buf, &Info::new())?;
+    ///     assert_eq!(created.flavor(), Flavor::Create);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn flavor(&self) -> Flavor {
         self.win.flavor()
     }
 
     /// The effective value of every info key rma knows (MPI_Win_get_info).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let given = Info::new().with("accumulate_ops", "same_op");
+    ///     let win = Window::allocate::<u64>(&world, 1, &given)?;
+    ///     let info = win.info();
+    ///     assert_eq!(info.get("accumulate_ops"), Some("same_op"));
+    ///     assert_eq!(info.get("no_locks"), Some("false")); // keys not given: their defaults
+    ///     assert_eq!(info.get("rma_transport"), Some(win.transport_name()));
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn info(&self) -> Info {
         self.info.to_info()
     }
 
     /// The parsed info.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new().with("no_locks", "true"))?;
+    ///     assert!(win.win_info().no_locks);
+    ///     assert!(!win.win_info().same_size); // not given: the default
+    ///     assert_eq!(win.win_info().transport.as_deref(), Some(win.transport_name()));
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn win_info(&self) -> &WinInfo {
         &self.info
     }
 
     /// This rank's window size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     // ranks may expose different sizes: rank r has r + 1 elements of u32
+    ///     let win = Window::allocate::<u32>(&world, world.rank() + 1, &Info::new())?;
+    ///     assert_eq!(win.local_len(), 4 * (world.rank() + 1));
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn local_len(&self) -> usize {
         self.shapes[self.rank()].len
     }
 
     /// The window size of `rank` in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{ErrorClass, Info, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     // rank r has r + 1 elements of u32
+    ///     let win = Window::allocate::<u32>(&world, world.rank() + 1, &Info::new())?;
+    ///     assert_eq!((win.len_of(0)?, win.len_of(1)?), (4, 8));
+    ///     assert_eq!(win.len_of(2).unwrap_err().class(), ErrorClass::Rank); // no rank 2
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn len_of(&self, rank: usize) -> Result<usize> {
         self.check_rank(rank_of(rank))?;
         Ok(self.shapes[rank].len)
     }
 
     /// The displacement unit of `rank`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     // each rank picks its own displacement unit
+    ///     let unit = if world.rank() == 0 { 8 } else { 4 };
+    ///     let win = Window::allocate_bytes(&world, 32, unit, &Info::new())?;
+    ///     assert_eq!((win.disp_unit_of(0)?, win.disp_unit_of(1)?), (8, 4));
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         win.put(&[5u32], Rank::new(1), 2)?; // 2 units of 4 bytes: byte 8 of rank 1
+    ///     }
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         assert_eq!(win.local_vec::<u32>()?, [0, 0, 5, 0, 0, 0, 0, 0]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn disp_unit_of(&self, rank: usize) -> Result<usize> {
         self.check_rank(rank_of(rank))?;
         Ok(self.shapes[rank].disp_unit)
@@ -270,6 +469,27 @@ impl<'w> Window<'w> {
 
     /// Copies elements of this rank's window, starting at element `first` (in units of
     /// `T`), into `out`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i32>(&world, 4, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         win.put(&[7i32, 8], Rank::new(0), 2)?;
+    ///     }
+    ///     win.fence(Assert::NONE)?; // the put is complete at rank 0: read after this fence
+    ///     if win.rank() == 0 {
+    ///         let mut out = [0i32; 2];
+    ///         win.read_local(2, &mut out)?; // elements 2 and 3
+    ///         assert_eq!(out, [7, 8]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn read_local<T: Equivalence>(&self, first: usize, out: &mut [T]) -> Result<()> {
         self.check_alive()?;
         let size = std::mem::size_of::<T>();
@@ -286,6 +506,24 @@ impl<'w> Window<'w> {
 
     /// Copies `data` into this rank's window starting at element `first` (in units of
     /// `T`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?;
+    ///     win.write_local(0, &[win.rank() as u64, 42])?; // before the fence that exposes it
+    ///     win.fence(Assert::NONE)?;
+    ///     let peer = 1 - win.rank();
+    ///     let mut got = [0u64; 2];
+    ///     win.get(&mut got, Rank::new(peer as u32), 0)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     assert_eq!(got, [peer as u64, 42]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn write_local<T: Equivalence>(&self, first: usize, data: &[T]) -> Result<()> {
         self.check_alive()?;
         let size = std::mem::size_of::<T>();
@@ -299,6 +537,23 @@ impl<'w> Window<'w> {
     }
 
     /// This rank's whole window as elements of `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 3, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     win.accumulate(&[1u64, 2, 3], Rank::new(0), 0, Op::Sum)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [2, 4, 6]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn local_vec<T: Equivalence + Default>(&self) -> Result<Vec<T>> {
         let n = self.local_len() / std::mem::size_of::<T>().max(1);
         let mut v = vec![T::default(); n];

@@ -11,6 +11,31 @@ impl<'w> Window<'w> {
 
     /// [`Window::put_with`] returning a request (MPI_Rput); valid in passive-target
     /// epochs only. The request keeps `origin` borrowed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Buffer, Datatype, Info, Rank, Target, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut win = Window::allocate::<u16>(&world, 4, &Info::new())?;
+    ///     let mut every_other = Datatype::vector(2, 1, 2, &Datatype::of::<u16>())?;
+    ///     every_other.commit();
+    ///     win.lock_all(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         let data = [7u16, 9];
+    ///         let target = Target::new(Rank::new(1), 1, 1, &every_other); // elements 1 and 3
+    ///         win.rput_with(Buffer::of(&data), target)?.wait()?;
+    ///     }
+    ///     win.unlock_all()?; // the put is complete at rank 1
+    ///     world.barrier()?;
+    ///     if win.rank() == 1 {
+    ///         assert_eq!(win.local_vec::<u16>()?, [0, 7, 0, 9]);
+    ///     }
+    ///     win.free()?;
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rput_with<'b>(&'b self, origin: Buffer<'b>, target: Target<'_>) -> Result<Request<'b>> {
         self.request_epoch("rput", target.rank)?;
         self.put_with(origin, target)?;
@@ -19,6 +44,28 @@ impl<'w> Window<'w> {
 
     /// [`Window::get_with`] returning a request (MPI_Rget). The request keeps `result`
     /// borrowed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, BufferMut, Datatype, Info, LockType, Rank, Target, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut win = Window::allocate::<f32>(&world, 4, &Info::new())?;
+    ///     let b = 10.0 * win.rank() as f32;
+    ///     win.write_local(0, &[b, b + 1.0, b + 2.0, b + 3.0])?;
+    ///     world.barrier()?; // every rank has written its window
+    ///     let (peer, f32t, mut last) = (1 - win.rank() as u32, Datatype::of::<f32>(), [0f32; 2]);
+    ///     win.lock(LockType::Shared, Rank::new(peer), Assert::NONE)?;
+    ///     let target = Target::of::<f32>(Rank::new(peer), 2, 2); // elements 2 and 3
+    ///     win.rget_with(BufferMut::typed(&mut last, 2, &f32t)?, target)?.wait()?;
+    ///     win.unlock(Rank::new(peer))?;
+    ///     win.free()?;
+    ///     let p = 10.0 * peer as f32;
+    ///     assert_eq!(last, [p + 2.0, p + 3.0]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rget_with<'b>(
         &'b self,
         result: BufferMut<'b>,
@@ -30,6 +77,27 @@ impl<'w> Window<'w> {
     }
 
     /// [`Window::accumulate_with`] returning a request (MPI_Raccumulate).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Buffer, Info, Op, Rank, Target, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut win = Window::allocate::<i64>(&world, 2, &Info::new())?;
+    ///     win.lock_all(Assert::NONE)?;
+    ///     let mine = [win.rank() as i64 + 1; 2];
+    ///     let target = Target::of::<i64>(Rank::new(0), 0, 2);
+    ///     win.raccumulate_with(Buffer::of(&mine), target, Op::Sum)?.wait()?;
+    ///     win.unlock_all()?; // the sum is complete at rank 0
+    ///     world.barrier()?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<i64>()?, [3, 3]);
+    ///     }
+    ///     win.free()?;
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn raccumulate_with<'b>(
         &'b self,
         origin: Buffer<'b>,
@@ -42,6 +110,29 @@ impl<'w> Window<'w> {
     }
 
     /// [`Window::get_accumulate_with`] returning a request (MPI_Rget_accumulate).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{
+    ///     Assert, Buffer, BufferMut, Datatype, Info, LockType, Op, Rank, Target, Window,
+    /// };
+    /// let olds = rma_win::run_threads(2, |world| -> rma_win::Result<u32> {
+    ///     let mut win = Window::allocate::<u32>(&world, 1, &Info::new())?;
+    ///     let (u32t, mine, mut old) = (Datatype::of::<u32>(), [win.rank() as u32 + 1], [0u32]);
+    ///     let (origin, result) = (Buffer::of(&mine), BufferMut::typed(&mut old, 1, &u32t)?);
+    ///     let target = Target::of::<u32>(Rank::new(0), 0, 1);
+    ///     win.lock(LockType::Exclusive, Rank::new(0), Assert::NONE)?;
+    ///     win.rget_accumulate_with(Some(origin), result, target, Op::Replace)?.wait()?; // a swap
+    ///     win.unlock(Rank::new(0))?;
+    ///     win.free()?;
+    ///     Ok(old[0])
+    /// })?;
+    /// let mut olds = olds.into_iter().collect::<rma_win::Result<Vec<_>>>()?;
+    /// olds.sort();
+    /// assert!(olds == [0, 1] || olds == [0, 2]); // the second swap got the first one's value
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rget_accumulate_with<'b>(
         &'b self,
         origin: Option<Buffer<'b>>,
@@ -55,6 +146,28 @@ impl<'w> Window<'w> {
     }
 
     /// [`Window::put`] returning a request (MPI_Rput).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, LockType, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?;
+    ///     if win.rank() == 1 {
+    ///         let data = [3u64, 4];
+    ///         win.lock(LockType::Exclusive, Rank::new(0), Assert::NONE)?;
+    ///         let request = win.rput(&data, Rank::new(0), 0)?;
+    ///         request.wait()?; // `data` may be reused; rank 0 has it at the unlock
+    ///         win.unlock(Rank::new(0))?;
+    ///     }
+    ///     world.barrier()?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [3, 4]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rput<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
@@ -67,6 +180,27 @@ impl<'w> Window<'w> {
     }
 
     /// [`Window::get`] returning a request (MPI_Rget).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, LockType, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     win.write_local(0, &[100 + win.rank() as u64])?;
+    ///     world.barrier()?; // every rank has written its window
+    ///     let peer = 1 - win.rank() as u32;
+    ///     let mut got = [0u64];
+    ///     win.lock(LockType::Shared, Rank::new(peer), Assert::NONE)?;
+    ///     let request = win.rget(&mut got, Rank::new(peer), 0)?;
+    ///     request.wait()?; // `got` holds the value now
+    ///     win.unlock(Rank::new(peer))?;
+    ///     win.free()?;
+    ///     assert_eq!(got, [100 + peer as u64]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rget<'b, T: Equivalence>(
         &'b self,
         result: &'b mut [T],
@@ -79,6 +213,28 @@ impl<'w> Window<'w> {
     }
 
     /// [`Window::accumulate`] returning a request (MPI_Raccumulate).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Request, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut win = Window::allocate::<i64>(&world, 1, &Info::new())?;
+    ///     let one = [1i64];
+    ///     win.lock_all(Assert::NONE)?;
+    ///     let requests = vec![
+    ///         win.raccumulate(&one, Rank::new(0), 0, Op::Sum)?,
+    ///         win.raccumulate(&one, Rank::new(1), 0, Op::Sum)?,
+    ///     ];
+    ///     Request::wait_all(requests)?;
+    ///     win.unlock_all()?; // the sums are complete at their targets
+    ///     world.barrier()?;
+    ///     assert_eq!(win.local_vec::<i64>()?, [2]);
+    ///     win.free()?;
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn raccumulate<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
@@ -92,6 +248,25 @@ impl<'w> Window<'w> {
     }
 
     /// [`Window::get_accumulate`] returning a request (MPI_Rget_accumulate).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, LockType, Op, Rank, Window};
+    /// let tickets = rma_win::run_threads(2, |world| -> rma_win::Result<i64> {
+    ///     let mut win = Window::allocate::<i64>(&world, 1, &Info::new())?;
+    ///     let mut old = [0i64];
+    ///     win.lock(LockType::Shared, Rank::new(0), Assert::NONE)?;
+    ///     win.rget_accumulate(&[1i64], &mut old, Rank::new(0), 0, Op::Sum)?.wait()?;
+    ///     win.unlock(Rank::new(0))?;
+    ///     win.free()?;
+    ///     Ok(old[0])
+    /// })?;
+    /// let mut tickets = tickets.into_iter().collect::<rma_win::Result<Vec<_>>>()?;
+    /// tickets.sort();
+    /// assert_eq!(tickets, [0, 1]);
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rget_accumulate<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],

@@ -6,6 +6,25 @@ use super::*;
 impl<'w> Window<'w> {
     /// Writes `origin` to `rank`'s window starting at displacement `disp` (MPI_Put of
     /// `origin.len()` elements of `T`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<f64>(&world, 2, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         win.put(&[1.5, 2.5], Rank::new(1), 0)?;
+    ///     }
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 1 {
+    ///         assert_eq!(win.local_vec::<f64>()?, [1.5, 2.5]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn put<T: Equivalence>(&self, origin: &[T], rank: Rank, disp: Disp) -> Result<()> {
         let data = rma_datatype::bytes_of(origin);
         if let Some((t, base)) = self.fast_run(rank, disp, data.len(), 1) {
@@ -21,6 +40,25 @@ impl<'w> Window<'w> {
     }
 
     /// Reads `result.len()` elements of `T` from `rank`'s window at `disp` (MPI_Get).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u32>(&world, 2, &Info::new())?;
+    ///     let me = win.rank() as u32;
+    ///     win.write_local(0, &[10 * me, 10 * me + 1])?;
+    ///     win.fence(Assert::NONE)?;
+    ///     let peer = 1 - me;
+    ///     let mut got = [0u32; 2];
+    ///     win.get(&mut got, Rank::new(peer), 0)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     assert_eq!(got, [10 * peer, 10 * peer + 1]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn get<T: Equivalence>(&self, result: &mut [T], rank: Rank, disp: Disp) -> Result<()> {
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
@@ -45,6 +83,25 @@ impl<'w> Window<'w> {
     /// displacement and the byte offset. MPI leaves alignment to the user; rma is
     /// stricter because its atomics work on aligned words (docs/semantics.md rule 3).
     /// put and get take any displacement.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i64>(&world, 2, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     // element 0 sums, element 1 keeps the largest value (one op per element)
+    ///     win.accumulate(&[1i64], Rank::new(0), 0, Op::Sum)?;
+    ///     win.accumulate(&[10 * win.rank() as i64], Rank::new(0), 1, Op::Max)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<i64>()?, [2, 10]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -91,6 +148,26 @@ impl<'w> Window<'w> {
     ///
     /// Every target element must be aligned for an atomic of its type (class DISP
     /// otherwise; see [`Window::accumulate`], "Alignment").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     let mut old = [0u64];
+    ///     win.get_accumulate(&[1u64 << win.rank()], &mut old, Rank::new(0), 0, Op::Bor)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     let other = 1u64 << (1 - win.rank());
+    ///     assert!(old == [0] || old == [other]); // the second rank sees the first one's bit
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [0b11]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn get_accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -140,6 +217,24 @@ impl<'w> Window<'w> {
     ///
     /// Every target element must be aligned for an atomic of its type (class DISP
     /// otherwise; see [`Window::accumulate`], "Alignment").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// let tickets = rma_win::run_threads(2, |world| -> rma_win::Result<u64> {
+    ///     let mut win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     win.lock_all(Assert::NONE)?;
+    ///     let ticket = win.fetch_and_op(1u64, Rank::new(0), 0, Op::Sum)?; // the old value
+    ///     win.unlock_all()?;
+    ///     win.free()?;
+    ///     Ok(ticket)
+    /// })?;
+    /// let mut tickets = tickets.into_iter().collect::<rma_win::Result<Vec<_>>>()?;
+    /// tickets.sort();
+    /// assert_eq!(tickets, [0, 1]); // each rank got a distinct ticket
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn fetch_and_op<T: Equivalence>(
         &self,
         origin: T,
@@ -176,6 +271,24 @@ impl<'w> Window<'w> {
     ///
     /// Every target element must be aligned for an atomic of its type (class DISP
     /// otherwise; see [`Window::accumulate`], "Alignment").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// let won = rma_win::run_threads(2, |world| -> rma_win::Result<bool> {
+    ///     let win = Window::allocate::<i32>(&world, 1, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     // claim rank 0's slot if it is still free (0): exactly one rank wins
+    ///     let me = win.rank() as i32 + 1;
+    ///     let old = win.compare_and_swap(me, 0, Rank::new(0), 0)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     Ok(old == 0)
+    /// })?;
+    /// let won = won.into_iter().collect::<rma_win::Result<Vec<_>>>()?;
+    /// assert_eq!(won.iter().filter(|&&w| w).count(), 1);
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn compare_and_swap<T: Equivalence>(
         &self,
         origin: T,
