@@ -105,7 +105,9 @@ impl<'w> Window<'w> {
     ///     assert!(ticket < 2);
     ///     epoch.unlock()?;
     ///     world.barrier()
-    /// })?;
+    /// })?
+    /// .into_iter()
+    /// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     pub fn lock_all_epoch(&self, assert: Assert) -> Result<PassiveEpoch<'_, 'w>> {
@@ -264,7 +266,9 @@ impl Drop for PassiveEpoch<'_, '_> {
 ///     let next = epoch.fence(Assert::NONE)?;
 ///     next.target(Rank::new(0))?.add(&[1u64], 0)?;
 ///     next.end(Assert::NONE)
-/// })?;
+/// })?
+/// .into_iter()
+/// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
 /// # Ok::<(), rma_win::Error>(())
 /// ```
 #[must_use = "a fence epoch ends with its fence() or end()"]

@@ -422,7 +422,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 ///         assert!(win.local_vec::<f64>()?.iter().all(|&v| v == 2.0));
 ///     }
 ///     win.fence(Assert::NONE)
-/// })?;
+/// })?
+/// .into_iter()
+/// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
 /// # Ok::<(), rma_win::Error>(())
 /// ```
 pub struct BatchedAdd<'e, 'w, T: Numeric> {

@@ -84,7 +84,9 @@
 //! rma_win::launch(1, |world| -> rma_win::Result<()> {
 //!     let win = Window::allocate::<u64>(&world, 8, &Info::new())?;
 //!     win.fence(Assert::NONE)
-//! })?;
+//! })?
+//! .into_iter()
+//! .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
 //! # Ok::<(), rma_win::Error>(())
 //! ```
 //! - **Panics inside an epoch** leave locks held; the other ranks see the panicking rank
