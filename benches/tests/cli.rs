@@ -26,7 +26,15 @@ fn help_version_and_usage_errors() {
         let version = run(bin, &["--version"]);
         assert_eq!(version.status.code(), Some(0), "{bin} --version");
         assert!(String::from_utf8_lossy(&version.stdout).contains(env!("CARGO_PKG_VERSION")));
-        for bad in [&["--bogus"][..], &["-r", "0"], &["-r=x"], &["--reps"]] {
+        for bad in [
+            &["--bogus"][..],
+            &["-r", "0"],
+            &["-r=x"],
+            &["--reps"],
+            &["-t", "inf"],
+            &["-t", "1e300"],
+            &["-t", "0"],
+        ] {
             let out = run(bin, bad);
             assert_eq!(out.status.code(), Some(2), "{bin} {bad:?}");
             assert!(out.stdout.is_empty(), "{bin} {bad:?}");

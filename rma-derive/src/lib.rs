@@ -131,6 +131,21 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             );
         }
     }
+    // A macro in a field's type (`line!()` in an array length, a stateful proc macro)
+    // can make the same text mean different types, here and where the generated code
+    // repeats it: refused, so that every check below speaks of the real field types.
+    for f in &fields {
+        let text = f.ty.to_token_stream().to_string();
+        if text.contains('!') {
+            return fail(
+                type_span(&f.ty),
+                &format!(
+                    "a field type contains a macro invocation (`{text}`); write the type out \
+                     (a macro could make the same text mean different types)"
+                ),
+            );
+        }
+    }
     let ty = &first.ty;
     let shown = ty.to_token_stream().to_string();
     for f in &fields[1..] {
@@ -149,6 +164,21 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     }
     let n = fields.len();
     let krate = krate(input)?;
+    // each field by access expression, so the checks see the struct's own field types
+    let access: Vec<proc_macro2::TokenStream> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match &f.ident {
+            Some(id) => quote!(#id),
+            None => {
+                let idx = syn::Index::from(i);
+                quote!(#idx)
+            }
+        })
+        .collect();
+    let first_field = &access[0];
+    let others = &access[1..];
+    let field_types: Vec<&Type> = fields.iter().map(|f| &f.ty).collect();
     let basic = if n == 1 {
         quote!(<#ty as #krate::Equivalence>::BASIC)
     } else {
@@ -165,9 +195,21 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     );
     Ok(quote! {
         const _: () = ::core::assert!(
-            ::core::mem::size_of::<#name>() == #n * ::core::mem::size_of::<#ty>(),
+            ::core::mem::size_of::<#name>() == #n * ::core::mem::size_of::<#ty>()
+                && ::core::mem::size_of::<#name>()
+                    == 0 #(+ ::core::mem::size_of::<#field_types>())*,
             #msg
         );
+
+        // every field has the first field's type, read from the struct itself (a
+        // PhantomData per field: no coercion can make two types match)
+        const _: fn(&#name) = |s: &#name| {
+            fn type_of<T>(_: &T) -> ::core::marker::PhantomData<T> {
+                ::core::marker::PhantomData
+            }
+            fn same<T>(_: ::core::marker::PhantomData<T>, _: ::core::marker::PhantomData<T>) {}
+            #( same(type_of(&s.#first_field), type_of(&s.#others)); )*
+        };
 
         // SAFETY: checked above and by the derive: the struct is repr(C) with #n fields
         // of the one type `#ty`, and its size is exactly #n times that type's, so the
@@ -179,14 +221,15 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         // size is then the struct's (rule 4).
         unsafe impl #krate::Equivalence for #name {
             const BASIC: ::core::option::Option<#krate::BasicType> = #basic;
-            const ANY_BIT_PATTERN: bool = <#ty as #krate::Equivalence>::ANY_BIT_PATTERN;
+            const ANY_BIT_PATTERN: bool =
+                true #(&& <#field_types as #krate::Equivalence>::ANY_BIT_PATTERN)*;
 
             fn datatype() -> #krate::Datatype {
                 #datatype
             }
 
             fn from_bytes(bytes: &[u8]) -> ::core::option::Option<Self> {
-                if <#ty as #krate::Equivalence>::ANY_BIT_PATTERN {
+                if <Self as #krate::Equivalence>::ANY_BIT_PATTERN {
                     if bytes.len() != ::core::mem::size_of::<Self>() {
                         return ::core::option::Option::None;
                     }

@@ -48,9 +48,9 @@ struct Args {
     /// launcher the launcher's count wins, with a warning
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     ranks: Option<u32>,
-    /// Problem size per rank (each example has its own default)
-    #[arg(long, value_name = "SIZE")]
-    n: Option<usize>,
+    /// Problem size per rank (each example has its own default; at most 2^24)
+    #[arg(long, value_name = "SIZE", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    n: Option<u64>,
     /// The window transport (atomic, queued; mpi under an MPI launcher)
     #[arg(long, value_name = "NAME")]
     transport: Option<String>,
@@ -90,7 +90,7 @@ impl Flags {
         }
         Ok(Flags {
             ranks: a.ranks.map_or(4, |r| r as usize),
-            n: a.n.unwrap_or(default_n),
+            n: a.n.map_or(default_n, |n| n as usize),
             transport: a.transport,
             seed: a.seed,
         })
@@ -191,7 +191,13 @@ mod tests {
             parse(&["--version"]).unwrap_err().kind(),
             ErrorKind::DisplayVersion
         );
-        for bad in [&["--bogus"][..], &["--ranks", "0"], &["--n", "x"], &["--n"]] {
+        for bad in [
+            &["--bogus"][..],
+            &["--ranks", "0"],
+            &["--n", "x"],
+            &["--n"],
+            &["--n", "18446744073709551615"],
+        ] {
             let e = parse(bad).unwrap_err();
             // clap prints these to stderr and exits 2; help and version go to stdout, 0
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");

@@ -38,7 +38,12 @@ pub struct LaunchOptions {
     /// longer than a second.
     pub progress: bool,
     /// Forward this process's stdin to rank 0 (the others read end of file), through a
-    /// pipe and a thread, as mpiexec does; off: every rank's stdin is empty.
+    /// pipe and a thread, as mpiexec does; off: every rank's stdin is empty. The thread
+    /// reads this process's stdin until it ends or rank 0 closes its end, so a process
+    /// that launches again, or reads stdin itself afterwards, should leave it off. A
+    /// terminal is forwarded only while this process is in its foreground (a launcher
+    /// started in the background leaves the terminal alone, rather than being stopped
+    /// by SIGTTIN).
     pub stdin_to_rank0: bool,
 }
 
@@ -479,13 +484,14 @@ fn run(
     };
     let mut children: Vec<Child> = Vec::with_capacity(n);
     let mut failed_start = None;
+    let forward_stdin = opts.stdin_to_rank0 && stdin_is_ours();
     for rank in 0..n {
         let mut cmd = Command::new(&opts.program);
         cmd.args(&opts.args)
             .env(ENV_WORLD, ctl.name())
             .env(ENV_RANK, rank.to_string())
             .env(ENV_SIZE, n.to_string())
-            .stdin(if opts.stdin_to_rank0 && rank == 0 {
+            .stdin(if forward_stdin && rank == 0 {
                 Stdio::piped()
             } else {
                 Stdio::null()
@@ -696,4 +702,11 @@ pub fn bind_current_thread(cpu: usize) -> Result<()> {
         return Err(Error::last_os("sched_setaffinity"));
     }
     Ok(())
+}
+
+/// Whether this process may read its stdin without being stopped: it is not a
+/// terminal, or this process group is the terminal's foreground group.
+fn stdin_is_ours() -> bool {
+    // SAFETY: plain calls on file descriptor 0 and this process; no memory is passed.
+    unsafe { libc::isatty(0) == 0 || libc::tcgetpgrp(0) == libc::getpgrp() }
 }

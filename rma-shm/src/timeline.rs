@@ -121,6 +121,17 @@ impl Timeline {
     /// the file its launcher created, creating it if the launcher did not.
     pub(crate) fn from_env(fresh: bool) -> Option<Timeline> {
         let path = PathBuf::from(std::env::var_os(ENV_TRACE)?);
+        // only a regular file (or none yet): opening a FIFO without a reader would
+        // block this process for good, a device would swallow the trace
+        if let Ok(meta) = std::fs::metadata(&path) {
+            if !meta.is_file() {
+                eprintln!(
+                    "rma: {ENV_TRACE}={} is not a regular file; no timeline",
+                    path.display()
+                );
+                return None;
+            }
+        }
         let created = if fresh {
             std::fs::write(&path, "[\n")
         } else {

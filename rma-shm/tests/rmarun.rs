@@ -226,9 +226,13 @@ fn the_ranks_environment_and_stdin() {
         !stdout.contains("[1] to rank zero"),
         "rank 1 reads end of file: {stdout}"
     );
-    // -x VAR takes VAR's value here; a VAR that is not set here is a usage error
+    // -x VAR takes VAR's value here; a VAR that is not set here is a usage error, and
+    // so is one of the variables rmarun sets for each rank
     let out = rmarun(&["-x", "RMA_CLI_SURELY_UNSET_VARIABLE", "true"]);
     assert_eq!(out.status.code(), Some(2));
+    let out = rmarun(&["-n", "2", "-x", "RMA_RANK=0", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("rmarun sets RMA_RANK"));
 }
 
 #[test]

@@ -3,10 +3,18 @@
 //! `win.lock_all_epoch(..)?` opens the epoch and returns a [`PassiveEpoch`]; its
 //! [`target`](PassiveEpoch::target) handles make calls that need no epoch check at run
 //! time ([`TargetHandle`](crate::TargetHandle)), and the guard ends the epoch with a
-//! call that returns its error (`epoch.unlock()?`). While a guard lives, the runtime
-//! calls that would end its epoch (`win.unlock_all()`, `win.fence()`, ...) are refused
-//! with RMA_SYNC, so the guard's handles never outlive their epoch in fact; the
-//! borrow checker makes sure they do not outlive the guard either.
+//! call that returns its error (`epoch.unlock()?`). While a guard lives, the window's
+//! own calls that would open or end an access epoch (`win.lock(..)`, `win.lock_all(..)`,
+//! `win.start(..)`, `win.fence(..)`, `win.unlock_all()`, ...; for a post guard, `post`,
+//! `wait` and `test`) are refused with RMA_SYNC, and so is a second guard of the same
+//! side, so the guard's handles never outlive their epoch in fact; the borrow checker
+//! makes sure they do not outlive the guard either. One access guard and one exposure
+//! guard can be open on a window at a time.
+//!
+//! A guard that is never dropped (`mem::forget`, `Box::leak`) leaves its epoch open
+//! and owned: that is sound (nothing can reach memory outside the epoch), but the
+//! window's calls that would end the epoch stay refused, so the window can only be
+//! dropped, not freed; on rma's shared memory its locks stay held until then.
 //!
 //! Dropping a guard without ending it is sound and does what the epoch allows
 //! without another rank's help:

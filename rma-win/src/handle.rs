@@ -463,7 +463,10 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 impl<T: Numeric> BatchedAdd<'_, '_, T> {
     /// Adds `value` to the element at `disp`, later (at the latest at
     /// [`BatchedAdd::flush`]). The displacement is checked now (range, alignment), so
-    /// a refused addition is reported here and changes nothing.
+    /// a refused addition is reported here and changes nothing. When this addition
+    /// does not extend the pending run, that run is sent first; if sending it fails (a
+    /// peer died, class PROC_FAILED), the error is returned here, the run's additions
+    /// may have been applied in part, and this addition is not recorded.
     #[inline]
     pub fn add(&mut self, value: T, disp: Disp) -> Result<()> {
         let size = std::mem::size_of::<T>();

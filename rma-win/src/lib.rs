@@ -122,8 +122,14 @@
 //! # Ok::<(), rma_win::Error>(())
 //! ```
 //!
-//! What it refuses, at compile time. Fields of different types (describe such a struct
-//! with `Datatype::structure` in an `unsafe impl` of your own):
+//! A one-field newtype takes its field's basic type, so single-element calls such as
+//! `fetch_and_op` and `Op::MaxLoc` work on it; the typed shortcuts of target handles
+//! (`fetch_add`, `add`) stay for rma's own numeric types (use `accumulate` with
+//! `Op::Sum` there).
+//!
+//! What it refuses, at compile time (the doctests below fail to compile; the message of
+//! each was checked by hand, as rustdoc cannot pin it). Fields of different types
+//! (describe such a struct with `Datatype::structure` in an `unsafe impl` of your own):
 //! ```compile_fail
 //! #[repr(C)]
 //! #[derive(Clone, Copy, rma_win::Equivalence)]
@@ -139,6 +145,12 @@
 //! ```compile_fail
 //! #[derive(Clone, Copy, rma_win::Equivalence)]
 //! struct NoRepr { a: u32, b: u32 } // error: the struct needs #[repr(C)]
+//! ```
+//! Macros in a field type (the same text could mean different types):
+//! ```compile_fail
+//! #[repr(C)]
+//! #[derive(Clone, Copy, rma_win::Equivalence)]
+//! struct Macro { a: [u8; line!() as usize], b: [u8; line!() as usize] } // error: macro
 //! ```
 //! Padding, checked on the real layout:
 //! ```compile_fail

@@ -185,8 +185,9 @@ impl Window<'_> {
         }
         Err(Error::sync(
             call,
-            "this epoch was opened as a guard (an epoch value); end it through the guard \
-             (unlock, fence, complete or wait on it), or drop the guard",
+            "an epoch guard of this window is open (an epoch value): end it through the \
+             guard (unlock, fence, complete or wait on it), or drop it, before the window's \
+             own calls open or end another epoch",
         ))
     }
 
@@ -490,6 +491,7 @@ impl Window<'_> {
     pub fn lock(&self, kind: LockType, rank: Rank, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("lock", target = rank.raw()).entered();
         self.check_alive()?;
+        self.check_unguarded("lock", ACCESS_GUARD)?;
         assert.check_lock()?;
         let Some(t) = self.check_rank(rank)? else {
             return Ok(());
@@ -619,6 +621,7 @@ impl Window<'_> {
     pub fn lock_all(&self, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("lock_all").entered();
         self.check_alive()?;
+        self.check_unguarded("lock_all", ACCESS_GUARD)?;
         assert.check_lock()?;
         {
             let ep = self.epochs.borrow();
@@ -932,6 +935,7 @@ impl Window<'_> {
     pub fn post(&self, group: &Group, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("post", ranks = group.ranks.len()).entered();
         self.check_alive()?;
+        self.check_unguarded("post", EXPOSURE_GUARD)?;
         assert.check_post()?;
         let ranks = ranks_of(group, self.size())?;
         if self.epochs.borrow().post.is_some() {
@@ -980,6 +984,7 @@ impl Window<'_> {
     pub fn start(&self, group: &Group, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("start", ranks = group.ranks.len()).entered();
         self.check_alive()?;
+        self.check_unguarded("start", ACCESS_GUARD)?;
         assert.check_start()?;
         let ranks = ranks_of(group, self.size())?;
         {

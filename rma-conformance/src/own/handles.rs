@@ -86,10 +86,20 @@ pub(crate) fn lock_handles(world: &World, info: &Info) -> Result<()> {
         h.put(&[v[0] + 1], 0)?;
         epoch.unlock()?;
     }
-    // a handle of a lock epoch reaches its target only
+    // a handle of a lock epoch reaches its target only, and no other lock opens under
+    // the guard (its unlock would clear the guard's epoch state)
     if p > 1 {
         let epoch = win.lock_epoch(LockType::Shared, Rank::new(0), Assert::NONE)?;
         expect_class(epoch.target(Rank::new(1)).map(drop), ErrorClass::RmaSync);
+        expect_class(
+            win.lock(LockType::Exclusive, Rank::new(1), Assert::NONE),
+            ErrorClass::RmaSync,
+        );
+        expect_class(
+            win.lock_epoch(LockType::Shared, Rank::new(1), Assert::NONE)
+                .map(drop),
+            ErrorClass::RmaSync,
+        );
         epoch.unlock()?;
     }
     win.fence(Assert::NONE)?;
@@ -171,6 +181,10 @@ pub(crate) fn dropped_guards(world: &World, info: &Info) -> Result<()> {
         let epoch = win.lock_all_epoch(Assert::NONE)?;
         expect_class(win.unlock_all(), ErrorClass::RmaSync);
         expect_class(
+            win.lock_all_epoch(Assert::NONE).map(drop),
+            ErrorClass::RmaSync,
+        );
+        expect_class(
             epoch.target(Rank::new(p as u32)).map(drop),
             ErrorClass::Rank,
         );
@@ -187,6 +201,17 @@ pub(crate) fn dropped_guards(world: &World, info: &Info) -> Result<()> {
     {
         let epoch = win.fence_epoch(Assert::NONE)?;
         epoch.target(Rank::new(0))?.add(&[1u64], 0)?;
+        // no other access epoch may open under the guard (it would end the fence
+        // epoch behind its handles' back)
+        expect_class(
+            win.lock_epoch(LockType::Shared, Rank::new(0), Assert::NONE)
+                .map(drop),
+            ErrorClass::RmaSync,
+        );
+        expect_class(
+            win.lock(LockType::Shared, Rank::new(0), Assert::NONE),
+            ErrorClass::RmaSync,
+        );
         // dropped without its fence: the epoch stays open for win.fence
     }
     win.fence(Assert::NONE)?;

@@ -20,7 +20,7 @@ usage: rmarun [-n N] [-x VAR[=VAL]]... [--no-prefix] [--grace SECS] [--timeout S
 
   -n, --np N        number of ranks, 1 to 4096 (default 1)
   -x VAR[=VAL]      set VAR for every rank (to VAL, or to its value here); repeatable
-  --env VAR=VAL     the same, hydra's spelling
+  --env VAR=VAL     the same (VAR=VAL only)
   --no-prefix       do not prefix output lines with [rank]
   --grace SECS      after a rank fails, seconds the others get to exit before they are
                     killed (default 5)
@@ -56,6 +56,18 @@ enum Command {
 fn env_pair(v: Option<OsString>, flag: &str) -> Result<(OsString, OsString), String> {
     let v = v.ok_or_else(|| format!("{flag} needs VAR or VAR=VALUE"))?;
     let bytes = v.as_bytes();
+    let name = bytes.split(|&b| b == b'=').next().unwrap_or_default();
+    let own = [
+        rma_shm::ENV_WORLD,
+        rma_shm::ENV_RANK,
+        rma_shm::ENV_SIZE,
+        rma_shm::ENV_KEY,
+    ];
+    if let Some(var) = own.iter().find(|v| v.as_bytes() == name) {
+        return Err(format!(
+            "{flag} {var}: rmarun sets {var} for each rank itself"
+        ));
+    }
     match bytes.iter().position(|&b| b == b'=') {
         Some(0) => Err(format!("{flag} needs a variable name before '='")),
         Some(i) => {
@@ -96,10 +108,18 @@ fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Command, String> {
         let Some(a) = args.next() else {
             return Err("no program to run".into());
         };
-        // `--flag=value` is `--flag value`
-        let (flag, inline) = match a.to_str().and_then(|s| s.split_once('=')) {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(OsString::from(v))),
-            _ => (a.to_string_lossy().into_owned(), None),
+        // `--flag=value` is `--flag value` (split on the raw bytes: the value may be
+        // any bytes, as in `--env=VAR=<not UTF-8>`)
+        let (flag, inline) = {
+            use std::os::unix::ffi::OsStringExt;
+            let b = a.as_bytes();
+            match b.iter().position(|&c| c == b'=') {
+                Some(i) if b.starts_with(b"--") => (
+                    String::from_utf8_lossy(&b[..i]).into_owned(),
+                    Some(OsString::from_vec(b[i + 1..].to_vec())),
+                ),
+                _ => (a.to_string_lossy().into_owned(), None),
+            }
         };
         let mut value = || inline.clone().or_else(|| args.next());
         match flag.as_str() {
