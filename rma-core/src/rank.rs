@@ -47,6 +47,15 @@ impl From<u32> for Rank {
     }
 }
 
+/// A rank from a `usize` index (what `World::rank()` and `World::size()` give), so
+/// calls take `(me + 1) % p` as it is. An index too large for a rank becomes one no
+/// window has (refused with class RANK), never the null rank.
+impl From<usize> for Rank {
+    fn from(index: usize) -> Rank {
+        Rank(u32::try_from(index).map_or(u32::MAX - 1, |i| i.min(u32::MAX - 1)))
+    }
+}
+
 impl fmt::Debug for Rank {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_null() {

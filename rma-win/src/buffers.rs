@@ -125,7 +125,13 @@ pub struct Target<'a> {
 
 impl<'a> Target<'a> {
     /// `count` instances of `datatype` at displacement `disp` of `rank`'s window.
-    pub fn new(rank: Rank, disp: Disp, count: usize, datatype: &'a Datatype) -> Target<'a> {
+    pub fn new(
+        rank: impl Into<Rank>,
+        disp: Disp,
+        count: usize,
+        datatype: &'a Datatype,
+    ) -> Target<'a> {
+        let rank: Rank = rank.into();
         Target {
             rank,
             disp,
@@ -135,7 +141,8 @@ impl<'a> Target<'a> {
     }
 
     /// `count` contiguous elements of `T` at displacement `disp` of `rank`'s window.
-    pub fn of<T: Equivalence>(rank: Rank, disp: Disp, count: usize) -> Target<'static> {
+    pub fn of<T: Equivalence>(rank: impl Into<Rank>, disp: Disp, count: usize) -> Target<'static> {
+        let rank: Rank = rank.into();
         Target {
             rank,
             disp,

@@ -133,9 +133,10 @@ impl<'w> Window<'w> {
     pub fn lock_epoch(
         &self,
         kind: LockType,
-        rank: Rank,
+        rank: impl Into<Rank>,
         assert: Assert,
     ) -> Result<PassiveEpoch<'_, 'w>> {
+        let rank: Rank = rank.into();
         if rank.is_null() {
             return Err(Error::InvalidRank {
                 rank,
@@ -197,7 +198,8 @@ impl<'w> PassiveEpoch<'_, 'w> {
     /// A handle on `rank`'s window, checked once: the rank (in the window, covered by
     /// this epoch, not the null rank). Calls through it check only what varies per
     /// call.
-    pub fn target(&self, rank: Rank) -> Result<TargetHandle<'_, 'w>> {
+    pub fn target(&self, rank: impl Into<Rank>) -> Result<TargetHandle<'_, 'w>> {
+        let rank: Rank = rank.into();
         if let Some(only) = self.only {
             if only != rank {
                 self.win.check_rank(rank)?;
@@ -295,7 +297,8 @@ impl std::fmt::Debug for FenceEpoch<'_, '_> {
 
 impl<'a, 'w> FenceEpoch<'a, 'w> {
     /// A handle on `rank`'s window (any rank of the window), checked once.
-    pub fn target(&self, rank: Rank) -> Result<TargetHandle<'_, 'w>> {
+    pub fn target(&self, rank: impl Into<Rank>) -> Result<TargetHandle<'_, 'w>> {
+        let rank: Rank = rank.into();
         TargetHandle::new(self.win, rank, true)
     }
 
@@ -351,7 +354,8 @@ impl std::fmt::Debug for StartEpoch<'_, '_> {
 impl<'w> StartEpoch<'_, 'w> {
     /// A handle on `rank`, which must be in the start group; waits for its post if
     /// this epoch has not seen it yet.
-    pub fn target(&self, rank: Rank) -> Result<TargetHandle<'_, 'w>> {
+    pub fn target(&self, rank: impl Into<Rank>) -> Result<TargetHandle<'_, 'w>> {
+        let rank: Rank = rank.into();
         TargetHandle::new(self.win, rank, true)
     }
 

@@ -488,7 +488,8 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
-    pub fn lock(&self, kind: LockType, rank: Rank, assert: Assert) -> Result<()> {
+    pub fn lock(&self, kind: LockType, rank: impl Into<Rank>, assert: Assert) -> Result<()> {
+        let rank: Rank = rank.into();
         let _span = tracing::debug_span!("lock", target = rank.raw()).entered();
         self.check_alive()?;
         self.check_unguarded("lock", ACCESS_GUARD)?;
@@ -552,7 +553,8 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
-    pub fn unlock(&self, rank: Rank) -> Result<()> {
+    pub fn unlock(&self, rank: impl Into<Rank>) -> Result<()> {
+        let rank: Rank = rank.into();
         let _span = tracing::debug_span!("unlock", target = rank.raw()).entered();
         self.check_alive()?;
         self.check_unguarded("unlock", ACCESS_GUARD)?;
@@ -769,7 +771,8 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
-    pub fn flush(&self, rank: Rank) -> Result<()> {
+    pub fn flush(&self, rank: impl Into<Rank>) -> Result<()> {
+        let rank: Rank = rank.into();
         if self.fast_target(rank).is_some() {
             return self.win.flush(rank);
         }
@@ -839,7 +842,8 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
-    pub fn flush_local(&self, rank: Rank) -> Result<()> {
+    pub fn flush_local(&self, rank: impl Into<Rank>) -> Result<()> {
+        let rank: Rank = rank.into();
         self.check_alive()?;
         let t = self.check_rank(rank)?;
         self.check_passive("flush_local", t)

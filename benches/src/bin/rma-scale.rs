@@ -235,7 +235,7 @@ impl Scale<'_> {
     ) -> Result<()> {
         self.world.barrier()?;
         if self.me() == owner {
-            let me = Rank::new(owner as u32);
+            let me = owner;
             self.win.lock(LockType::Exclusive, me, Assert::NONE)?;
             self.win.put(values, me, disp)?;
             self.win.unlock(me)?;
@@ -253,7 +253,7 @@ impl Scale<'_> {
     ) -> Result<()> {
         self.world.barrier()?;
         if self.me() == owner {
-            let me = Rank::new(owner as u32);
+            let me = owner;
             self.win.lock(LockType::Exclusive, me, Assert::NONE)?;
             self.win.get(out, me, disp)?;
             self.win.unlock(me)?;
@@ -392,7 +392,7 @@ impl Scale<'_> {
                 let left = Group::new(&[self.left()])?;
                 let right_rank = self.right();
                 let right = Group::new(&[right_rank])?;
-                let r = Rank::new(right_rank as u32);
+                let r = right_rank;
                 self.world.barrier()?;
                 t0 = now_ns();
                 for j in 0..iters {

@@ -31,7 +31,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     for (phase, target) in [("self", me), ("neighbour", (me + 1) % n)] {
         win.fence(Assert::NONE)?;
         for i in 0..iter() {
-            let old = win.compare_and_swap(i + 1, i, Rank::new(target as u32), 0)?;
+            let old = win.compare_and_swap(i + 1, i, target, 0)?;
             assert_eq!(old, i, "{phase}: call {i} on rank {target}");
         }
         win.fence(Assert::NONE)?;
@@ -82,7 +82,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
 
 /// One compare_and_swap in its own exclusive lock epoch on `target`.
 fn locked_cas(win: &Window<'_>, next: i32, cmp: i32, target: usize) -> Result<i32> {
-    let t = Rank::new(target as u32);
+    let t = target;
     win.lock(LockType::Exclusive, t, Assert::NONE)?;
     let old = win.compare_and_swap(next, cmp, t, 0)?;
     win.unlock(t)?;

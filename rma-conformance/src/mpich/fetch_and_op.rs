@@ -93,7 +93,7 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     let n = world.size();
     let one = T::of(1);
     let mut win = Window::allocate::<T>(world, n, info)?;
-    let own = Rank::new(me as u32);
+    let own = me;
     let right = (me + 1) % n;
 
     // self
@@ -109,7 +109,7 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     // neighbour
     win.fence(Assert::NONE)?;
     for i in 0..iter() {
-        let old = win.fetch_and_op(one, Rank::new(right as u32), 0, Op::Sum)?;
+        let old = win.fetch_and_op(one, right, 0, Op::Sum)?;
         assert_eq!(old, T::of(i), "neighbour {right}: call {i} fetched");
     }
     win.fence(Assert::NONE)?;
@@ -159,7 +159,7 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
         win.fence(Assert::NOPRECEDE)?;
         let mut results = vec![T::of(-1); n];
         for (j, r) in results.iter_mut().enumerate() {
-            *r = win.fetch_and_op(mine, Rank::new(j as u32), me as i64, Op::Sum)?;
+            *r = win.fetch_and_op(mine, j, me as i64, Op::Sum)?;
         }
         win.fence(Assert::NOSUCCEED)?;
         for (j, r) in results.iter().enumerate() {
@@ -180,7 +180,7 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
     win.fence(Assert::NONE)?;
     for target in [right, me] {
         for i in 0..iter() {
-            let got = win.fetch_and_op(T::of(-7), Rank::new(target as u32), 0, Op::NoOp)?;
+            let got = win.fetch_and_op(T::of(-7), target, 0, Op::NoOp)?;
             assert_eq!(got, T::of(target as i64), "NO_OP to {target}: call {i}");
         }
     }
@@ -197,7 +197,7 @@ fn body<T: Elem>(world: &World, info: &Info) -> Result<()> {
 
 /// This rank's window, read under an exclusive lock on itself.
 fn read_own<T: Elem>(win: &Window<'_>, me: usize) -> Result<Vec<T>> {
-    let own = Rank::new(me as u32);
+    let own = me;
     win.lock(LockType::Exclusive, own, Assert::NONE)?;
     let v = win.local_vec::<T>()?;
     win.unlock(own)?;
@@ -216,7 +216,7 @@ fn reset_locked<T: Elem>(world: &World, win: &Window<'_>, n: usize, v: T) -> Res
 
 /// One fetch_and_op in its own exclusive lock epoch on `target`.
 fn locked_fop<T: Elem>(win: &Window<'_>, v: T, target: usize, disp: i64, op: Op) -> Result<T> {
-    let t = Rank::new(target as u32);
+    let t = target;
     win.lock(LockType::Exclusive, t, Assert::NONE)?;
     let old = win.fetch_and_op(v, t, disp, op)?;
     win.unlock(t)?;
@@ -277,7 +277,7 @@ fn lock_phases<T: Elem>(world: &World, info: &Info, win: &Window<'_>) -> Result<
             let mut results = vec![T::of(-1); n];
             win.lock_all(Assert::NONE)?;
             for (j, r) in results.iter_mut().enumerate() {
-                let t = Rank::new(j as u32);
+                let t = j;
                 *r = win.fetch_and_op(mine, t, me as i64, Op::Sum)?;
                 if flush {
                     win.flush(t)?;

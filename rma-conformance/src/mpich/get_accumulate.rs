@@ -84,7 +84,7 @@ fn body<T: Elem>(world: &World, info: &Info, derived: bool) -> Result<()> {
             res.iter_mut().for_each(|r| *r = T::of(-1));
             win.fence(Assert::NOPRECEDE)?;
             for (j, block) in res.chunks_mut(count).enumerate() {
-                let rank = Rank::new(j as u32);
+                let rank = j;
                 let disp = (me * count) as i64;
                 match &dt {
                     None => win.get_accumulate(&val, block, rank, disp, Op::Sum)?,
@@ -147,7 +147,7 @@ impl Passive<'_, '_> {
         disp: i64,
         op: Op,
     ) -> Result<Vec<T>> {
-        let t = Rank::new(target as u32);
+        let t = target;
         let mut res = vec![T::of(-1); self.count];
         self.win.lock(LockType::Exclusive, t, Assert::NONE)?;
         self.win.get_accumulate_with(
@@ -238,7 +238,7 @@ impl Passive<'_, '_> {
                 let mut res = vec![T::of(-1); n * count];
                 self.win.lock_all(Assert::NONE)?;
                 for (j, r) in res.chunks_mut(count).enumerate() {
-                    let t = Rank::new(j as u32);
+                    let t = j;
                     self.win.get_accumulate_with(
                         Some(Buffer::typed(&mine, count, self.dt)),
                         BufferMut::typed(r, count, self.dt)?,
@@ -270,7 +270,7 @@ impl Passive<'_, '_> {
         self.own(Some(T::of(me as i64)))?;
         let empty: [T; 0] = [];
         for target in [right, me] {
-            let t = Rank::new(target as u32);
+            let t = target;
             for i in 0..lock_iter() {
                 let a = self.locked::<T>(None, target, 0, Op::NoOp)?;
                 let mut b = vec![T::of(-1); count];

@@ -23,7 +23,7 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     win.start(&all, Assert::NONE)?;
     let mut got = vec![-1i32; n];
     for (i, g) in got.iter_mut().enumerate() {
-        win.get(std::slice::from_mut(g), Rank::new(i as u32), 0)?;
+        win.get(std::slice::from_mut(g), i, 0)?;
     }
     expect_class(
         win.lock(LockType::Shared, zero, Assert::NOCHECK),

@@ -94,7 +94,7 @@ pub(crate) fn concurrent_fold(world: &World, info: &Info) -> Result<()> {
             for target in targets {
                 win.accumulate_with(
                     Buffer::new(&v, 1, &dt),
-                    Target::new(Rank::new(target as u32), i as i64, 1, &dt),
+                    Target::new(target, i as i64, 1, &dt),
                     *op,
                 )?;
             }

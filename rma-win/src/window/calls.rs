@@ -259,10 +259,11 @@ impl<'w> Window<'w> {
         origin: &[u8],
         result: &mut [u8],
         datatype: &Datatype,
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
         op: Op,
     ) -> Result<()> {
+        let rank: Rank = rank.into();
         let basic = datatype.predefined().ok_or_else(|| Error::TypeNotAllowed {
             call: "fetch_and_op",
             found: format!("{datatype:?}"),
@@ -305,9 +306,10 @@ impl<'w> Window<'w> {
         compare: &[u8],
         result: &mut [u8],
         datatype: &Datatype,
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<()> {
+        let rank: Rank = rank.into();
         let basic = datatype.predefined().ok_or_else(|| Error::TypeNotAllowed {
             call: "compare_and_swap",
             found: format!("{datatype:?}"),

@@ -171,9 +171,10 @@ impl<'w> Window<'w> {
     pub fn rput<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<Request<'b>> {
+        let rank: Rank = rank.into();
         self.request_epoch("rput", rank)?;
         self.put(origin, rank, disp)?;
         Ok(Request::completed())
@@ -204,9 +205,10 @@ impl<'w> Window<'w> {
     pub fn rget<'b, T: Equivalence>(
         &'b self,
         result: &'b mut [T],
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<Request<'b>> {
+        let rank: Rank = rank.into();
         self.request_epoch("rget", rank)?;
         self.get(result, rank, disp)?;
         Ok(Request::completed())
@@ -238,10 +240,11 @@ impl<'w> Window<'w> {
     pub fn raccumulate<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
         op: Op,
     ) -> Result<Request<'b>> {
+        let rank: Rank = rank.into();
         self.request_epoch("raccumulate", rank)?;
         self.accumulate(origin, rank, disp, op)?;
         Ok(Request::completed())
@@ -271,10 +274,11 @@ impl<'w> Window<'w> {
         &'b self,
         origin: &'b [T],
         result: &'b mut [T],
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
         op: Op,
     ) -> Result<Request<'b>> {
+        let rank: Rank = rank.into();
         self.request_epoch("rget_accumulate", rank)?;
         self.get_accumulate(origin, result, rank, disp, op)?;
         Ok(Request::completed())

@@ -25,7 +25,13 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
-    pub fn put<T: Equivalence>(&self, origin: &[T], rank: Rank, disp: Disp) -> Result<()> {
+    pub fn put<T: Equivalence>(
+        &self,
+        origin: &[T],
+        rank: impl Into<Rank>,
+        disp: Disp,
+    ) -> Result<()> {
+        let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
         if let Some((t, base)) = self.fast_run(rank, disp, data.len(), 1) {
             let _span = tracing::trace_span!("put", target = rank.raw()).entered();
@@ -59,7 +65,13 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
-    pub fn get<T: Equivalence>(&self, result: &mut [T], rank: Rank, disp: Disp) -> Result<()> {
+    pub fn get<T: Equivalence>(
+        &self,
+        result: &mut [T],
+        rank: impl Into<Rank>,
+        disp: Disp,
+    ) -> Result<()> {
+        let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
         if let Some((t, base)) = self.fast_run(rank, disp, bytes, 1) {
@@ -105,10 +117,11 @@ impl<'w> Window<'w> {
     pub fn accumulate<T: Equivalence>(
         &self,
         origin: &[T],
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
         op: Op,
     ) -> Result<()> {
+        let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
         if let Some(basic) =
             T::BASIC.filter(|&b| rma_ops::check(op, b, RmaCall::Accumulate).is_ok())
@@ -172,10 +185,11 @@ impl<'w> Window<'w> {
         &self,
         origin: &[T],
         result: &mut [T],
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
         op: Op,
     ) -> Result<()> {
+        let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
         let data = if op == Op::NoOp {
@@ -238,10 +252,11 @@ impl<'w> Window<'w> {
     pub fn fetch_and_op<T: Equivalence>(
         &self,
         origin: T,
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
         op: Op,
     ) -> Result<T> {
+        let rank: Rank = rank.into();
         let basic = single_basic::<T>("fetch_and_op")?;
         if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
             if rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok() {
@@ -293,9 +308,10 @@ impl<'w> Window<'w> {
         &self,
         origin: T,
         compare: T,
-        rank: Rank,
+        rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<T> {
+        let rank: Rank = rank.into();
         let basic = single_basic::<T>("compare_and_swap")?;
         if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
             if rma_ops::check_cas_type(basic).is_ok() {
