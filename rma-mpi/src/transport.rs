@@ -95,11 +95,12 @@ impl Transport for Trusted<'_, '_> {
     }
 
     fn flush(&self, target: Rank) -> Result<()> {
-        MpiWindow::flush(self.0, target)
+        let r = self.0.world().c_rank(target)?;
+        self.0.flush_rank_now(r, false, false)
     }
 
     fn flush_all(&self) -> Result<()> {
-        MpiWindow::flush_all(self.0)
+        self.0.flush_every_now(false)
     }
 }
 

@@ -100,6 +100,20 @@ impl Test {
         }
     }
 
+    /// A scenario through a target handle (`run_handle`).
+    fn through_handle(self) -> bool {
+        matches!(
+            self,
+            Test::HFop
+                | Test::HCas
+                | Test::HAcc
+                | Test::HPut
+                | Test::HGet
+                | Test::HMsgRate
+                | Test::HbMsgRate
+        )
+    }
+
     /// Calls per timed iteration.
     fn calls_per_iter(self) -> usize {
         if matches!(self, Test::MsgRate | Test::HMsgRate | Test::HbMsgRate) {
@@ -138,7 +152,7 @@ struct Args {
     #[arg(short = 'r', long = "reps", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
     /// Seconds per repetition
-    #[arg(short = 't', long = "secs", default_value_t = 0.04, value_parser = seconds)]
+    #[arg(short = 't', long = "secs", default_value_t = 0.04, value_parser = rma_benches::seconds)]
     secs: f64,
     /// One short pass: the single-call latencies only
     #[arg(short = 'q', long)]
@@ -155,15 +169,6 @@ struct Args {
     /// Write the results as CSV to this file
     #[arg(short = 'o', long = "csv", value_name = "FILE")]
     csv: Option<String>,
-}
-
-/// A time per repetition: a finite number of seconds above 0 and at most 60 (an
-/// endless or overflowing run otherwise).
-fn seconds(s: &str) -> std::result::Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 && t <= 60.0 => Ok(t),
-        _ => Err(format!("{s:?} is not a number of seconds in (0, 60]")),
-    }
 }
 
 fn parse_flags() -> Flags {
@@ -260,13 +265,8 @@ impl Bench<'_> {
                 Target::new(one, DBL_OFF, 1, &self.strided),
                 Op::Sum,
             ),
-            Test::HFop
-            | Test::HCas
-            | Test::HAcc
-            | Test::HPut
-            | Test::HGet
-            | Test::HMsgRate
-            | Test::HbMsgRate => Err(rma_win::Error::arg("a handle scenario runs in run_handle")),
+            // the handle scenarios (`Test::through_handle`) run in run_handle
+            _ => Err(rma_win::Error::arg("a handle scenario runs in run_handle")),
         }
     }
 
@@ -333,13 +333,7 @@ impl Bench<'_> {
             Test::BusyAcc | Test::BusyFop | Test::BusyPut | Test::BusyGet => {
                 return self.run_busy(test, iters)
             }
-            Test::HFop
-            | Test::HCas
-            | Test::HAcc
-            | Test::HPut
-            | Test::HGet
-            | Test::HMsgRate
-            | Test::HbMsgRate => return self.run_handle(test, iters),
+            _ if test.through_handle() => return self.run_handle(test, iters),
             _ => {}
         }
         let mut el = 0.0;

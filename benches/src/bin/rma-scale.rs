@@ -80,7 +80,7 @@ struct Args {
     #[arg(short = 'r', long = "reps", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
     /// Seconds per repetition
-    #[arg(short = 't', long = "secs", default_value_t = 0.05, value_parser = seconds)]
+    #[arg(short = 't', long = "secs", default_value_t = 0.05, value_parser = rma_benches::seconds)]
     secs: f64,
     /// Only these scenarios (comma-separated)
     #[arg(short = 's', long = "scenarios", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(SCENARIOS))]
@@ -88,15 +88,6 @@ struct Args {
     /// Write the results as CSV to this file
     #[arg(short = 'o', long = "csv", value_name = "FILE")]
     csv: Option<String>,
-}
-
-/// A time per repetition: a finite number of seconds above 0 and at most 60 (an
-/// endless or overflowing run otherwise).
-fn seconds(s: &str) -> std::result::Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 && t <= 60.0 => Ok(t),
-        _ => Err(format!("{s:?} is not a number of seconds in (0, 60]")),
-    }
 }
 
 fn parse_flags() -> Flags {
