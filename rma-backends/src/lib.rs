@@ -212,6 +212,25 @@ impl Backend for AnyWorld {
     }
 }
 
+impl AnyWindow<'_> {
+    /// `target`'s window memory and atomicity domain, where this rank applies calls to
+    /// it in place with load, store and atomics (rma-shm's atomic transport): an
+    /// optional fast path, which rma-win's target handles resolve once per epoch.
+    /// `None` for every other backend, whose calls go through the
+    /// [`rma_core::Transport`] trait.
+    ///
+    /// Contract for callers: `Some` only where every call of this window's transport
+    /// completes at origin and target before it returns, so a flush has nothing to do
+    /// for calls made through the `Direct` or through the transport.
+    #[inline]
+    pub fn direct(&self, target: rma_core::Rank) -> Option<rma_ops::Direct<'_>> {
+        match self {
+            AnyWindow::Shm(w) => w.direct(target),
+            AnyWindow::Mpi(_) | AnyWindow::Dyn(_) => None,
+        }
+    }
+}
+
 impl Memory for AnyWindow<'_> {
     fn shapes(&self) -> Vec<Shape> {
         window!(self, w => w.shapes())

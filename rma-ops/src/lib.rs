@@ -35,12 +35,14 @@
 mod apply;
 pub mod atomic;
 mod check;
+pub mod direct;
 mod element;
 mod shadow;
 pub mod shared;
 
 pub use apply::{apply, apply_bytes, apply_raw, apply_strided_raw};
 pub use check::{check, check_cas_type, op_allowed_in, op_defined_on};
+pub use direct::Direct;
 pub use element::Element;
 pub use rma_core::{BasicType, Op, RmaCall};
 pub use shadow::Shadow;

@@ -6,7 +6,8 @@
 
 use crate::winmem::WindowMemory;
 use rma_core::{Access, BasicType, Op, Rank, Result, Run, Strided, Transport};
-use rma_ops::atomic::{self, Domain};
+use rma_ops::atomic;
+use rma_ops::Direct;
 use std::sync::Arc;
 
 /// The atomic transport over one window.
@@ -96,20 +97,20 @@ impl AtomicTransport {
         Some((p, first as usize, st))
     }
 
-    /// One element of `size` bytes at byte `offset` of `target`'s window, and the
-    /// window's atomicity domain as this rank uses it.
-    fn element(&self, target: Rank, offset: usize, basic: BasicType) -> (*mut u8, Domain<'_>) {
+    /// `target`'s window memory and its atomicity domain as this rank uses it: what
+    /// the single-element calls go through here, and what a target handle of rma-win
+    /// keeps for its epoch.
+    #[inline]
+    pub fn direct(&self, target: Rank) -> Direct<'_> {
         let t = self.target_index(target);
-        if offset
-            .checked_add(basic.size())
-            .is_none_or(|end| end > self.mem.len_of(t))
-        {
-            broken_contract("element outside the target window");
-        }
-        // SAFETY: offset + size <= window length, checked just above.
-        let p = unsafe { self.mem.data_ptr(t).add(offset) };
-        aligned(p, basic);
-        (p, self.mem.domain(t, self.mem.rank()))
+        let dom = self.mem.domain(t, self.mem.rank());
+        // SAFETY: the transport exists only where this rank maps every rank's window
+        // (`new` checks `direct()`), so `data_ptr(t)` is valid for `len_of(t)` bytes
+        // while `self.mem` lives, inside a page-aligned mapping of whole words; every
+        // access to window memory goes through rma_ops::shared / rma_ops::atomic, and
+        // every accumulate-family access uses this window's domain with window-offset
+        // keys (docs/design.md decision 3).
+        unsafe { Direct::new(self.mem.data_ptr(t), self.mem.len_of(t), dom) }
     }
 }
 
@@ -240,10 +241,8 @@ impl Transport for AtomicTransport {
         origin: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let (p, dom) = self.element(target, offset, basic);
-        // SAFETY: one element inside the target window, aligned (checked by rma-win);
-        // same kernels, domain and key scheme as every other accumulate.
-        unsafe { atomic::fetch_and_op(basic, op, p, offset, &dom, origin, out) }
+        self.direct(target)
+            .fetch_and_op(offset, basic, op, origin, out)
     }
 
     fn compare_and_swap(
@@ -255,9 +254,8 @@ impl Transport for AtomicTransport {
         compare: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let (p, dom) = self.element(target, offset, basic);
-        // SAFETY: as in `fetch_and_op`.
-        unsafe { atomic::compare_and_swap(basic, p, offset, &dom, origin, compare, out) }
+        self.direct(target)
+            .compare_and_swap(offset, basic, origin, compare, out)
     }
 
     fn fetch_and_op_bits(
@@ -268,10 +266,8 @@ impl Transport for AtomicTransport {
         op: Op,
         origin: u64,
     ) -> Result<u64> {
-        let (p, dom) = self.element(target, offset, basic);
-        // SAFETY: as in `fetch_and_op` (the bits form takes elements of up to 8 bytes,
-        // which rma-win guarantees).
-        unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) }
+        self.direct(target)
+            .fetch_and_op_bits(offset, basic, op, origin)
     }
 
     fn compare_and_swap_bits(
@@ -282,9 +278,8 @@ impl Transport for AtomicTransport {
         origin: u64,
         compare: u64,
     ) -> Result<u64> {
-        let (p, dom) = self.element(target, offset, basic);
-        // SAFETY: as in `fetch_and_op_bits`.
-        unsafe { atomic::compare_and_swap_bits(basic, p, offset, &dom, origin, compare) }
+        self.direct(target)
+            .compare_and_swap_bits(offset, basic, origin, compare)
     }
 
     fn accumulate_bits(
@@ -296,19 +291,8 @@ impl Transport for AtomicTransport {
         op: Op,
         origin: u64,
     ) -> Result<()> {
-        let (p, dom) = self.element(target, offset, basic);
-        if exclusive {
-            let mut bytes = [0u8; 8];
-            rma_core::bytes_from_bits(origin, &mut bytes[..basic.size()]);
-            rma_ops::with_element!(basic, T => {
-                // SAFETY: as in `accumulate` under an exclusive lock: one element inside
-                // the target window, accessed with word atomics.
-                unsafe { rma_ops::shared::apply::<T>(op, p, bytes.as_ptr(), 1) }
-            });
-            return Ok(());
-        }
-        // SAFETY: as in `fetch_and_op_bits`; the fetched value is dropped.
-        unsafe { atomic::fetch_and_op_bits(basic, op, p, offset, &dom, origin) }.map(drop)
+        self.direct(target)
+            .accumulate_bits(offset, exclusive, basic, op, origin)
     }
 
     // Every call completed in target memory before it returned, and whoever later

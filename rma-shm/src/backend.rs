@@ -265,6 +265,19 @@ impl rma_core::Memory for ShmWindow<'_> {
 }
 
 impl ShmWindow<'_> {
+    /// `target`'s window memory and atomicity domain, where this rank applies calls in
+    /// place (the atomic transport): what a target handle keeps for its epoch. `None`
+    /// for the queued transport, a freed window, or a rank outside the window.
+    #[inline]
+    pub fn direct(&self, target: rma_core::Rank) -> Option<rma_ops::Direct<'_>> {
+        match &self.transport {
+            ShmTransport::Atomic(t) if target.index().is_some_and(|i| i < self.mem.ranks()) => {
+                Some(t.direct(target))
+            }
+            _ => None,
+        }
+    }
+
     /// `Err` (class WIN) once the window was freed.
     fn check_live(&self) -> Result<()> {
         match &self.transport {

@@ -4,7 +4,11 @@
 //!
 //! What a handle resolved when it was made: the target's index and that the epoch
 //! covers it (waiting for its post in a start epoch), its window length, displacement
-//! unit and address (for alignment), and whether this origin holds it exclusively.
+//! unit and address (for alignment), and whether this origin holds it exclusively;
+//! and, where the backend applies calls in place (the atomic transport), the target's
+//! memory and atomicity domain ([`rma_ops::Direct`]), so a call goes from the handle
+//! straight to the atomic kernel — no backend dispatch, no per-call domain or target
+//! lookup — and a flush has nothing to do.
 //! What the types settle at compile time: [`TargetHandle::fetch_add`] and
 //! [`TargetHandle::add`] take [`Numeric`] elements (integers and floats, where SUM is
 //! defined), the bitwise calls take [`Integer`] elements, compare-and-swap takes
@@ -22,6 +26,7 @@ use rma_core::{
 };
 use rma_datatype::Equivalence;
 use rma_ops::atomic::atomic_align;
+use rma_ops::Direct;
 use std::sync::atomic::Ordering;
 
 mod sealed {
@@ -63,6 +68,9 @@ pub struct TargetHandle<'e, 'w> {
     /// An active-target epoch (fence, start): calls are recorded as pending for the
     /// closing fence's checks.
     active: bool,
+    /// The target's memory where this rank applies calls in place (the atomic
+    /// transport): calls skip the backend's dispatch, and flush has nothing to do.
+    direct: Option<Direct<'e>>,
 }
 
 impl<'e, 'w> TargetHandle<'e, 'w> {
@@ -81,6 +89,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             shape: win.shapes[t],
             exclusive: win.exclusive_on(t),
             active,
+            direct: win.win.direct(rank),
         })
     }
 
@@ -168,9 +177,13 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         }
         let off = self.offset("put", disp, data.len(), None)?;
         self.live()?;
-        self.win
-            .win
-            .put(self.access(off, &Contiguous(data.len())), data)?;
+        match &self.direct {
+            Some(d) => d.put(off, data),
+            None => self
+                .win
+                .win
+                .put(self.access(off, &Contiguous(data.len())), data)?,
+        }
         self.issued();
         Ok(())
     }
@@ -186,7 +199,10 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let off = self.offset("get", disp, n, None)?;
         self.live()?;
         match rma_datatype::bytes_of_mut(result) {
-            Some(out) => self.win.win.get(self.access(off, &Contiguous(n)), out)?,
+            Some(out) => match &self.direct {
+                Some(d) => d.get(off, out),
+                None => self.win.win.get(self.access(off, &Contiguous(n)), out)?,
+            },
             None => {
                 // a type not every byte pattern of which is valid (bool): through bytes
                 let mut bytes = vec![0u8; n];
@@ -275,9 +291,17 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         if let [one] = origin {
             if basic.size() <= 8 {
                 let bits = bits_of(one);
-                self.win
-                    .win
-                    .accumulate_bits(self.rank, off, self.exclusive, basic, op, bits)?;
+                match &self.direct {
+                    Some(d) => d.accumulate_bits(off, self.exclusive, basic, op, bits)?,
+                    None => self.win.win.accumulate_bits(
+                        self.rank,
+                        off,
+                        self.exclusive,
+                        basic,
+                        op,
+                        bits,
+                    )?,
+                }
                 self.issued();
                 return Ok(());
             }
@@ -307,10 +331,14 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     fn fop<T: Equivalence>(&self, origin: T, disp: Disp, basic: BasicType, op: Op) -> Result<T> {
         let off = self.offset("fetch_and_op", disp, basic.size(), Some(basic))?;
         self.live()?;
-        let old = self
-            .win
-            .win
-            .fetch_and_op_bits(self.rank, off, basic, op, bits_of(&origin))?;
+        let bits = bits_of(&origin);
+        let old = match &self.direct {
+            Some(d) => d.fetch_and_op_bits(off, basic, op, bits)?,
+            None => self
+                .win
+                .win
+                .fetch_and_op_bits(self.rank, off, basic, op, bits)?,
+        };
         self.issued();
         value_of(basic, old)
     }
@@ -365,13 +393,14 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let basic = Self::basic::<T>("compare_and_swap")?;
         let off = self.offset("compare_and_swap", disp, basic.size(), Some(basic))?;
         self.live()?;
-        let old = self.win.win.compare_and_swap_bits(
-            self.rank,
-            off,
-            basic,
-            bits_of(&value),
-            bits_of(&compare),
-        )?;
+        let (v, c) = (bits_of(&value), bits_of(&compare));
+        let old = match &self.direct {
+            Some(d) => d.compare_and_swap_bits(off, basic, v, c)?,
+            None => self
+                .win
+                .win
+                .compare_and_swap_bits(self.rank, off, basic, v, c)?,
+        };
         self.issued();
         value_of(basic, old)
     }
@@ -388,6 +417,11 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             ));
         }
         self.live()?;
+        if self.direct.is_some() {
+            // every call to this target completed when it returned (the contract of
+            // `AnyWindow::direct`)
+            return Ok(());
+        }
         self.win.win.flush(self.rank)
     }
 }
