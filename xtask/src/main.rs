@@ -1,6 +1,8 @@
-//! `cargo xtask`: the one entry point for humans and CI (std only).
+//! `cargo xtask`: the one entry point for humans and CI (std only, and serde_json to
+//! read `cargo metadata`).
 
 mod bench;
+mod msrv;
 mod setup;
 
 use std::process::{Command, ExitCode, Stdio};
@@ -16,10 +18,21 @@ Tasks:
                        also runs the long soak (RMA_SOAK_SECS=600 per transport x mode)
                        and the long fuzzing runs (RMA_FUZZ_CASES=5000000); --only runs
                        the groups whose name contains one of the texts (for example
-                       --only mpich or --only 'atomic x,examples')
+                       --only mpich or --only 'atomic x,examples'); without --quick
+                       also the msrv checks (the group msrv)
   ci                   format check, clippy (warnings denied), cargo doc (warnings
                        denied), cargo package of every library crate (verified),
-                       then test-all
+                       msrv, then test-all (without its msrv group)
+  msrv                 what can be checked with the toolchains at hand of the declared
+                       rust-version (Cargo.toml's [workspace.package]): (a) every
+                       package the library crates pull in for their users (normal and
+                       build dependencies, from cargo metadata) declares no newer
+                       rust-version (dev-dependencies are listed, not counted), (b)
+                       clippy::incompatible_msrv over the libraries (std APIs
+                       stabilized later), (c) cargo +<that version> check of the
+                       libraries when rustup has that toolchain, else skipped with a
+                       note: without it, language features newer than the declared
+                       version go unnoticed
   bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
                        rma against MPICH, Open MPI and the hardware limits: builds
                        rmarun + rma-bench and benches/c, runs every configuration
@@ -116,6 +129,11 @@ impl Group {
         v
     }
 }
+
+/// The workspace members that are not published (`publish = false`): left out of
+/// `cargo package` in `ci` and of the library crates `msrv` checks; every other member
+/// is a library crate.
+const UNPUBLISHED: &[&str] = &["rma-examples", "rma-conformance", "rma-benches", "xtask"];
 
 /// The transports the conformance suite is stamped out for (rma-win's `TRANSPORTS`).
 const TRANSPORTS: &[&str] = &["atomic", "queued"];
@@ -342,6 +360,8 @@ struct TestAll {
     long: bool,
     /// run only the groups whose name contains one of these (all when empty)
     only: Vec<String>,
+    /// leave the msrv group out (`ci` runs it before test-all)
+    skip_msrv: bool,
 }
 
 impl TestAll {
@@ -377,6 +397,7 @@ fn summary_line(name: &str, passed: u64, failed: u64, secs: f64, good: bool) -> 
 
 const LOOM_GROUP: &str = "loom model of the ring";
 const EXAMPLES_GROUP: &str = "examples (threads, rmarun, mpi)";
+const MSRV_GROUP: &str = "msrv";
 
 fn test_all(opts: &TestAll) -> bool {
     let (quick, long) = (opts.quick, opts.long);
@@ -474,6 +495,20 @@ fn test_all(opts: &TestAll) -> bool {
         }
         let secs = start.elapsed().as_secs_f64();
         let line = summary_line(LOOM_GROUP, counts.passed, counts.failed, secs, good);
+        println!("{line}");
+        lines.push(line);
+        total.passed += counts.passed;
+        total.failed += counts.failed + u64::from(!good && counts.failed == 0);
+        ok &= good;
+    }
+    if !quick && !opts.skip_msrv && opts.wants(MSRV_GROUP) {
+        // the declared rust-version: dependencies, std APIs, the real build when the
+        // toolchain is installed; each check that ran is one test
+        let start = Instant::now();
+        let counts = msrv::run();
+        let good = counts.failed == 0 && counts.passed > 0;
+        let secs = start.elapsed().as_secs_f64();
+        let line = summary_line(MSRV_GROUP, counts.passed, counts.failed, secs, good);
         println!("{line}");
         lines.push(line);
         total.passed += counts.passed;
@@ -691,7 +726,7 @@ fn main() -> ExitCode {
     let task = args.first().map(String::as_str).unwrap_or("help");
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let ok = match task {
-        "test-all" | "ci" if rest.iter().any(|a| matches!(*a, "--help" | "-h")) => {
+        "test-all" | "ci" | "msrv" if rest.iter().any(|a| matches!(*a, "--help" | "-h")) => {
             print!("{HELP}");
             true
         }
@@ -721,24 +756,19 @@ fn main() -> ExitCode {
             // every library crate packages and builds from its own tarball (what
             // `cargo publish --dry-run` checks), against the others as packaged
             let mut package = cargo();
-            package.args([
-                "package",
-                "--workspace",
-                "--allow-dirty",
-                "--exclude",
-                "rma-examples",
-                "--exclude",
-                "rma-conformance",
-                "--exclude",
-                "rma-benches",
-                "--exclude",
-                "xtask",
-            ]);
+            package.args(["package", "--workspace", "--allow-dirty"]);
+            for p in UNPUBLISHED {
+                package.args(["--exclude", p]);
+            }
             status(fmt)
                 && status(clippy)
                 && status(doc)
                 && status(package)
-                && test_all(&TestAll::default())
+                && msrv::main()
+                && test_all(&TestAll {
+                    skip_msrv: true,
+                    ..TestAll::default()
+                })
         }
         "bench" if rest.first() == Some(&"criterion") => {
             let mut cmd = cargo();
@@ -748,6 +778,11 @@ fn main() -> ExitCode {
         "bench" => bench::main(&rest),
         "demo" => demo(&rest),
         "tsan" => tsan(),
+        "msrv" if !rest.is_empty() => {
+            eprintln!("xtask: msrv takes no options, got {rest:?}\n\n{HELP}");
+            false
+        }
+        "msrv" => msrv::main(),
         "setup" => setup::main(&rest),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
