@@ -212,21 +212,34 @@ impl Backend for AnyWorld {
     }
 }
 
+/// What a target handle keeps of its target: the fast path its backend offers for
+/// calls the handle has already checked ([`AnyWindow::fast`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Fast<'a> {
+    /// The target's mapped memory and atomicity domain (rma-shm's atomic transport):
+    /// calls apply in place with load, store and atomics, and complete before they
+    /// return, so a flush has nothing to do.
+    Direct(rma_ops::Direct<'a>),
+    /// The target of an MPI window resolved once (rma-mpi): calls go to MPI with no
+    /// placement or derived datatype where their bytes start at a whole displacement.
+    Mpi(rma_mpi::MpiTarget<'a>),
+}
+
 impl AnyWindow<'_> {
-    /// `target`'s window memory and atomicity domain, where this rank applies calls to
-    /// it in place with load, store and atomics (rma-shm's atomic transport): an
-    /// optional fast path, which rma-win's target handles resolve once per epoch.
-    /// `None` for every other backend, whose calls go through the
+    /// `target`'s fast path, where its backend offers one ([`Fast`]); rma-win's target
+    /// handles resolve it once per epoch. `None` for a backend from outside rma, the
+    /// queued transport, or a rank outside the window; those calls go through the
     /// [`rma_core::Transport`] trait.
     ///
-    /// Contract for callers: `Some` only where every call of this window's transport
-    /// completes at origin and target before it returns, so a flush has nothing to do
-    /// for calls made through the `Direct` or through the transport.
+    /// Contract for callers: a [`Fast::Direct`] is returned only where every call of
+    /// this window's transport completes at origin and target before it returns, so a
+    /// flush has nothing to do for calls made through it or through the transport.
     #[inline]
-    pub fn direct(&self, target: rma_core::Rank) -> Option<rma_ops::Direct<'_>> {
+    pub fn fast(&self, target: rma_core::Rank) -> Option<Fast<'_>> {
         match self {
-            AnyWindow::Shm(w) => w.direct(target),
-            AnyWindow::Mpi(_) | AnyWindow::Dyn(_) => None,
+            AnyWindow::Shm(w) => w.direct(target).map(Fast::Direct),
+            AnyWindow::Mpi(w) => w.target(target).ok().map(Fast::Mpi),
+            AnyWindow::Dyn(_) => None,
         }
     }
 }

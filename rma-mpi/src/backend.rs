@@ -29,7 +29,7 @@
 //! waiting ranks leave the cores to ranks doing work.
 
 use crate::transport::Trusted;
-use crate::{MpiWindow, Target, World};
+use crate::{MpiTarget, MpiWindow, Target, World};
 use rma_core::{
     reached, Assert, Backend, BasicType, Disp, Epochs, Error, Flavor, Info, LaunchMode, Op, Rank,
     Result, Services, Shape, WinInfo,
@@ -291,6 +291,13 @@ impl std::fmt::Debug for EpochWindow<'_> {
 }
 
 impl<'w> EpochWindow<'w> {
+    /// `rank` of this window resolved once, for data calls that rma-win has already
+    /// checked (its target handles): see [`MpiTarget`]. Class RANK for a rank outside
+    /// the window.
+    pub fn target(&self, rank: rma_core::Rank) -> Result<MpiTarget<'_>> {
+        MpiTarget::new(self.data(), rank)
+    }
+
     /// Completes a freshly created data window (displacement unit 1) whose ranks use
     /// `disp_unit`: the control window, the lock_all epochs, every rank's shape.
     ///

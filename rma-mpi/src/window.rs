@@ -529,9 +529,24 @@ impl<'a> MpiWindow<'a> {
         call: Call,
         issue: impl FnOnce(*const u8) -> c_int,
     ) -> Result<()> {
+        self.issue_copied_lazy(rank, data, mode, || call, issue)
+    }
+
+    /// [`MpiWindow::issue_copied`] with the error context built only if the call fails.
+    #[inline]
+    pub(crate) fn issue_copied_lazy(
+        &self,
+        rank: c_int,
+        data: &[u8],
+        mode: Mode,
+        call: impl FnOnce() -> Call,
+        issue: impl FnOnce(*const u8) -> c_int,
+    ) -> Result<()> {
         let copy: Box<[u8]> = data.into();
         let rc = issue(copy.as_ptr());
-        self.world.check(rc, call)?;
+        if rc != 0 {
+            self.world.check(rc, call())?;
+        }
         let full = self.pending.keep(rank, copy);
         if mode == Mode::Passive {
             self.pending.issued(rank);

@@ -5,10 +5,13 @@
 //! What a handle resolved when it was made: the target's index and that the epoch
 //! covers it (waiting for its post in a start epoch), its window length, displacement
 //! unit and address (for alignment), and whether this origin holds it exclusively;
-//! and, where the backend applies calls in place (the atomic transport), the target's
-//! memory and atomicity domain ([`rma_ops::Direct`]), so a call goes from the handle
-//! straight to the atomic kernel — no backend dispatch, no per-call domain or target
-//! lookup — and a flush has nothing to do.
+//! and the backend's fast path to the target ([`rma_backends::Fast`]): on the atomic
+//! transport the target's memory and atomicity domain ([`rma_ops::Direct`]), so a call
+//! goes from the handle straight to the atomic kernel — no backend dispatch, no
+//! per-call domain or target lookup — and a flush has nothing to do; on the mpi
+//! transport the MPI target resolved once (rma-mpi's `MpiTarget`), so a call goes to
+//! MPI with no placement or derived datatype, and a fetching call and its flush take
+//! one turn of the world's gate.
 //! What the types settle at compile time: [`TargetHandle::fetch_add`] and
 //! [`TargetHandle::add`] take [`Numeric`] elements (integers and floats, where SUM is
 //! defined), the bitwise calls take [`Integer`] elements, compare-and-swap takes
@@ -21,12 +24,12 @@
 
 use crate::request::Request;
 use crate::window::{bits_of, single_basic, value_of, Window};
+use rma_backends::Fast;
 use rma_core::{
     Access, BasicType, Contiguous, Disp, Error, Op, Rank, Result, RmaCall, Shape, Transport,
 };
 use rma_datatype::Equivalence;
 use rma_ops::atomic::atomic_align;
-use rma_ops::Direct;
 use std::sync::atomic::Ordering;
 
 mod sealed {
@@ -68,9 +71,11 @@ pub struct TargetHandle<'e, 'w> {
     /// An active-target epoch (fence, start): calls are recorded as pending for the
     /// closing fence's checks.
     active: bool,
-    /// The target's memory where this rank applies calls in place (the atomic
-    /// transport): calls skip the backend's dispatch, and flush has nothing to do.
-    direct: Option<Direct<'e>>,
+    /// The backend's fast path to this target, where it offers one: the target's
+    /// memory where this rank applies calls in place (the atomic transport; calls skip
+    /// the backend's dispatch and flush has nothing to do), or the MPI target resolved
+    /// once.
+    fast: Option<Fast<'e>>,
 }
 
 impl<'e, 'w> TargetHandle<'e, 'w> {
@@ -89,7 +94,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             shape: win.shapes[t],
             exclusive: win.exclusive_on(t),
             active,
-            direct: win.win.direct(rank),
+            fast: win.win.fast(rank),
         })
     }
 
@@ -177,8 +182,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         }
         let off = self.offset("put", disp, data.len(), None)?;
         self.live()?;
-        match &self.direct {
-            Some(d) => d.put(off, data),
+        match &self.fast {
+            Some(Fast::Direct(d)) => d.put(off, data),
+            Some(Fast::Mpi(m)) => m.put(off, data)?,
             None => self
                 .win
                 .win
@@ -199,8 +205,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let off = self.offset("get", disp, n, None)?;
         self.live()?;
         match rma_datatype::bytes_of_mut(result) {
-            Some(out) => match &self.direct {
-                Some(d) => d.get(off, out),
+            Some(out) => match &self.fast {
+                Some(Fast::Direct(d)) => d.get(off, out),
+                Some(Fast::Mpi(m)) => m.get(off, out)?,
                 None => self.win.win.get(self.access(off, &Contiguous(n)), out)?,
             },
             None => {
@@ -291,8 +298,11 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         if let [one] = origin {
             if basic.size() <= 8 {
                 let bits = bits_of(one);
-                match &self.direct {
-                    Some(d) => d.accumulate_bits(off, self.exclusive, basic, op, bits)?,
+                match &self.fast {
+                    Some(Fast::Direct(d)) => {
+                        d.accumulate_bits(off, self.exclusive, basic, op, bits)?
+                    }
+                    Some(Fast::Mpi(m)) => m.accumulate_bits(off, basic, op, bits)?,
                     None => self.win.win.accumulate_bits(
                         self.rank,
                         off,
@@ -332,8 +342,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let off = self.offset("fetch_and_op", disp, basic.size(), Some(basic))?;
         self.live()?;
         let bits = bits_of(&origin);
-        let old = match &self.direct {
-            Some(d) => d.fetch_and_op_bits(off, basic, op, bits)?,
+        let old = match &self.fast {
+            Some(Fast::Direct(d)) => d.fetch_and_op_bits(off, basic, op, bits)?,
+            Some(Fast::Mpi(m)) => m.fetch_and_op_bits(off, basic, op, bits)?,
             None => self
                 .win
                 .win
@@ -394,8 +405,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let off = self.offset("compare_and_swap", disp, basic.size(), Some(basic))?;
         self.live()?;
         let (v, c) = (bits_of(&value), bits_of(&compare));
-        let old = match &self.direct {
-            Some(d) => d.compare_and_swap_bits(off, basic, v, c)?,
+        let old = match &self.fast {
+            Some(Fast::Direct(d)) => d.compare_and_swap_bits(off, basic, v, c)?,
+            Some(Fast::Mpi(m)) => m.compare_and_swap_bits(off, basic, v, c)?,
             None => self
                 .win
                 .win
@@ -417,12 +429,13 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             ));
         }
         self.live()?;
-        if self.direct.is_some() {
+        match &self.fast {
             // every call to this target completed when it returned (the contract of
-            // `AnyWindow::direct`)
-            return Ok(());
+            // `AnyWindow::fast`)
+            Some(Fast::Direct(_)) => Ok(()),
+            Some(Fast::Mpi(m)) => m.flush(),
+            None => self.win.win.flush(self.rank),
         }
-        self.win.win.flush(self.rank)
     }
 }
 

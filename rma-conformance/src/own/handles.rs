@@ -226,6 +226,73 @@ pub(crate) fn dropped_guards(world: &World, info: &Info) -> Result<()> {
     Ok(())
 }
 
+/// Handle calls on elements of every width and on floats, in a byte window
+/// (displacement unit 1): each transport's fast path, and its fallbacks (a library
+/// defect rma-mpi works around, such as MPICH's UCX path issuing a float
+/// fetch_and_op as a get_accumulate), give exact sums.
+pub(crate) fn element_type_handles(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let n = scaled(40u64).min(60); // i8 sums stay below 128 with up to 2 additions each
+    let win = Window::allocate::<u8>(world, 64, info)?;
+    win.fence(Assert::NONE)?;
+    let epoch = win.lock_all_epoch(Assert::NONE)?;
+    let zero = epoch.target(Rank::new(0))?;
+    let mut counts = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        zero.fetch_add(1.5f64, 0)?; // bytes 0..8
+        counts.push(zero.fetch_add(1i16, 8)?); // bytes 8..10
+        zero.add(&[0.5f32], 12)?; // bytes 12..16
+        zero.add(&[2u16], 16)?; // bytes 16..18
+        zero.fetch_add(1u32, 20)?; // bytes 20..24
+    }
+    if me < 2 {
+        zero.fetch_add(1i8, 24)?;
+    }
+    // one rank swaps a 4-byte slot from 0 to its mark
+    let won = zero.compare_and_swap(me as i32 + 1, 0i32, 28)? == 0;
+    zero.flush()?;
+    let mut f = [0f64];
+    zero.get(&mut f, 0)?;
+    assert!(
+        f[0] >= 1.5 * n as f64,
+        "rank {me}: at least its own additions"
+    );
+    epoch.unlock()?;
+    assert!(
+        counts.windows(2).all(|w| w[0] < w[1]),
+        "i16 tickets increase"
+    );
+    let wins = world.allgather(&[u8::from(won)])?;
+    assert_eq!(
+        wins.iter().filter(|w| w == &&[1u8]).count(),
+        1,
+        "one CAS winner"
+    );
+    win.fence(Assert::NONE)?;
+    if me == 0 {
+        let total = n * p as u64;
+        let (mut f64s, mut i16s, mut f32s) = ([0f64], [0i16], [0f32]);
+        let (mut u16s, mut u32s, mut i8s, mut i32s) = ([0u16], [0u32], [0i8], [0i32]);
+        // read_local takes an index in elements of the type read
+        win.read_local(0, &mut f64s)?;
+        win.read_local(4, &mut i16s)?;
+        win.read_local(3, &mut f32s)?;
+        win.read_local(8, &mut u16s)?;
+        win.read_local(5, &mut u32s)?;
+        win.read_local(24, &mut i8s)?;
+        win.read_local(7, &mut i32s)?;
+        assert_eq!(f64s[0], 1.5 * total as f64, "f64 fetch_add");
+        assert_eq!(i16s[0] as u64, total, "i16 fetch_add");
+        assert_eq!(f32s[0], 0.5 * total as f32, "f32 add");
+        assert_eq!(u16s[0] as u64, 2 * total, "u16 add");
+        assert_eq!(u32s[0] as u64, total, "u32 fetch_add");
+        assert_eq!(i8s[0] as usize, p.min(2), "i8 fetch_add");
+        assert!((1..=p as i32).contains(&i32s[0]), "the CAS winner's mark");
+    }
+    win.fence(Assert::NONE)?;
+    Ok(())
+}
+
 /// Handles through an operation the type system cannot settle: the general forms
 /// still check the op at run time.
 pub(crate) fn handle_op_checks(world: &World, info: &Info) -> Result<()> {

@@ -23,6 +23,11 @@ pub fn cases() -> Vec<Case> {
         c("own_handles_pscw", 4, handles::pscw_handles),
         c("own_handles_dropped_guards", 3, handles::dropped_guards),
         c("own_handles_op_checks", 2, handles::handle_op_checks),
+        c(
+            "own_handles_element_types",
+            3,
+            handles::element_type_handles,
+        ),
         c("own_handles_batched", 3, handles::batched_adds),
         c(
             "own_every_op_and_type_concurrently",

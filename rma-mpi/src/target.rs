@@ -1,0 +1,289 @@
+//! [`MpiTarget`]: one target of a window, resolved once for calls that a caller has
+//! already checked (rma-win's target handles): its MPI rank, window length and
+//! displacement unit, and the byte datatype. A call whose bytes start at a whole
+//! displacement goes to MPI with no placement, no derived datatype and no error context
+//! built unless it fails; a fetching call and its flush share one turn of the
+//! world's gate. Anything else (a byte offset between displacements, a library
+//! defect rma works around, a call outside the window) takes the window's general
+//! path, which gives the same result or the same typed error.
+
+use crate::epoch::Mode;
+use crate::error::Call;
+use crate::ffi::Handle;
+use crate::window::{MpiWindow, Spot};
+use rma_core::{BasicType, Op, Rank, Result};
+use std::ffi::c_int;
+
+/// One target of a window (see the module docs). Made by
+/// [`crate::EpochWindow::target`]; its calls assume what the backend seam lets every
+/// data call assume: a passive-target epoch of this window covers the target (rma's
+/// epochs run over MPI's passive target), and the op suits the element type.
+#[derive(Clone, Copy)]
+pub struct MpiTarget<'a> {
+    w: &'a MpiWindow<'a>,
+    rank: Rank,
+    r: c_int,
+    len: usize,
+    unit: usize,
+    byte_ty: Handle,
+}
+
+impl std::fmt::Debug for MpiTarget<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpiTarget")
+            .field("rank", &self.rank)
+            .field("len", &self.len)
+            .field("disp_unit", &self.unit)
+            .finish()
+    }
+}
+
+impl<'a> MpiTarget<'a> {
+    pub(crate) fn new(w: &'a MpiWindow<'a>, rank: Rank) -> Result<MpiTarget<'a>> {
+        let r = w.world().c_rank(rank)?;
+        Ok(MpiTarget {
+            w,
+            rank,
+            r,
+            len: w.len_of(rank)?,
+            unit: w.disp_unit_of(rank)?.max(1),
+            byte_ty: w.world().basic_handle(BasicType::Byte)?,
+        })
+    }
+
+    /// The displacement and count of `n` bytes at `byte`, where they lie inside the
+    /// target window and start at a whole displacement; `None` sends the call down the
+    /// general path.
+    #[inline]
+    fn whole(&self, byte: usize, n: usize) -> Option<(i64, c_int)> {
+        let end = byte.checked_add(n)?;
+        if end > self.len || byte % self.unit != 0 {
+            return None;
+        }
+        Some(((byte / self.unit) as i64, c_int::try_from(n).ok()?))
+    }
+
+    fn spot(&self, byte: usize) -> Spot<'static> {
+        Spot {
+            rank: self.rank,
+            byte,
+            layout: None,
+        }
+    }
+
+    /// `Err` of `rc`'s class unless it is MPI_SUCCESS; the error context is built only
+    /// then.
+    #[inline]
+    fn check(&self, rc: c_int, call: impl FnOnce() -> Call) -> Result<()> {
+        if rc == 0 {
+            Ok(())
+        } else {
+            self.w.world().check(rc, call().rank(self.rank))
+        }
+    }
+
+    /// MPI_Win_flush of the target after a fetching call issued in the same turn:
+    /// the dirty mark is cleared first and the copies of earlier calls to it dropped
+    /// after, as `flush_rank_now` does.
+    #[inline]
+    fn fetch_then_flush(
+        &self,
+        name: &'static str,
+        issue: impl FnOnce(&crate::ffi::Api) -> c_int,
+    ) -> Result<()> {
+        let was_dirty = self.w.pending.take_dirty(self.r);
+        let mark = self.w.pending.mark();
+        let (r, win) = (self.r, self.w.handle());
+        let (rc, flushed) = self.w.world().mpi(|api| {
+            let rc = issue(api);
+            if rc != 0 {
+                return (rc, 0);
+            }
+            // SAFETY: the window is live and a passive epoch covers `r` (the type's
+            // contract).
+            (0, unsafe { (api.win_flush)(r, win) })
+        });
+        if rc != 0 || flushed != 0 {
+            if was_dirty {
+                self.w.pending.restore_dirty(Some(self.r));
+            }
+            self.check(rc, || Call::new(name))?;
+            return self.check(flushed, || Call::new("MPI_Win_flush"));
+        }
+        self.w.pending.release(Some(self.r), mark);
+        Ok(())
+    }
+
+    /// MPI_Put of `data` at byte `byte`; the origin is copied and kept until a flush.
+    #[inline]
+    pub fn put(&self, byte: usize, data: &[u8]) -> Result<()> {
+        let Some((disp, n)) = self.whole(byte, data.len()) else {
+            return self.w.put_at(self.spot(byte), data, Mode::Passive);
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        let (ty, r, win) = (self.byte_ty, self.r, self.w.handle());
+        self.w.issue_copied_lazy(
+            self.r,
+            data,
+            Mode::Passive,
+            || Call::new("MPI_Put").rank(self.rank),
+            |origin| {
+                // SAFETY: `origin` holds `n` bytes, kept until a synchronization
+                // completes the put; `disp` and `n` lie inside the target window.
+                self.w
+                    .world()
+                    .mpi(|api| unsafe { (api.put)(origin.cast(), n, ty, r, disp, n, ty, win) })
+            },
+        )
+    }
+
+    /// MPI_Get of `out.len()` bytes at byte `byte`, completed (flushed) before it
+    /// returns.
+    #[inline]
+    pub fn get(&self, byte: usize, out: &mut [u8]) -> Result<()> {
+        let Some((disp, n)) = self.whole(byte, out.len()) else {
+            return self.w.get_at(self.spot(byte), out);
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        let (ty, r, win) = (self.byte_ty, self.r, self.w.handle());
+        let dst = out.as_mut_ptr();
+        self.fetch_then_flush("MPI_Get", |api| {
+            // SAFETY: `out` holds `n` bytes and stays borrowed until the flush in the
+            // same turn completes the get; `disp` and `n` lie inside the target window.
+            unsafe { (api.get)(dst.cast(), n, ty, r, disp, n, ty, win) }
+        })
+    }
+
+    /// MPI_Fetch_and_op on the element of `basic` (at most 8 bytes) at byte `byte`,
+    /// with the origin and result as bits (zero-extended); flushed before it returns.
+    #[inline]
+    pub fn fetch_and_op_bits(
+        &self,
+        byte: usize,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<u64> {
+        let size = basic.size();
+        let guards = self.w.world().guards();
+        let whole = self.whole(byte, size);
+        if size > 8 || whole.is_none() || guards.fetch_and_op_as_get_accumulate(basic) {
+            return self.general_fop(byte, basic, op, origin);
+        }
+        guards.check_accumulate(basic, op, self.w.flavor)?;
+        let ty = self.w.world().basic_handle(basic)?;
+        let (disp, r, win) = (whole.map_or(0, |w| w.0), self.r, self.w.handle());
+        let (mut src, mut old) = ([0u8; 8], [0u8; 8]);
+        rma_core::bytes_from_bits(origin, &mut src[..size]);
+        let (s, d) = (src.as_ptr(), old.as_mut_ptr());
+        self.fetch_then_flush("MPI_Fetch_and_op", |api| {
+            // SAFETY: `src` and `old` hold one element each (at most 8 bytes) and live
+            // until the flush in the same turn completes the call; the element lies
+            // inside the target window.
+            unsafe { (api.fetch_and_op)(s.cast(), d.cast(), ty, r, disp, op as c_int, win) }
+        })?;
+        Ok(rma_core::bits_from_bytes(&old[..size]))
+    }
+
+    fn general_fop(&self, byte: usize, basic: BasicType, op: Op, origin: u64) -> Result<u64> {
+        let size = basic.size().min(8);
+        let mut src = [0u8; 8];
+        rma_core::bytes_from_bits(origin, &mut src[..size]);
+        let mut out = [0u8; 8];
+        self.w
+            .fetch_and_op_at(self.rank, byte, basic, op, &src[..size], &mut out[..size])?;
+        Ok(rma_core::bits_from_bytes(&out[..size]))
+    }
+
+    /// MPI_Compare_and_swap on the element of `basic` (at most 8 bytes) at byte
+    /// `byte`, as bits; flushed before it returns.
+    #[inline]
+    pub fn compare_and_swap_bits(
+        &self,
+        byte: usize,
+        basic: BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        let size = basic.size();
+        let whole = self.whole(byte, size);
+        if size > 8 || whole.is_none() {
+            let size = size.min(8);
+            let (mut o, mut c, mut out) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+            rma_core::bytes_from_bits(origin, &mut o[..size]);
+            rma_core::bytes_from_bits(compare, &mut c[..size]);
+            self.w.compare_and_swap_at(
+                self.rank,
+                byte,
+                basic,
+                &o[..size],
+                &c[..size],
+                &mut out[..size],
+            )?;
+            return Ok(rma_core::bits_from_bytes(&out[..size]));
+        }
+        self.w.world().guards().check_cas(basic)?;
+        let ty = self.w.world().basic_handle(basic)?;
+        let (disp, r, win) = (whole.map_or(0, |w| w.0), self.r, self.w.handle());
+        let (mut o, mut c, mut old) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+        rma_core::bytes_from_bits(origin, &mut o[..size]);
+        rma_core::bytes_from_bits(compare, &mut c[..size]);
+        let (op, cp, d) = (o.as_ptr(), c.as_ptr(), old.as_mut_ptr());
+        self.fetch_then_flush("MPI_Compare_and_swap", |api| {
+            // SAFETY: as in `fetch_and_op_bits`, with a third one-element buffer.
+            unsafe { (api.compare_and_swap)(op.cast(), cp.cast(), d.cast(), ty, r, disp, win) }
+        })?;
+        Ok(rma_core::bits_from_bytes(&old[..size]))
+    }
+
+    /// MPI_Accumulate of one element of `basic` (at most 8 bytes), given as bits, into
+    /// the element at byte `byte`; the origin is copied and kept until a flush.
+    #[inline]
+    pub fn accumulate_bits(
+        &self,
+        byte: usize,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<()> {
+        let size = basic.size().min(8);
+        let mut bytes = [0u8; 8];
+        rma_core::bytes_from_bits(origin, &mut bytes[..size]);
+        let data = &bytes[..size];
+        let guards = self.w.world().guards();
+        let Some((disp, _)) = self.whole(byte, size).filter(|_| basic.size() <= 8) else {
+            return self
+                .w
+                .accumulate_at(self.spot(byte), basic, op, data, Mode::Passive);
+        };
+        guards.check_accumulate(basic, op, self.w.flavor)?;
+        let (ty, r, win) = (self.w.world().basic_handle(basic)?, self.r, self.w.handle());
+        self.w.issue_copied_lazy(
+            self.r,
+            data,
+            Mode::Passive,
+            || {
+                Call::new("MPI_Accumulate")
+                    .rank(self.rank)
+                    .typed(basic, Some(op))
+            },
+            |origin| {
+                // SAFETY: `origin` holds one element, kept until a synchronization
+                // completes the call; the element lies inside the target window.
+                self.w.world().mpi(|api| unsafe {
+                    (api.accumulate)(origin.cast(), 1, ty, r, disp, 1, ty, op as c_int, win)
+                })
+            },
+        )
+    }
+
+    /// MPI_Win_flush of the target, skipped when no call to it is incomplete.
+    #[inline]
+    pub fn flush(&self) -> Result<()> {
+        self.w.flush_rank_now(self.r, false, false)
+    }
+}
