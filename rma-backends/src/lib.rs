@@ -98,8 +98,9 @@ impl AnyWorld {
         // nor Sync, so one thread makes the process's MPI calls (rma-mpi's gate
         // serializes any others, such as its progress thread's). Asking for
         // MULTIPLE would make the library lock around each call (MPICH 4.0: about
-        // 0.1-0.3 µs per call on this machine kind, benches/results).
-        let level = rma_mpi::ThreadLevel::Serialized;
+        // 0.1-0.3 µs per call on this machine kind, benches/results). RMA_MPI_THREAD
+        // asks for another level (`single`: no locks in Open MPI, no progress thread).
+        let level = rma_mpi::ThreadLevel::from_env(rma_mpi::ThreadLevel::Serialized)?;
         Ok(rma_mpi::World::from_env_thread(level)?.map(AnyWorld::Mpi))
     }
 

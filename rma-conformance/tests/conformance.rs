@@ -8,7 +8,7 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use rma_conformance::ENV_DIVIDE;
 use rma_conformance::{cases, info_for, recording, Case, ENV_CASE};
-use rma_mpi::launcher::{Launch, MPICH, MPICH_NOLOCAL, OPENMPI, OPENMPI_NOSHM};
+use rma_mpi::launcher::{Launch, MPICH, MPICH_NOLOCAL, OPENMPI, OPENMPI_NOSHM, OPENMPI_SINGLE};
 use rma_shm::launch::{spawn, LaunchOptions};
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ const MPI_CONFIGS: &[(Launch, &str)] = &[
     (MPICH_NOLOCAL, "50"),
     (OPENMPI, "20"),
     (OPENMPI_NOSHM, "50"),
+    (OPENMPI_SINGLE, "20"),
 ];
 
 const ENV_TRANSPORT_CHILD: &str = "RMA_CONFORMANCE_TRANSPORT";
@@ -102,6 +103,15 @@ const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[
     ("openmpi", "own_compare_and_swap_every_type", RDMA_CAS64),
     ("openmpi", "own_self_target_every_call", RDMA_CAS64),
     ("openmpi", "own_soak", RDMA_CAS64),
+    ("openmpi_single", "cas_type_check", RDMA_CAS64),
+    ("openmpi_single", "linked_list_fop", RDMA_CAS64),
+    (
+        "openmpi_single",
+        "own_compare_and_swap_every_type",
+        RDMA_CAS64,
+    ),
+    ("openmpi_single", "own_self_target_every_call", RDMA_CAS64),
+    ("openmpi_single", "own_soak", RDMA_CAS64),
     ("openmpi_noshm", "cas_type_check", UCX_CAS),
     ("openmpi_noshm", "own_compare_and_swap_every_type", UCX_CAS),
     (

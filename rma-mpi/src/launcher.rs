@@ -58,6 +58,18 @@ pub const OPENMPI: Launch = Launch {
     about: "Open MPI defaults: osc/rdma over btl/vader (shared memory)",
 };
 
+/// Open MPI with its defaults, MPI initialized at MPI_THREAD_SINGLE
+/// (`RMA_MPI_THREAD=single`): only the initializing thread calls MPI, and Open MPI
+/// takes none of its internal locks.
+pub const OPENMPI_SINGLE: Launch = Launch {
+    name: "openmpi_single",
+    library: Library::OpenMpi,
+    launcher: "mpirun.openmpi",
+    args: &[],
+    env: &[("RMA_MPI_THREAD", "single")],
+    about: "Open MPI defaults at MPI_THREAD_SINGLE (RMA_MPI_THREAD=single)",
+};
+
 /// Open MPI with osc/ucx over UCX's shared-memory transports (the one-sided
 /// component whose 4.1 defects leave the most of the suite running).
 pub const OPENMPI_UCX: Launch = Launch {

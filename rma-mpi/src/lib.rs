@@ -91,4 +91,4 @@ pub use ffi::{built_shims, Library, ENV_LIBRARY, ENV_SHIM};
 pub use request::Request;
 pub use target::MpiTarget;
 pub use window::{Flavor, MpiWindow, Target};
-pub use world::{ThreadLevel, World, ENV_PROGRESS};
+pub use world::{ThreadLevel, World, ENV_PROGRESS, ENV_THREAD};

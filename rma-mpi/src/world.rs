@@ -5,6 +5,7 @@ use crate::defects::Guards;
 use crate::error::{self, Call};
 use crate::ffi::{self, Api, Handle, Library};
 use rma_core::{BasicType, Error, Rank, Result};
+use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void};
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicBool;
@@ -26,6 +27,28 @@ pub enum ThreadLevel {
 }
 
 impl ThreadLevel {
+    /// The level [`ENV_THREAD`] names (`single`, `funneled`, `serialized`,
+    /// `multiple`, any case), else `default`; class ARG for another value.
+    pub fn from_env(default: ThreadLevel) -> Result<ThreadLevel> {
+        match std::env::var(ENV_THREAD) {
+            Ok(v) => ThreadLevel::parse(&v, default),
+            Err(_) => Ok(default),
+        }
+    }
+
+    fn parse(v: &str, default: ThreadLevel) -> Result<ThreadLevel> {
+        match v.to_ascii_lowercase().as_str() {
+            "" => Ok(default),
+            "single" => Ok(ThreadLevel::Single),
+            "funneled" => Ok(ThreadLevel::Funneled),
+            "serialized" => Ok(ThreadLevel::Serialized),
+            "multiple" => Ok(ThreadLevel::Multiple),
+            _ => Err(Error::arg(format!(
+                "{ENV_THREAD}={v:?}: expected single, funneled, serialized or multiple"
+            ))),
+        }
+    }
+
     fn from_code(code: c_int) -> ThreadLevel {
         match code {
             3 => ThreadLevel::Multiple,
@@ -80,6 +103,9 @@ pub struct World {
     level: ThreadLevel,
     /// Held around every MPI call when the library provides MPI_THREAD_SERIALIZED only.
     gate: Option<Arc<Mutex<()>>>,
+    /// MPI was initialized below SERIALIZED (asked for): only the thread that
+    /// initialized it may call MPI.
+    owner_only: bool,
     /// Held around collectives on `comm`: two threads of one process must not enter
     /// collectives on one communicator at once (MPI leaves their matching undefined).
     collective: Mutex<()>,
@@ -122,7 +148,10 @@ impl World {
 
     /// Initializes MPI asking for thread level `required`. The library may provide
     /// less: `MPI_THREAD_SERIALIZED` is enough (this `World` then serializes every MPI
-    /// call); below that the call finalizes MPI and fails with class OTHER.
+    /// call). Below that, a level that was asked for (`Funneled`, `Single`) makes a
+    /// world in which only this thread may call MPI (calls from another thread are
+    /// refused with an error, and no progress thread starts); a level lower than the
+    /// one asked for fails with class OTHER.
     pub fn init_thread(required: ThreadLevel) -> Result<World> {
         let mut state = lifecycle();
         match *state {
@@ -145,6 +174,7 @@ impl World {
         // above, under the lifecycle lock).
         let rc = unsafe { (api.init_thread)(required as c_int, &mut provided) };
         error::check(api, rc, &Call::new("MPI_Init_thread"))?;
+        ON_INIT_THREAD.with(|t| t.set(true));
         *state = Lifecycle::Live;
         drop(state);
         let level = ThreadLevel::from_code(provided);
@@ -190,7 +220,10 @@ impl World {
             rank: 0,
             size: 1,
             level,
-            gate: (level < ThreadLevel::Multiple).then(|| Arc::new(Mutex::new(()))),
+            // below SERIALIZED only the initializing thread calls MPI (`mpi` checks),
+            // so no turn is needed
+            gate: (level == ThreadLevel::Serialized).then(|| Arc::new(Mutex::new(()))),
+            owner_only: level < ThreadLevel::Serialized,
             collective: Mutex::new(()),
             guards: Guards::default(),
             basic: Box::new([0; BasicType::ALL.len()]),
@@ -272,7 +305,8 @@ impl World {
     }
 
     fn check_level(&self, required: ThreadLevel) -> Result<()> {
-        if self.level >= ThreadLevel::Serialized {
+        let asked_low = required < ThreadLevel::Serialized && self.level >= required;
+        if self.level >= ThreadLevel::Serialized || asked_low {
             Ok(())
         } else {
             Err(level_error(required, self.level))
@@ -457,9 +491,19 @@ impl World {
     }
 
     /// Runs one MPI call, serialized with every other when the library provides no
-    /// more than MPI_THREAD_SERIALIZED.
+    /// more than MPI_THREAD_SERIALIZED. Below that (a world initialized at
+    /// MPI_THREAD_FUNNELED or SINGLE on request) only the thread that initialized MPI
+    /// may call it: from any other thread this is an error of class OTHER and MPI is
+    /// not called.
+    ///
+    /// The refusal is the call's own result ([`Refused`]): the return code
+    /// [`WRONG_THREAD`], which [`World::check`] reports as that error, so every caller
+    /// handles it where it handles a failed MPI call.
     #[inline]
-    pub(crate) fn mpi<T>(&self, f: impl FnOnce(&Api) -> T) -> T {
+    pub(crate) fn mpi<T: Refused>(&self, f: impl FnOnce(&Api) -> T) -> T {
+        if self.owner_only && !ON_INIT_THREAD.with(Cell::get) {
+            return T::refused(self.level);
+        }
         let _turn = self
             .gate
             .as_ref()
@@ -484,6 +528,10 @@ impl World {
     /// [`ENV_PROGRESS`] is read by [`World::from_env`] only, not by [`World::init`].
     pub fn start_progress(&self) -> Result<()> {
         self.check_broken()?;
+        if self.owner_only {
+            // a second thread calling MPI is what this level rules out
+            return Err(wrong_thread(self.level));
+        }
         let mut slot = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_some() {
             return Ok(());
@@ -579,6 +627,9 @@ impl World {
         }
         call.size = self.size;
         // MPI_Error_class / _string are MPI calls too: in turn with the others
+        if code == WRONG_THREAD {
+            return Err(wrong_thread(self.level));
+        }
         Err(self.mpi(|api| error::from_code(api, code, &call)))
     }
 
@@ -624,6 +675,14 @@ impl Drop for World {
 /// its world through [`World::from_env`] ([`World::start_progress`]); unset, empty or
 /// `none`: no thread.
 pub const ENV_PROGRESS: &str = "RMA_MPI_PROGRESS";
+
+/// Environment variable: the MPI thread level rma-win's worlds ask for under an MPI
+/// launcher (`single`, `funneled`, `serialized` (the default) or `multiple`;
+/// [`ThreadLevel::from_env`]). Below `serialized` only the thread that initialized MPI
+/// may call it — rma-win's worlds and windows are neither `Send` nor `Sync`, so they
+/// keep to that thread — and the progress thread cannot run. Open MPI 4 takes its
+/// internal locks at every level above `single`, so `single` is its fastest.
+pub const ENV_THREAD: &str = "RMA_MPI_THREAD";
 
 /// Whether [`ENV_PROGRESS`] asks for a progress thread; class ARG for a value it does
 /// not know.
@@ -680,6 +739,51 @@ fn refuse_foreign_init(api: &Api) -> Result<()> {
     Ok(())
 }
 
+/// The return code of an MPI call refused because it came from a thread that may not
+/// call MPI (a world below MPI_THREAD_SERIALIZED): negative, which no MPI error code is.
+pub(crate) const WRONG_THREAD: c_int = -1_000_001;
+
+/// What [`World::mpi`] returns in place of a call it refused: the call's result type,
+/// carrying [`WRONG_THREAD`].
+pub(crate) trait Refused {
+    /// The refused call's result.
+    fn refused(level: ThreadLevel) -> Self;
+}
+
+impl Refused for c_int {
+    fn refused(_: ThreadLevel) -> c_int {
+        WRONG_THREAD
+    }
+}
+
+impl Refused for (c_int, c_int) {
+    fn refused(_: ThreadLevel) -> (c_int, c_int) {
+        (WRONG_THREAD, 0)
+    }
+}
+
+impl Refused for Error {
+    fn refused(level: ThreadLevel) -> Error {
+        wrong_thread(level)
+    }
+}
+
+thread_local! {
+    /// Whether this thread initialized MPI (a world below SERIALIZED checks it).
+    static ON_INIT_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+fn wrong_thread(level: ThreadLevel) -> Error {
+    Error::Os {
+        context: "an MPI call".into(),
+        source: std::io::Error::other(format!(
+            "MPI was initialized at {level:?} on request, so only the thread that \
+             initialized it may call MPI; this call came from another thread (initialize \
+             at Serialized or Multiple to call from any thread)"
+        )),
+    }
+}
+
 fn level_error(required: ThreadLevel, provided: ThreadLevel) -> Error {
     Error::Os {
         context: "MPI_Init_thread".into(),
@@ -720,6 +824,37 @@ mod tests {
             Library::Mpich
         );
         assert_eq!(library_of("Intel(R) MPI", Library::Mpich), Library::Mpich);
+    }
+
+    #[test]
+    fn thread_level_names() {
+        let d = ThreadLevel::Serialized;
+        assert_eq!(
+            ThreadLevel::parse("single", d).unwrap(),
+            ThreadLevel::Single
+        );
+        assert_eq!(
+            ThreadLevel::parse("FUNNELED", d).unwrap(),
+            ThreadLevel::Funneled
+        );
+        assert_eq!(
+            ThreadLevel::parse("multiple", d).unwrap(),
+            ThreadLevel::Multiple
+        );
+        assert_eq!(ThreadLevel::parse("", d).unwrap(), d);
+        let e = ThreadLevel::parse("threaded", d).unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::Arg);
+        assert!(e.to_string().contains(ENV_THREAD), "{e}");
+    }
+
+    #[test]
+    fn a_refused_call_reads_as_the_wrong_thread() {
+        assert_eq!(
+            <c_int as Refused>::refused(ThreadLevel::Single),
+            WRONG_THREAD
+        );
+        let e = <Error as Refused>::refused(ThreadLevel::Funneled);
+        assert!(e.to_string().contains("only the thread that"), "{e}");
     }
 }
 

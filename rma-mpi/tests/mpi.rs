@@ -9,6 +9,7 @@
 //! | `openmpi_sm` | `--mca osc sm` | osc/sm (allocated windows only), 8-byte CAS run |
 //! | `openmpi_noshm` | `--mca btl self,tcp --mca osc ucx -x UCX_TLS=tcp` | no shared memory, MPI_THREAD_MULTIPLE |
 //! | `openmpi_pt2pt` | `--mca btl self,tcp --mca osc pt2pt`, serialized | no shared memory, MPI_THREAD_SERIALIZED |
+//! | `openmpi_single` | defaults, `RMA_MPI_THREAD=single` | MPI_THREAD_SINGLE: other threads' calls refused |
 //!
 //! The configurations are [`rma_mpi::launcher`]'s.
 //!
@@ -20,7 +21,7 @@ mod smoke;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use rma_mpi::launcher::{
-    Launch, MPICH, MPICH_NOLOCAL, OPENMPI, OPENMPI_NOSHM, OPENMPI_PT2PT, OPENMPI_SM,
+    Launch, MPICH, MPICH_NOLOCAL, OPENMPI, OPENMPI_NOSHM, OPENMPI_PT2PT, OPENMPI_SINGLE, OPENMPI_SM,
 };
 use std::time::Duration;
 
@@ -35,6 +36,7 @@ const CONFIGS: &[(Launch, &[(&str, &str)])] = &[
     (OPENMPI_SM, &[("RMA_MPI_SMOKE_WINDOWS", "allocate")]),
     (OPENMPI_NOSHM, &[]),
     (OPENMPI_PT2PT, &[("RMA_MPI_SMOKE_THREADS", "serialized")]),
+    (OPENMPI_SINGLE, &[("RMA_MPI_SMOKE_THREADS", "single")]),
 ];
 
 fn main() {

@@ -140,7 +140,13 @@ const TRANSPORTS: &[&str] = &["atomic", "queued"];
 /// The launch modes.
 const MODES: &[&str] = &["threads", "processes"];
 /// The MPI configurations the conformance suite runs in (rma-mpi's `launcher`).
-const MPI_CONFIGS: &[&str] = &["mpich", "mpich_nolocal", "openmpi", "openmpi_noshm"];
+const MPI_CONFIGS: &[&str] = &[
+    "mpich",
+    "mpich_nolocal",
+    "openmpi",
+    "openmpi_noshm",
+    "openmpi_single",
+];
 /// The examples, each run plainly (threads) and under rmarun.
 const EXAMPLES: &[&str] = &[
     "sum",

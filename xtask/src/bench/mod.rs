@@ -50,6 +50,8 @@ pub(crate) enum Program {
         ompi: bool,
         /// Run with rma's MPI progress thread (`RMA_MPI_PROGRESS=thread`).
         progress: bool,
+        /// Initialize MPI at MPI_THREAD_SINGLE (`RMA_MPI_THREAD=single`).
+        single: bool,
         /// As for [`Program::Rma`].
         before: bool,
     },
@@ -171,6 +173,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: false,
             progress: false,
+            single: false,
             before: false,
         },
         note: "the mpi transport: rma-win's layer over the MPICH calls of the MPICH column",
@@ -182,6 +185,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: false,
             progress: true,
+            single: false,
             before: false,
         },
         note: "the mpi transport over MPICH with rma's progress thread (opt-in)",
@@ -193,9 +197,22 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: true,
             progress: false,
+            single: false,
             before: false,
         },
         note: "the mpi transport over Open MPI osc/rdma (compare with OMPI osc/rdma); -x as there",
+    },
+    Config {
+        key: "rma_mpi_ompi_single",
+        label: "rma mpi/OMPI single",
+        command: "RMA_MPI_THREAD=single mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core rma-bench -x",
+        program: Program::RmaMpi {
+            ompi: true,
+            progress: false,
+            single: true,
+            before: false,
+        },
+        note: "as rma mpi/OMPI, with MPI initialized at MPI_THREAD_SINGLE as the C baseline is (Open MPI takes no internal locks then)",
     },
     Config {
         key: "ompi_rdma_create",
@@ -238,6 +255,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: false,
             progress: false,
+            single: false,
             before: true,
         },
         note: BEFORE,
@@ -249,6 +267,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: true,
             progress: false,
+            single: false,
             before: true,
         },
         note: BEFORE,
@@ -716,11 +735,15 @@ fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
         Program::RmaMpi {
             ompi,
             progress,
+            single,
             before,
         } => {
             let mut cmd = mpi_launcher(ompi, ranks);
             if progress {
                 cmd.env("RMA_MPI_PROGRESS", "thread");
+            }
+            if single {
+                cmd.env("RMA_MPI_THREAD", "single");
             }
             cmd.arg(p.rma_exe(suite.rust_bin, before));
             if ompi && suite.skips_cas {

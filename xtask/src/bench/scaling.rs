@@ -63,6 +63,7 @@ pub(crate) const CONFIGS: &[Config] = &[
         program: Program::RmaMpi {
             ompi: false,
             progress: false,
+            single: false,
             before: false,
         },
         note: "the mpi transport: rma-win's layer over the MPICH of the MPICH column",
