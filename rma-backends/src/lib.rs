@@ -219,7 +219,7 @@ impl Backend for AnyWorld {
 pub enum Fast<'a> {
     /// The target's mapped memory and atomicity domain (rma-shm's atomic transport):
     /// calls apply in place with load, store and atomics, and complete before they
-    /// return, so a flush has nothing to do.
+    /// return, so a flush owes only order (a fence).
     Direct(rma_ops::Direct<'a>),
     /// The target of an MPI window resolved once (rma-mpi): calls go to MPI with no
     /// placement or derived datatype where their bytes start at a whole displacement.
@@ -234,7 +234,8 @@ impl AnyWindow<'_> {
     ///
     /// Contract for callers: a [`Fast::Direct`] is returned only where every call of
     /// this window's transport completes at origin and target before it returns, so a
-    /// flush has nothing to do for calls made through it or through the transport.
+    /// flush of calls made through it or through the transport owes only order
+    /// ([`rma_ops::flush_fence`]).
     #[inline]
     pub fn fast(&self, target: rma_core::Rank) -> Option<Fast<'_>> {
         match self {

@@ -118,8 +118,9 @@ pub struct MpiWindow<'a> {
 // (create) owns for the window's life and which is only reached through MPI calls and
 // the bounds-checked copies of read_local/write_local; every MPI call may come from
 // any thread, because the World required MPI_THREAD_MULTIPLE or serializes calls
-// itself; the epoch state changes only under `&mut self`; `pending` is a Mutex and
-// atomics.
+// itself, or (a world below SERIALIZED, asked for) refuses every call from a thread
+// other than the initializing one before MPI sees it; the epoch state changes only
+// under `&mut self`; `pending` is a Mutex and atomics.
 unsafe impl Send for MpiWindow<'_> {}
 // SAFETY: as for Send: shared access only issues MPI calls (thread-safe, see above),
 // reads the epoch state (not written while shared) and updates `pending`.

@@ -79,9 +79,13 @@ fn lifecycle() -> MutexGuard<'static, Lifecycle> {
 /// At most one `World` exists per process, and MPI cannot be initialized again once
 /// it is finalized (on drop or by [`World::finalize`]). A `World` is `Sync` but not
 /// `Send`: every thread may use it (MPI is initialized with at least
-/// `MPI_THREAD_SERIALIZED`, and calls are serialized here when the library provides no
-/// more), while MPI_Finalize runs on the thread that initialized MPI, as the standard
-/// asks.
+/// `MPI_THREAD_SERIALIZED` unless a lower level was asked for, and calls are
+/// serialized here when the library provides no more), while MPI_Finalize runs on the
+/// thread that initialized MPI, as the standard asks. In a world initialized below
+/// SERIALIZED on request, only that thread may call MPI: calls from other threads fail
+/// (class OTHER), so its windows belong on that thread too — a window dropped or freed
+/// on another thread cannot take part in the collective free, and its peers' next
+/// collective reports the mismatch.
 ///
 /// Dropping a `World` while the thread panics calls `MPI_Abort`, so that a failing
 /// rank ends the job instead of leaving the others waiting in a collective.
@@ -441,8 +445,14 @@ impl World {
             .collect()
     }
 
-    /// Ends every process of the job with `code` (MPI_Abort).
+    /// Ends every process of the job with `code` (MPI_Abort). In a world below
+    /// SERIALIZED, from a thread other than the initializing one, this process exits
+    /// with `code` without calling MPI (which that thread may not), and the launcher
+    /// ends the job when it sees the process gone.
     pub fn abort(&self, code: i32) -> ! {
+        if self.check_thread().is_err() {
+            std::process::exit(code)
+        }
         // no MPI call of the progress thread may run beside MPI_Abort
         self.stop_progress();
         // SAFETY: `comm` is live; MPI_Abort does not return on a conforming library.
@@ -488,6 +498,16 @@ impl World {
     /// The world communicator's handle.
     pub(crate) fn comm(&self) -> Handle {
         self.comm
+    }
+
+    /// `Err` (class OTHER) when this thread may not call MPI: in a world below
+    /// MPI_THREAD_SERIALIZED (asked for) only the initializing thread may.
+    #[inline]
+    pub(crate) fn check_thread(&self) -> Result<()> {
+        if self.owner_only && !ON_INIT_THREAD.with(Cell::get) {
+            return Err(wrong_thread(self.level));
+        }
+        Ok(())
     }
 
     /// Runs one MPI call, serialized with every other when the library provides no
@@ -581,6 +601,9 @@ impl World {
     /// order they agree; the same on every rank), agrees on its creation and runs
     /// `create`, the MPI call. The window's number and the call's return code.
     pub(crate) fn create_window(&self, create: impl FnOnce(&Api) -> c_int) -> Result<(u32, c_int)> {
+        // a call this thread may not make must not use up a window number (the ranks
+        // would disagree on every later window's)
+        self.check_thread()?;
         let _one = self.collective();
         let number = self.windows.fetch_add(1, Ordering::Relaxed);
         self.agree(Entry::Create(number))?;
@@ -779,7 +802,8 @@ fn wrong_thread(level: ThreadLevel) -> Error {
         source: std::io::Error::other(format!(
             "MPI was initialized at {level:?} on request, so only the thread that \
              initialized it may call MPI; this call came from another thread (initialize \
-             at Serialized or Multiple to call from any thread)"
+             at Serialized or Multiple to call from any thread: for rma-win's worlds, \
+             unset RMA_MPI_THREAD)"
         )),
     }
 }

@@ -42,7 +42,7 @@ pub mod shared;
 
 pub use apply::{apply, apply_bytes, apply_raw, apply_strided_raw};
 pub use check::{check, check_cas_type, op_allowed_in, op_defined_on};
-pub use direct::Direct;
+pub use direct::{flush_fence, Direct};
 pub use element::Element;
 pub use rma_core::{BasicType, Op, RmaCall};
 pub use shadow::Shadow;

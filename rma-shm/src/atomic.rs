@@ -1,8 +1,9 @@
 //! The atomic transport: the origin applies every call directly in the target's memory
 //! (mapped into the origin), with the element-wise atomic kernels of `rma-ops`.
 //!
-//! Every call completes at the target before it returns, so flush has nothing to do,
-//! and ordering from one origin is program order whatever `accumulate_ordering` says.
+//! Every call completes at the target before it returns, so flush has nothing to wait
+//! for (it is an order fence), and ordering from one origin is program order whatever
+//! `accumulate_ordering` says.
 
 use crate::winmem::WindowMemory;
 use rma_core::{Access, BasicType, Op, Rank, Result, Run, Strided, Transport};
@@ -295,14 +296,20 @@ impl Transport for AtomicTransport {
             .accumulate_bits(offset, exclusive, basic, op, origin)
     }
 
-    // Every call completed in target memory before it returned, and whoever later
-    // synchronizes with this origin (barrier, unlock, release/acquire) observes it:
-    // flush has nothing left to do, and needs no fence.
+    // Every call completed in target memory before it returned. What a flush still
+    // owes is order: puts and gets are relaxed word accesses, so a flag put after a
+    // flush could be seen before the data put before it, and a get after a flush
+    // could read older data than a get before it saw. An AcqRel fence orders them (a
+    // release fence before the next call's stores, an acquire fence after the last
+    // call's loads; fence-to-fence synchronization when the two sides flush). On
+    // x86-64 it costs no instruction.
     fn flush(&self, _target: Rank) -> Result<()> {
+        rma_ops::flush_fence();
         Ok(())
     }
 
     fn flush_all(&self) -> Result<()> {
+        rma_ops::flush_fence();
         Ok(())
     }
 }

@@ -8,7 +8,7 @@
 //! and the backend's fast path to the target ([`rma_backends::Fast`]): on the atomic
 //! transport the target's memory and atomicity domain ([`rma_ops::Direct`]), so a call
 //! goes from the handle straight to the atomic kernel — no backend dispatch, no
-//! per-call domain or target lookup — and a flush has nothing to do; on the mpi
+//! per-call domain or target lookup — and a flush is only a fence; on the mpi
 //! transport the MPI target resolved once (rma-mpi's `MpiTarget`), so a call goes to
 //! MPI with no placement or derived datatype, and a fetching call and its flush take
 //! one turn of the world's gate.
@@ -73,7 +73,7 @@ pub struct TargetHandle<'e, 'w> {
     active: bool,
     /// The backend's fast path to this target, where it offers one: the target's
     /// memory where this rank applies calls in place (the atomic transport; calls skip
-    /// the backend's dispatch and flush has nothing to do), or the MPI target resolved
+    /// the backend's dispatch and flush is only a fence), or the MPI target resolved
     /// once.
     fast: Option<Fast<'e>>,
 }
@@ -431,8 +431,12 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         self.live()?;
         match &self.fast {
             // every call to this target completed when it returned (the contract of
-            // `AnyWindow::fast`)
-            Some(Fast::Direct(_)) => Ok(()),
+            // `AnyWindow::fast`); what is left is order, as the atomic transport's
+            // flush gives it
+            Some(Fast::Direct(_)) => {
+                rma_ops::flush_fence();
+                Ok(())
+            }
             Some(Fast::Mpi(m)) => m.flush(),
             None => self.win.win.flush(self.rank),
         }
