@@ -401,6 +401,29 @@ fn summary_line(name: &str, passed: u64, failed: u64, secs: f64, good: bool) -> 
     )
 }
 
+/// The groups' lines and totals of one test-all run.
+#[derive(Default)]
+struct Tally {
+    lines: Vec<String>,
+    total: Counts,
+    ok: bool,
+}
+
+impl Tally {
+    /// Records (and prints) one group: good when it ran, failed nothing and passed
+    /// something; a group that failed without a failed test counts as one failure.
+    fn group(&mut self, name: &str, counts: Counts, ran: bool, secs: f64) -> bool {
+        let good = ran && counts.failed == 0 && counts.passed > 0;
+        let line = summary_line(name, counts.passed, counts.failed, secs, good);
+        println!("{line}");
+        self.lines.push(line);
+        self.total.passed += counts.passed;
+        self.total.failed += counts.failed + u64::from(!good && counts.failed == 0);
+        self.ok &= good;
+        good
+    }
+}
+
 const LOOM_GROUP: &str = "loom model of the ring";
 const EXAMPLES_GROUP: &str = "examples (threads, rmarun, mpi)";
 const MSRV_GROUP: &str = "msrv";
@@ -416,9 +439,10 @@ fn test_all(opts: &TestAll) -> bool {
     if !nextest {
         eprintln!("xtask: cargo-nextest not found, falling back to cargo test (install it: cargo install cargo-nextest)");
     }
-    let mut total = Counts::default();
-    let mut ok = true;
-    let mut lines = vec![];
+    let mut tally = Tally {
+        ok: true,
+        ..Tally::default()
+    };
     let mut all_groups = groups();
     if !quick {
         all_groups.push(Group::new("doctests", ""));
@@ -469,9 +493,7 @@ fn test_all(opts: &TestAll) -> bool {
             parse_nextest(&out).unwrap_or_default()
         };
         let secs = start.elapsed().as_secs_f64();
-        let good = success && counts.failed == 0 && counts.passed > 0;
-        if !good {
-            ok = false;
+        if !tally.group(&g.name, counts, success, secs) {
             // show what failed: the tail of the output
             let tail: Vec<&str> = out.lines().rev().take(80).collect();
             eprintln!("---- {} output (last lines) ----", g.name);
@@ -479,11 +501,6 @@ fn test_all(opts: &TestAll) -> bool {
                 eprintln!("{l}");
             }
         }
-        let line = summary_line(&g.name, counts.passed, counts.failed, secs, good);
-        println!("{line}");
-        lines.push(line);
-        total.passed += counts.passed;
-        total.failed += counts.failed + u64::from(!good && counts.failed == 0);
     }
     if !quick && opts.wants(LOOM_GROUP) {
         // the ring protocol, model-checked with loom (its own build: --cfg loom)
@@ -495,49 +512,31 @@ fn test_all(opts: &TestAll) -> bool {
             .env("CARGO_TARGET_DIR", format!("{target}/loom"));
         let (success, out) = run_captured(cmd);
         let counts = parse_cargo_test(&out);
-        let good = success && counts.failed == 0 && counts.passed > 0;
-        if !good {
+        let secs = start.elapsed().as_secs_f64();
+        if !tally.group(LOOM_GROUP, counts, success, secs) {
             eprintln!("{out}");
         }
-        let secs = start.elapsed().as_secs_f64();
-        let line = summary_line(LOOM_GROUP, counts.passed, counts.failed, secs, good);
-        println!("{line}");
-        lines.push(line);
-        total.passed += counts.passed;
-        total.failed += counts.failed + u64::from(!good && counts.failed == 0);
-        ok &= good;
     }
     if !quick && !opts.skip_msrv && opts.wants(MSRV_GROUP) {
         // the declared rust-version: dependencies, std APIs, the real build when the
         // toolchain is installed; each check that ran is one test
         let start = Instant::now();
         let counts = msrv::run();
-        let good = counts.failed == 0 && counts.passed > 0;
-        let secs = start.elapsed().as_secs_f64();
-        let line = summary_line(MSRV_GROUP, counts.passed, counts.failed, secs, good);
-        println!("{line}");
-        lines.push(line);
-        total.passed += counts.passed;
-        total.failed += counts.failed + u64::from(!good && counts.failed == 0);
-        ok &= good;
+        tally.group(MSRV_GROUP, counts, true, start.elapsed().as_secs_f64());
     }
     if !quick && opts.wants(EXAMPLES_GROUP) {
         let start = Instant::now();
         let (passed, failed) = run_examples(&[]);
         let secs = start.elapsed().as_secs_f64();
-        let line = summary_line(EXAMPLES_GROUP, passed, failed, secs, failed == 0);
-        println!("{line}");
-        lines.push(line);
-        total.passed += passed;
-        total.failed += failed;
-        ok &= failed == 0;
+        tally.group(EXAMPLES_GROUP, Counts { passed, failed }, true, secs);
     }
     println!("---");
-    for l in &lines {
+    for l in &tally.lines {
         println!("{l}");
     }
+    let total = &tally.total;
     println!("test-all: {} passed, {} failed", total.passed, total.failed);
-    ok
+    tally.ok
 }
 
 fn status(mut cmd: Command) -> bool {
