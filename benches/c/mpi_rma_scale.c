@@ -47,9 +47,12 @@
 #define ALLOC_BYTES (64 << 10) /* win_alloc */
 #define MEM_BYTES (1 << 20)    /* mem */
 
-static const char *SCENARIOS[] = {"fence",     "fop_counter", "ring_acc",  "hot_acc",
-                                  "lock_excl", "lock_shared", "pscw_ring", "gacc_poll",
-                                  "win_alloc", "mem"};
+/* "h_fop_counter" is rma's fop_counter through a target handle; C has no handles, so
+ * here it makes the same MPI calls as fop_counter (the baseline a handle is judged by). */
+static const char *SCENARIOS[] = {"fence",       "fop_counter", "h_fop_counter",
+                                  "ring_acc",    "hot_acc",     "lock_excl",
+                                  "lock_shared", "pscw_ring",   "gacc_poll",
+                                  "win_alloc",   "mem"};
 #define NSCEN (sizeof SCENARIOS / sizeof *SCENARIOS)
 
 static int rank, size;
@@ -142,7 +145,7 @@ static double run_once(int s, long iters) {
         for (long k = 0; k < iters; k++) MPI_Win_fence(0, win);
         t1 = now_ns();
         MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
-    } else if (!strcmp(name, "fop_counter")) {
+    } else if (!strcmp(name, "fop_counter") || !strcmp(name, "h_fop_counter")) {
         int64_t zero = 0, one = 1, old, got = 0;
         set_own(0, COUNTER, &zero, 1, MPI_INT64_T);
         MPI_Win_lock_all(0, win);
@@ -155,7 +158,7 @@ static double run_once(int s, long iters) {
         t1 = now_ns();
         MPI_Win_unlock_all(win);
         get_own(0, COUNTER, &got, 1, MPI_INT64_T);
-        if (rank == 0) check("fop_counter counter", got == total, got, total);
+        if (rank == 0) check(name, got == total, got, total);
     } else if (!strcmp(name, "ring_acc")) {
         static double src[RING_N], got[RING_N], zeros[RING_N];
         for (long i = 0; i < RING_N; i++) src[i] = 1.0;

@@ -28,6 +28,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 const SCENARIOS: &[&str] = &[
     "fence",
     "fop_counter",
+    "h_fop_counter",
     "ring_acc",
     "hot_acc",
     "lock_excl",
@@ -285,6 +286,25 @@ impl Scale<'_> {
                 self.get_own(0, COUNTER, &mut got)?;
                 if self.me() == 0 {
                     self.check("fop_counter counter", got[0] == total, got[0], total);
+                }
+            }
+            "h_fop_counter" => {
+                // fop_counter through a target handle of a lock_all epoch guard
+                self.set_own(0, COUNTER, &[0i64])?;
+                let epoch = self.win.lock_all_epoch(Assert::NONE)?;
+                let h = epoch.target(zero)?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    h.fetch_add(1i64, COUNTER)?;
+                    h.flush()?;
+                }
+                t1 = now_ns();
+                epoch.unlock()?;
+                let mut got = [0i64];
+                self.get_own(0, COUNTER, &mut got)?;
+                if self.me() == 0 {
+                    self.check("h_fop_counter counter", got[0] == total, got[0], total);
                 }
             }
             "ring_acc" => {

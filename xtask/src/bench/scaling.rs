@@ -161,6 +161,12 @@ const SCENARIOS: &[Scenario] = &[
         metric: Metric::Rate,
     },
     Scenario {
+        key: "h_fop_counter",
+        what: "every rank's fop_counter through a target handle of a lock_all epoch guard (h.fetch_add + h.flush); the C programs make fop_counter's calls",
+        unit: "Mops/s, all ranks",
+        metric: Metric::Rate,
+    },
+    Scenario {
         key: "ring_acc",
         what: "every rank accumulates 256 KiB of f64 (SUM) into its right neighbour + flush, under lock_all",
         unit: "GB/s, all ranks",
@@ -863,6 +869,13 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
 mod tests {
     use super::*;
 
+    fn scenario(key: &str) -> &'static Scenario {
+        SCENARIOS
+            .iter()
+            .find(|s| s.key == key)
+            .expect("a scenario of that key")
+    }
+
     #[test]
     fn default_ranks_go_to_the_cores_and_one_oversubscribed_point() {
         assert_eq!(default_ranks(2), [2, 4]);
@@ -1041,7 +1054,7 @@ mod tests {
                 run("rma_queued", 4, 1, Outcome::Failed("exit status 1".into())),
             ],
         );
-        let fop = &SCENARIOS[1];
+        let fop = scenario("fop_counter");
         // 1 / 0.05 and 1 / 0.10 µs: 20 and 10 Mops/s; the median of the times, 0.075 µs
         assert_eq!(r.cell("rma_atomic", 2, fop), "13.3 [10.0..20.0]");
         // paired: 20/10 and 10/10 (the median of the time ratios 0.5 and 1, inverted)
@@ -1058,7 +1071,7 @@ mod tests {
         assert_eq!(r.cell("rma_queued", 4, fop), "**WRONG** 1.00");
         // 256 KiB in 2.62144 µs: 100 GB/s, one of the two rounds that ran
         assert_eq!(
-            r.cell("rma_atomic", 4, &SCENARIOS[2]),
+            r.cell("rma_atomic", 4, scenario("ring_acc")),
             "100 (1/2 rounds; TIMED OUT)"
         );
         assert_eq!(r.wrong_total(), 1);
