@@ -226,6 +226,94 @@ pub enum Fast<'a> {
     Mpi(rma_mpi::MpiTarget<'a>),
 }
 
+/// Each call on the target at byte offset `off`, already checked by the caller
+/// (in the window, aligned for atomics, inside an epoch that covers the target).
+impl Fast<'_> {
+    /// put of `data`.
+    #[inline]
+    pub fn put(&self, off: usize, data: &[u8]) -> Result<()> {
+        match self {
+            Fast::Direct(d) => {
+                d.put(off, data);
+                Ok(())
+            }
+            Fast::Mpi(m) => m.put(off, data),
+        }
+    }
+
+    /// get into `out`, complete when it returns.
+    #[inline]
+    pub fn get(&self, off: usize, out: &mut [u8]) -> Result<()> {
+        match self {
+            Fast::Direct(d) => {
+                d.get(off, out);
+                Ok(())
+            }
+            Fast::Mpi(m) => m.get(off, out),
+        }
+    }
+
+    /// accumulate of one element given as bits; `exclusive`: this origin holds an
+    /// exclusive lock on the target.
+    #[inline]
+    pub fn accumulate_bits(
+        &self,
+        off: usize,
+        exclusive: bool,
+        basic: rma_core::BasicType,
+        op: rma_core::Op,
+        origin: u64,
+    ) -> Result<()> {
+        match self {
+            Fast::Direct(d) => d.accumulate_bits(off, exclusive, basic, op, origin),
+            Fast::Mpi(m) => m.accumulate_bits(off, basic, op, origin),
+        }
+    }
+
+    /// fetch_and_op on one element, as bits: the old value.
+    #[inline]
+    pub fn fetch_and_op_bits(
+        &self,
+        off: usize,
+        basic: rma_core::BasicType,
+        op: rma_core::Op,
+        origin: u64,
+    ) -> Result<u64> {
+        match self {
+            Fast::Direct(d) => d.fetch_and_op_bits(off, basic, op, origin),
+            Fast::Mpi(m) => m.fetch_and_op_bits(off, basic, op, origin),
+        }
+    }
+
+    /// compare_and_swap on one element, as bits: the old value.
+    #[inline]
+    pub fn compare_and_swap_bits(
+        &self,
+        off: usize,
+        basic: rma_core::BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        match self {
+            Fast::Direct(d) => d.compare_and_swap_bits(off, basic, origin, compare),
+            Fast::Mpi(m) => m.compare_and_swap_bits(off, basic, origin, compare),
+        }
+    }
+
+    /// flush of the target: for [`Fast::Direct`] only the order fence, since every
+    /// call completed when it returned (the contract of [`AnyWindow::fast`]).
+    #[inline]
+    pub fn flush(&self) -> Result<()> {
+        match self {
+            Fast::Direct(_) => {
+                rma_ops::flush_fence();
+                Ok(())
+            }
+            Fast::Mpi(m) => m.flush(),
+        }
+    }
+}
+
 impl AnyWindow<'_> {
     /// `target`'s fast path, where its backend offers one ([`Fast`]); rma-win's target
     /// handles resolve it once per epoch. `None` for a backend from outside rma, the

@@ -131,30 +131,54 @@ impl MpiWindow<'_> {
     /// MPI_Win_flush (`local`: MPI_Win_flush_local) of `r`, which a passive epoch
     /// covers. A remote flush of a clean target is skipped unless `always`.
     pub(crate) fn flush_rank_now(&self, r: c_int, local: bool, always: bool) -> Result<()> {
+        self.flush_rank_after(r, local, always, "", |_| 0)
+    }
+
+    /// [`MpiWindow::flush_rank_now`] right after `issue`, an MPI call named `name`
+    /// (a fetching call whose buffers live until this returns), in the same turn of
+    /// the world's gate; `|_| 0` issues nothing. The target's dirty mark is cleared
+    /// before and restored if either call fails; the copies of the calls the flush
+    /// completed are dropped after it.
+    #[inline]
+    pub(crate) fn flush_rank_after(
+        &self,
+        r: c_int,
+        local: bool,
+        always: bool,
+        name: &'static str,
+        issue: impl FnOnce(&crate::ffi::Api) -> c_int,
+    ) -> Result<()> {
         let was_dirty = !local && self.pending.take_dirty(r);
         if !local && !was_dirty && !always {
             return Ok(());
         }
         let (mark, win) = (self.pending.mark(), self.handle());
-        // SAFETY: the window is live and a passive epoch covers `r` (callers').
-        let rc = self.world().mpi(|api| unsafe {
-            if local {
-                (api.win_flush_local)(r, win)
-            } else {
-                (api.win_flush)(r, win)
+        let (issued, flushed) = self.world().mpi(|api| {
+            let rc = issue(api);
+            if rc != 0 {
+                return (rc, 0);
             }
+            // SAFETY: the window is live and a passive epoch covers `r` (callers').
+            (0, unsafe {
+                if local {
+                    (api.win_flush_local)(r, win)
+                } else {
+                    (api.win_flush)(r, win)
+                }
+            })
         });
-        if rc != 0 {
+        if issued != 0 || flushed != 0 {
             if was_dirty {
                 self.pending.restore_dirty(Some(r));
             }
+            let rank = Rank::new(r as u32);
+            self.check_rc(issued, Call::new(name).rank(rank))?;
             let mpi = if local {
                 "MPI_Win_flush_local"
             } else {
                 "MPI_Win_flush"
             };
-            let rank = Rank::new(r as u32);
-            return self.check_rc(rc, Call::new(mpi).rank(rank));
+            return self.check_rc(flushed, Call::new(mpi).rank(rank));
         }
         self.pending.release(Some(r), mark);
         Ok(())

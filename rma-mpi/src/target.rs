@@ -10,8 +10,9 @@
 use crate::epoch::Mode;
 use crate::error::Call;
 use crate::ffi::Handle;
+use crate::transport::Trusted;
 use crate::window::{MpiWindow, Spot};
-use rma_core::{BasicType, Op, Rank, Result};
+use rma_core::{BasicType, Op, Rank, Result, Transport};
 use std::ffi::c_int;
 
 /// One target of a window (see the module docs). Made by
@@ -71,47 +72,15 @@ impl<'a> MpiTarget<'a> {
         }
     }
 
-    /// `Err` of `rc`'s class unless it is MPI_SUCCESS; the error context is built only
-    /// then.
-    #[inline]
-    fn check(&self, rc: c_int, call: impl FnOnce() -> Call) -> Result<()> {
-        if rc == 0 {
-            Ok(())
-        } else {
-            self.w.world().check(rc, call().rank(self.rank))
-        }
-    }
-
-    /// MPI_Win_flush of the target after a fetching call issued in the same turn:
-    /// the dirty mark is cleared first and the copies of earlier calls to it dropped
-    /// after, as `flush_rank_now` does.
+    /// The fetching call `issue`, then MPI_Win_flush of the target, in one turn of
+    /// the world's gate (the window's own flush bookkeeping).
     #[inline]
     fn fetch_then_flush(
         &self,
         name: &'static str,
         issue: impl FnOnce(&crate::ffi::Api) -> c_int,
     ) -> Result<()> {
-        let was_dirty = self.w.pending.take_dirty(self.r);
-        let mark = self.w.pending.mark();
-        let (r, win) = (self.r, self.w.handle());
-        let (rc, flushed) = self.w.world().mpi(|api| {
-            let rc = issue(api);
-            if rc != 0 {
-                return (rc, 0);
-            }
-            // SAFETY: the window is live and a passive epoch covers `r` (the type's
-            // contract).
-            (0, unsafe { (api.win_flush)(r, win) })
-        });
-        if rc != 0 || flushed != 0 {
-            if was_dirty {
-                self.w.pending.restore_dirty(Some(self.r));
-            }
-            self.check(rc, || Call::new(name))?;
-            return self.check(flushed, || Call::new("MPI_Win_flush"));
-        }
-        self.w.pending.release(Some(self.r), mark);
-        Ok(())
+        self.w.flush_rank_after(self.r, false, true, name, issue)
     }
 
     /// MPI_Put of `data` at byte `byte`; the origin is copied and kept until a flush.
@@ -189,14 +158,9 @@ impl<'a> MpiTarget<'a> {
         Ok(rma_core::bits_from_bytes(&old[..size]))
     }
 
+    /// The window's general path (the Transport trait's bits form over it).
     fn general_fop(&self, byte: usize, basic: BasicType, op: Op, origin: u64) -> Result<u64> {
-        let size = basic.size().min(8);
-        let mut src = [0u8; 8];
-        rma_core::bytes_from_bits(origin, &mut src[..size]);
-        let mut out = [0u8; 8];
-        self.w
-            .fetch_and_op_at(self.rank, byte, basic, op, &src[..size], &mut out[..size])?;
-        Ok(rma_core::bits_from_bytes(&out[..size]))
+        Trusted(self.w).fetch_and_op_bits(self.rank, byte, basic, op, origin)
     }
 
     /// MPI_Compare_and_swap on the element of `basic` (at most 8 bytes) at byte
@@ -212,19 +176,7 @@ impl<'a> MpiTarget<'a> {
         let size = basic.size();
         let whole = self.whole(byte, size);
         if size > 8 || whole.is_none() {
-            let size = size.min(8);
-            let (mut o, mut c, mut out) = ([0u8; 8], [0u8; 8], [0u8; 8]);
-            rma_core::bytes_from_bits(origin, &mut o[..size]);
-            rma_core::bytes_from_bits(compare, &mut c[..size]);
-            self.w.compare_and_swap_at(
-                self.rank,
-                byte,
-                basic,
-                &o[..size],
-                &c[..size],
-                &mut out[..size],
-            )?;
-            return Ok(rma_core::bits_from_bytes(&out[..size]));
+            return Trusted(self.w).compare_and_swap_bits(self.rank, byte, basic, origin, compare);
         }
         self.w.world().guards().check_cas(basic)?;
         let ty = self.w.world().basic_handle(basic)?;

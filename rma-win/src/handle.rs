@@ -183,8 +183,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let off = self.offset("put", disp, data.len(), None)?;
         self.live()?;
         match &self.fast {
-            Some(Fast::Direct(d)) => d.put(off, data),
-            Some(Fast::Mpi(m)) => m.put(off, data)?,
+            Some(f) => f.put(off, data)?,
             None => self
                 .win
                 .win
@@ -206,8 +205,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         self.live()?;
         match rma_datatype::bytes_of_mut(result) {
             Some(out) => match &self.fast {
-                Some(Fast::Direct(d)) => d.get(off, out),
-                Some(Fast::Mpi(m)) => m.get(off, out)?,
+                Some(f) => f.get(off, out)?,
                 None => self.win.win.get(self.access(off, &Contiguous(n)), out)?,
             },
             None => {
@@ -299,10 +297,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             if basic.size() <= 8 {
                 let bits = bits_of(one);
                 match &self.fast {
-                    Some(Fast::Direct(d)) => {
-                        d.accumulate_bits(off, self.exclusive, basic, op, bits)?
-                    }
-                    Some(Fast::Mpi(m)) => m.accumulate_bits(off, basic, op, bits)?,
+                    Some(f) => f.accumulate_bits(off, self.exclusive, basic, op, bits)?,
                     None => self.win.win.accumulate_bits(
                         self.rank,
                         off,
@@ -343,8 +338,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         self.live()?;
         let bits = bits_of(&origin);
         let old = match &self.fast {
-            Some(Fast::Direct(d)) => d.fetch_and_op_bits(off, basic, op, bits)?,
-            Some(Fast::Mpi(m)) => m.fetch_and_op_bits(off, basic, op, bits)?,
+            Some(f) => f.fetch_and_op_bits(off, basic, op, bits)?,
             None => self
                 .win
                 .win
@@ -406,8 +400,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         self.live()?;
         let (v, c) = (bits_of(&value), bits_of(&compare));
         let old = match &self.fast {
-            Some(Fast::Direct(d)) => d.compare_and_swap_bits(off, basic, v, c)?,
-            Some(Fast::Mpi(m)) => m.compare_and_swap_bits(off, basic, v, c)?,
+            Some(f) => f.compare_and_swap_bits(off, basic, v, c)?,
             None => self
                 .win
                 .win
@@ -430,14 +423,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         }
         self.live()?;
         match &self.fast {
-            // every call to this target completed when it returned (the contract of
-            // `AnyWindow::fast`); what is left is order, as the atomic transport's
-            // flush gives it
-            Some(Fast::Direct(_)) => {
-                rma_ops::flush_fence();
-                Ok(())
-            }
-            Some(Fast::Mpi(m)) => m.flush(),
+            Some(f) => f.flush(),
             None => self.win.win.flush(self.rank),
         }
     }

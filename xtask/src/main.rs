@@ -393,6 +393,15 @@ impl TestAll {
     }
 }
 
+/// The last `n` lines of `out`, to stderr, under a heading naming `what`.
+pub(crate) fn show_tail(what: &str, out: &str, n: usize) {
+    let lines: Vec<&str> = out.lines().collect();
+    eprintln!("---- {what} (last lines) ----");
+    for l in &lines[lines.len().saturating_sub(n)..] {
+        eprintln!("{l}");
+    }
+}
+
 /// One group's summary line, as test-all prints it.
 fn summary_line(name: &str, passed: u64, failed: u64, secs: f64, good: bool) -> String {
     format!(
@@ -494,12 +503,7 @@ fn test_all(opts: &TestAll) -> bool {
         };
         let secs = start.elapsed().as_secs_f64();
         if !tally.group(&g.name, counts, success, secs) {
-            // show what failed: the tail of the output
-            let tail: Vec<&str> = out.lines().rev().take(80).collect();
-            eprintln!("---- {} output (last lines) ----", g.name);
-            for l in tail.into_iter().rev() {
-                eprintln!("{l}");
-            }
+            show_tail(&format!("{} output", g.name), &out, 80);
         }
     }
     if !quick && opts.wants(LOOM_GROUP) {

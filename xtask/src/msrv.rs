@@ -14,7 +14,7 @@
 //!   inference changes, newer `const` abilities) go unnoticed: (a) and (b) do not see
 //!   them.
 
-use crate::{cargo, feature_args, host_triple, run_captured, Counts, UNPUBLISHED};
+use crate::{cargo, feature_args, host_triple, run_captured, show_tail, Counts, UNPUBLISHED};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -268,15 +268,6 @@ pub(crate) fn find_toolchain(list: &str, declared: &str) -> Option<String> {
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-']))
         })
         .map(str::to_string)
-}
-
-/// The last `n` lines of `out`, to stderr.
-fn show_tail(what: &str, out: &str, n: usize) {
-    let lines: Vec<&str> = out.lines().collect();
-    eprintln!("---- {what} (last lines) ----");
-    for l in &lines[lines.len().saturating_sub(n)..] {
-        eprintln!("{l}");
-    }
 }
 
 /// `-p NAME` for each name.
