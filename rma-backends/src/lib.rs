@@ -197,6 +197,28 @@ impl Backend for AnyWorld {
         })
     }
 
+    fn allocate_shared(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<AnyWindow<'_>> {
+        let parsed = &self.choose(parsed, Flavor::Shared)?;
+        Ok(match self {
+            AnyWorld::Shm(w) => {
+                AnyWindow::Shm(w.allocate_shared(len, disp_unit, contiguous, info, parsed)?)
+            }
+            AnyWorld::Mpi(w) => AnyWindow::Mpi(Box::new(
+                w.allocate_shared(len, disp_unit, contiguous, info, parsed)?,
+            )),
+            AnyWorld::Dyn(w) => {
+                AnyWindow::Dyn(w.allocate_shared_dyn(len, disp_unit, contiguous, info, parsed)?)
+            }
+        })
+    }
+
     fn create<'w>(
         &'w self,
         buf: &'w mut [u8],
@@ -349,6 +371,9 @@ impl Memory for AnyWindow<'_> {
     }
     fn sync(&self) -> Result<()> {
         window!(self, w => Memory::sync(w))
+    }
+    fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
+        window!(self, w => w.shared_segment(rank))
     }
 }
 

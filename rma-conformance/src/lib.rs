@@ -18,7 +18,7 @@ pub mod mpich;
 pub mod own;
 pub mod recording;
 
-use rma_win::{Info, LaunchMode, Result, World};
+use rma_win::{Equivalence, ErrorClass, Info, LaunchMode, Result, Window, World};
 
 /// Environment variable that tells a re-executed test binary which case to run.
 pub const ENV_CASE: &str = "RMA_CONFORMANCE_CASE";
@@ -92,5 +92,26 @@ pub fn expect_class<T: std::fmt::Debug>(r: Result<T>, class: rma_win::ErrorClass
     match r {
         Err(e) => assert_eq!(e.class(), class, "expected {class}, got {e}"),
         Ok(v) => panic!("expected an error of class {class}, got Ok({v:?})"),
+    }
+}
+
+/// A shared window of `count` elements of `T` (`Window::allocate_shared`), or `None`
+/// where the world's backend has no shared windows: a backend plugged in from outside
+/// (the recording one) keeps the contract's default, which refuses with RMA_FLAVOR, and
+/// that refusal is checked here, with a barrier after it (every rank was refused
+/// alike, before anything collective). rma's own backends must make the window.
+pub fn shared_window<'w, T: Equivalence>(
+    world: &'w World,
+    count: usize,
+    info: &Info,
+) -> Result<Option<Window<'w>>> {
+    match Window::allocate_shared::<T>(world, count, info) {
+        Err(e) if !world.backend().builtin() => {
+            assert_eq!(e.class(), ErrorClass::RmaFlavor, "a plugged-in backend's refusal: {e}");
+            // the refusal came before anything collective: the ranks still agree
+            world.barrier()?;
+            Ok(None)
+        }
+        r => r.map(Some),
     }
 }

@@ -31,6 +31,75 @@ pub enum Flavor {
     Allocate,
     /// Memory the caller owns (MPI_Win_create).
     Create,
+    /// Memory allocated for it that every rank also reaches by load and store
+    /// (MPI_Win_allocate_shared).
+    Shared,
+}
+
+impl std::fmt::Display for Flavor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Flavor::Allocate => "allocate",
+            Flavor::Create => "create",
+            Flavor::Shared => "shared",
+        })
+    }
+}
+
+/// One rank's part of a shared window as this rank reaches it by load and store
+/// (MPI_Win_shared_query's answer): a pointer, a length and a displacement unit. It
+/// carries a promise, made by whoever built it ([`RawSegment::new`] is `unsafe`),
+/// that lets `rma-win` build safe views over it.
+#[derive(Clone, Copy, Debug)]
+pub struct RawSegment<'a> {
+    ptr: *mut u8,
+    len: usize,
+    disp_unit: usize,
+    _memory: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> RawSegment<'a> {
+    /// The segment of `len` bytes at `ptr`, with displacement unit `disp_unit`.
+    ///
+    /// # Safety
+    /// For all of `'a`: `ptr` is valid for reads and writes of `len` bytes, inside an
+    /// allocation that holds every whole aligned 8-byte word overlapping them (for
+    /// `len == 0` it may be dangling but must be non-null and 8-aligned); and every
+    /// access to those words from this process that may run at the same time as an
+    /// access through the segment (on another thread: by another rank, or through
+    /// another segment of the same memory) is an atomic access to the whole aligned
+    /// word (rma-ops' `shared` and `atomic` kernels), so that no access through the
+    /// segment can be a data race under Rust's memory model. Accesses from other
+    /// processes, such as an MPI library's, are outside Rust's model and may be plain.
+    #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    pub unsafe fn new(ptr: *mut u8, len: usize, disp_unit: usize) -> RawSegment<'a> {
+        RawSegment {
+            ptr,
+            len,
+            disp_unit,
+            _memory: std::marker::PhantomData,
+        }
+    }
+
+    /// The first byte (valid as [`RawSegment::new`] promised).
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the segment is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The displacement unit its owner gave.
+    pub fn disp_unit(&self) -> usize {
+        self.disp_unit
+    }
 }
 
 /// How the ranks of a world run.
@@ -128,6 +197,15 @@ pub trait Memory {
 
     /// Synchronizes this rank's view of its window with other ranks' (MPI_Win_sync).
     fn sync(&self) -> Result<()>;
+
+    /// `rank`'s part of a window of flavor [`Flavor::Shared`], as this rank reaches it
+    /// by load and store (MPI_Win_shared_query); `None` for other flavors, for a rank
+    /// outside the window, and for a freed window. A backend without shared windows
+    /// keeps the default.
+    fn shared_segment(&self, rank: usize) -> Option<RawSegment<'_>> {
+        let _ = rank;
+        None
+    }
 }
 
 /// The synchronization primitives `rma-win` builds every epoch from.
@@ -248,6 +326,39 @@ pub trait Backend: Services {
         info: &Info,
         parsed: &WinInfo,
     ) -> Result<Self::Window<'w>>;
+
+    /// Collectively allocates a shared window (MPI_Win_allocate_shared): as
+    /// [`Backend::allocate`], with every rank's memory also reachable by load and store
+    /// from every rank ([`Memory::shared_segment`]). With `contiguous`, the ranks'
+    /// parts follow each other in rank order in every rank's address space, each
+    /// starting at the previous one's start plus its length rounded up to a multiple
+    /// of 64 bytes (so no two ranks' parts share a cache line). A backend whose ranks
+    /// cannot all share memory refuses with class RMA_SHARED, on every rank, before
+    /// anything else collective; the default refuses with class RMA_FLAVOR (no shared
+    /// windows at all).
+    fn allocate_shared(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Self::Window<'_>> {
+        let _ = (len, disp_unit, contiguous, info, parsed);
+        Err(crate::Error::Flavor {
+            reason: "this backend has no shared windows; use allocate (and RMA calls) instead"
+                .into(),
+        })
+    }
+}
+
+/// Where rank `rank`'s part starts in a contiguous shared window whose ranks have the
+/// lengths `lens` ([`Backend::allocate_shared`]'s layout): the sum of the earlier
+/// lengths, each rounded up to 64 bytes. None on overflow.
+pub fn shared_offset(lens: &[usize], rank: usize) -> Option<usize> {
+    lens[..rank]
+        .iter()
+        .try_fold(0usize, |acc, &l| acc.checked_add(l.checked_add(63)? & !63))
 }
 
 /// [`Backend`] behind a `Box`: how a backend from outside rma's own crates reaches
@@ -270,9 +381,32 @@ pub trait DynBackend: Services {
         info: &Info,
         parsed: &WinInfo,
     ) -> Result<Box<dyn BackendWindow + 'w>>;
+
+    /// [`Backend::allocate_shared`], boxed.
+    fn allocate_shared_dyn(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + '_>>;
 }
 
 impl<B: Backend> DynBackend for B {
+    fn allocate_shared_dyn(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + '_>> {
+        Ok(Box::new(self.allocate_shared(
+            len, disp_unit, contiguous, info, parsed,
+        )?))
+    }
+
     fn allocate_dyn(
         &self,
         len: usize,

@@ -29,6 +29,9 @@ pub enum ErrorClass {
     RmaFlavor,
     /// MPI_ERR_RMA_CONFLICT: conflicting accesses that were detected.
     RmaConflict,
+    /// MPI_ERR_RMA_SHARED: memory that cannot be shared by load and store (a shared
+    /// window over ranks on more than one node).
+    RmaShared,
     /// MPI_ERR_ASSERT: an assertion flag not valid for the call.
     Assert,
     /// MPI_ERR_INFO_VALUE / MPI_ERR_INFO_KEY: a bad info value.
@@ -61,6 +64,7 @@ impl ErrorClass {
             ErrorClass::RmaSync => "MPI_ERR_RMA_SYNC",
             ErrorClass::RmaFlavor => "MPI_ERR_RMA_FLAVOR",
             ErrorClass::RmaConflict => "MPI_ERR_RMA_CONFLICT",
+            ErrorClass::RmaShared => "MPI_ERR_RMA_SHARED",
             ErrorClass::Assert => "MPI_ERR_ASSERT",
             ErrorClass::Info => "MPI_ERR_INFO_VALUE",
             ErrorClass::Arg => "MPI_ERR_ARG",
@@ -254,6 +258,13 @@ pub enum Error {
         /// Why, and what to do instead.
         reason: String,
     },
+    /// A shared window whose ranks cannot all reach each other's memory by load and
+    /// store.
+    #[error("{reason}")]
+    NotShareable {
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// Conflicting accesses that were detected.
     #[error("conflicting accesses: {reason}")]
     Conflict {
@@ -375,6 +386,7 @@ impl Error {
             Sync { .. } => ErrorClass::RmaSync,
             Flavor { .. } => ErrorClass::RmaFlavor,
             Conflict { .. } => ErrorClass::RmaConflict,
+            NotShareable { .. } => ErrorClass::RmaShared,
             InvalidAssert { .. } => ErrorClass::Assert,
             InvalidInfo { .. } => ErrorClass::Info,
             UnknownTransport { .. } | InvalidArgument { .. } => ErrorClass::Arg,

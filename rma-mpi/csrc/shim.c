@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RMA_MPI_SHIM_ABI 4
+#define RMA_MPI_SHIM_ABI 5
 #define RMA_MPI_EBADCODE (-1)
 #define RMA_MPI_ENOMEM (-2)
 
@@ -167,7 +167,7 @@ int rma_mpi_allgatherv_bytes(intptr_t comm, const void *mine, int len, void *all
 enum {
     C_RANK = 1, C_DISP, C_COUNT, C_TYPE, C_OP, C_BUFFER, C_RMA_RANGE, C_RMA_SYNC,
     C_RMA_FLAVOR, C_RMA_CONFLICT, C_ASSERT, C_INFO, C_ARG, C_WIN, C_NO_MEM,
-    C_PROC_FAILED, C_INTERN, C_OTHER
+    C_PROC_FAILED, C_INTERN, C_OTHER, C_RMA_SHARED
 };
 
 struct class_row {
@@ -183,7 +183,7 @@ static const struct class_row CLASSES[] = {
     ROW(MPI_ERR_TYPE, C_TYPE), ROW(MPI_ERR_OP, C_OP), ROW(MPI_ERR_BUFFER, C_BUFFER),
     ROW(MPI_ERR_TRUNCATE, C_BUFFER), ROW(MPI_ERR_RMA_RANGE, C_RMA_RANGE),
     ROW(MPI_ERR_RMA_SYNC, C_RMA_SYNC), ROW(MPI_ERR_RMA_FLAVOR, C_RMA_FLAVOR),
-    ROW(MPI_ERR_RMA_ATTACH, C_RMA_FLAVOR), ROW(MPI_ERR_RMA_SHARED, C_RMA_FLAVOR),
+    ROW(MPI_ERR_RMA_ATTACH, C_RMA_FLAVOR), ROW(MPI_ERR_RMA_SHARED, C_RMA_SHARED),
     ROW(MPI_ERR_UNSUPPORTED_OPERATION, C_RMA_FLAVOR),
     ROW(MPI_ERR_RMA_CONFLICT, C_RMA_CONFLICT), ROW(MPI_ERR_ASSERT, C_ASSERT),
     ROW(MPI_ERR_INFO, C_INFO), ROW(MPI_ERR_INFO_KEY, C_INFO), ROW(MPI_ERR_INFO_VALUE, C_INFO),
@@ -372,6 +372,39 @@ int rma_mpi_win_allocate(intptr_t comm, int64_t size, int disp_unit, int ninfo,
     if (rc) return rc;
     *win = H(w);
     return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+}
+
+int rma_mpi_win_allocate_shared(intptr_t comm, int64_t size, int disp_unit, int ninfo,
+                                const char *const *keys, const char *const *vals,
+                                void **base, intptr_t *win) {
+    MPI_Info info;
+    MPI_Win w;
+    int rc = make_info(ninfo, keys, vals, &info);
+    if (rc) return rc;
+    rc = MPI_Win_allocate_shared((MPI_Aint)size, disp_unit, info, COMM(comm), base, &w);
+    drop_info(&info);
+    if (rc) return rc;
+    *win = H(w);
+    return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+}
+
+int rma_mpi_win_shared_query(intptr_t win, int rank, int64_t *size, int *disp_unit,
+                             void **base) {
+    MPI_Aint s = 0;
+    int rc = MPI_Win_shared_query(WIN(win), rank, &s, disp_unit, base);
+    *size = (int64_t)s;
+    return rc;
+}
+
+/* The number of ranks of `comm` on this rank's node (MPI_Comm_split_type with
+ * MPI_COMM_TYPE_SHARED; collective over `comm`). */
+int rma_mpi_node_size(intptr_t comm, int *size) {
+    MPI_Comm node;
+    int rc = MPI_Comm_split_type(COMM(comm), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc) return rc;
+    rc = MPI_Comm_size(node, size);
+    int rc2 = MPI_Comm_free(&node);
+    return rc ? rc : rc2;
 }
 
 int rma_mpi_win_create(intptr_t comm, void *base, int64_t size, int disp_unit, int ninfo,

@@ -101,6 +101,21 @@ impl Backend for World {
         EpochWindow::new(self, None, data, disp_unit)
     }
 
+    /// MPI_Win_allocate_shared; class RMA_SHARED where the world spans several nodes
+    /// ([`MpiWindow::allocate_shared`]).
+    fn allocate_shared(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<EpochWindow<'_>> {
+        check_transport(parsed)?;
+        let data = MpiWindow::allocate_shared(self, len, 1, contiguous, info)?;
+        EpochWindow::new(self, None, data, disp_unit)
+    }
+
     fn create<'w>(
         &'w self,
         buf: &'w mut [u8],
@@ -142,6 +157,26 @@ impl rma_core::Memory for EpochWindow<'_> {
     }
     fn sync(&self) -> Result<()> {
         self.data().sync()
+    }
+    fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
+        let shape = self.shapes.get(rank)?;
+        let ptr = self.data().shared_ptr(rank)?;
+        // an empty part may have no address: any non-null aligned one will do
+        let ptr = if shape.len == 0 {
+            std::ptr::NonNull::<u64>::dangling().as_ptr().cast::<u8>()
+        } else {
+            ptr
+        };
+        // SAFETY: MPI_Win_shared_query gave `ptr` for the rank's part, at least its
+        // length rounded up to 64 bytes (asked of the library so), mapped in this
+        // process until the data window is freed, which happens only when this
+        // EpochWindow drops (it outlives the borrow of `self`). Under an MPI
+        // launcher each rank is a process of its own with one rma-win window object
+        // per window, which is neither Send nor Sync: the views and this rank's plain
+        // read_local/write_local copies run on that one thread, never at the same
+        // time. The library's writes come from other processes (or, for this rank's
+        // own calls, from MPI calls this thread makes), outside Rust's memory model.
+        Some(unsafe { rma_core::RawSegment::new(ptr, shape.len, shape.disp_unit) })
     }
 }
 

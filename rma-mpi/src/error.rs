@@ -202,6 +202,7 @@ fn of_class(class: c_int, reason: String, call: &Call) -> Error {
         15 => Error::NoMem { reason },
         16 => Error::ProcFailed { rank, reason },
         17 => Error::Internal { reason },
+        19 => Error::NotShareable { reason },
         _ => Error::Os {
             context: call.name.to_owned(),
             source: std::io::Error::other(reason),
@@ -237,6 +238,7 @@ mod tests {
             ProcFailed,
             Intern,
             Other,
+            RmaShared,
         ];
         let call = Call::new("MPI_Test").rank(rma_core::Rank::new(1));
         for (code, class) in (1..).zip(want) {

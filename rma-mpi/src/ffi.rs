@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 pub(crate) type Handle = isize;
 
 /// The shim ABI version this crate speaks (`RMA_MPI_SHIM_ABI` in shim.c).
-const SHIM_ABI: c_int = 4;
+const SHIM_ABI: c_int = 5;
 
 /// `name=path` pairs separated by `;`, one per shim built (empty without the `mpi`
 /// feature).
@@ -95,6 +95,9 @@ shim_api! {
     fn type_hindexed(c_int, c_int, *const c_int, *const i64, *mut Handle) -> c_int;
     fn type_free(Handle) -> c_int;
     fn win_allocate(Handle, i64, c_int, c_int, Keys, Keys, *mut *mut c_void, *mut Handle) -> c_int;
+    fn win_allocate_shared(Handle, i64, c_int, c_int, Keys, Keys, *mut *mut c_void, *mut Handle) -> c_int;
+    fn win_shared_query(Handle, c_int, *mut i64, *mut c_int, *mut *mut c_void) -> c_int;
+    fn node_size(Handle, *mut c_int) -> c_int;
     fn win_create(Handle, *mut c_void, i64, c_int, c_int, Keys, Keys, *mut Handle) -> c_int;
     fn win_free(Handle) -> c_int;
     fn put(*const c_void, c_int, Handle, c_int, i64, c_int, Handle, Handle) -> c_int;

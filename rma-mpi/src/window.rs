@@ -103,6 +103,9 @@ pub struct MpiWindow<'a> {
     disp_unit: usize,
     pub(crate) flavor: Flavor,
     peers: Box<[Peer]>,
+    /// A shared window's parts: every rank's first byte in this process
+    /// (MPI_Win_shared_query); empty for other flavors.
+    shared: Box<[usize]>,
     pub(crate) epochs: Epochs,
     /// Origin copies MPI may still read, and the targets a flush must complete.
     pub(crate) pending: Pending,
@@ -243,6 +246,122 @@ impl<'a> MpiWindow<'a> {
         )
     }
 
+    /// Collectively allocates a shared window of `len` bytes, zero-filled
+    /// (MPI_Win_allocate_shared), contiguous or not (the `alloc_shared_noncontig` key
+    /// is set from `contiguous`, whatever `info` says). Every rank asks the library for
+    /// `len` rounded up to 64 bytes, so the parts of a contiguous window lie where
+    /// [`rma_core::shared_offset`] says, as the library lays them out.
+    ///
+    /// MPI shares memory only among the ranks of one node: where the world spans
+    /// several, every rank gets class RMA_SHARED (after a collective
+    /// MPI_Comm_split_type, before any window exists).
+    pub fn allocate_shared(
+        world: &'a World,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        info: &Info,
+    ) -> Result<MpiWindow<'a>> {
+        let (_, du) = check_shape(len, disp_unit)?;
+        let (size, _) = check_shape(
+            len.checked_add(63).ok_or(Error::CountOverflow {
+                count: len,
+                what: "window bytes",
+            })? & !63,
+            disp_unit,
+        )?;
+        let mut info = info.clone();
+        info.set(
+            "alloc_shared_noncontig",
+            if contiguous { "false" } else { "true" },
+        );
+        let info = CInfo::new(&info)?;
+        let (keys, vals) = info.ptrs();
+        let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
+        let mut node: c_int = 0;
+        let ranks = world.size();
+        let (number, rc) = world.create_window(|api| {
+            // SAFETY: `node` is a valid out-pointer and `comm` is live.
+            let rc = unsafe { (api.node_size)(world.comm(), &mut node) };
+            if rc != 0 || node as usize != ranks {
+                return rc; // every rank sees the same: no window is made anywhere
+            }
+            // SAFETY: as for MPI_Win_allocate in `allocate`.
+            unsafe {
+                (api.win_allocate_shared)(
+                    world.comm(),
+                    size,
+                    du,
+                    keys.len() as c_int,
+                    keys.as_ptr(),
+                    vals.as_ptr(),
+                    &mut base,
+                    &mut win,
+                )
+            }
+        })?;
+        world.check(rc, Call::new("MPI_Win_allocate_shared"))?;
+        if node as usize != ranks {
+            return Err(Error::NotShareable {
+                reason: format!(
+                    "a shared window needs every rank on one node, but this rank's node holds                      {node} of the world's {ranks} ranks (MPI shares memory by load and store                      only within a node); use Window::allocate, whose RMA calls reach every node"
+                ),
+            });
+        }
+        let base = base.cast::<u8>();
+        if len > 0 {
+            // SAFETY: MPI_Win_allocate_shared returned at least `len` bytes at `base`;
+            // no other rank reaches them before the all-gather in `finish`, which
+            // every rank enters after zeroing its own.
+            unsafe { std::ptr::write_bytes(base, 0, len) };
+        }
+        let mut window = MpiWindow::finish(
+            world,
+            win,
+            base,
+            len,
+            disp_unit,
+            (Flavor::Shared, number),
+            None,
+        )?;
+        let mut shared = Vec::with_capacity(ranks);
+        for r in 0..ranks {
+            let (mut qsize, mut qdu, mut qbase): (i64, c_int, *mut c_void) =
+                (0, 0, std::ptr::null_mut());
+            // SAFETY: the out-pointers are valid; `win` is this live window.
+            let rc = world.mpi(|api| unsafe {
+                (api.win_shared_query)(window.win, r as c_int, &mut qsize, &mut qdu, &mut qbase)
+            });
+            world.check(rc, Call::new("MPI_Win_shared_query").rank(Rank::new(r as u32)))?;
+            let peer = window.peers[r];
+            if (qsize as usize) < peer.len || qdu != du {
+                // the library's answer disagrees with what the rank announced
+                return Err(Error::Internal {
+                    reason: format!(
+                        "MPI_Win_shared_query for rank {r} gave {qsize} bytes, unit {qdu};                          the rank announced {} bytes",
+                        peer.len
+                    ),
+                });
+            }
+            if qbase.is_null() && peer.len > 0 {
+                return Err(Error::Internal {
+                    reason: format!("MPI_Win_shared_query gave no memory for rank {r}"),
+                });
+            }
+            shared.push(qbase as usize);
+        }
+        window.shared = shared.into_boxed_slice();
+        Ok(window)
+    }
+
+    /// `rank`'s part of this shared window in this process: its first byte, or `None`
+    /// for another flavor or a rank outside the window. It holds
+    /// [`MpiWindow::len_of`]`(rank)` bytes (within the 64-byte multiple the rank
+    /// asked the library for).
+    pub fn shared_ptr(&self, rank: usize) -> Option<*mut u8> {
+        self.shared.get(rank).map(|&p| p as *mut u8)
+    }
+
     /// Collectively creates a window over `buf` (MPI_Win_create) with displacement unit
     /// `disp_unit`. The window owns the buffer until it is freed; [`MpiWindow::free`]
     /// gives it back. Accumulates on elements of `n` bytes expect them aligned to `n`
@@ -341,6 +460,7 @@ impl<'a> MpiWindow<'a> {
             disp_unit,
             flavor,
             peers: Box::new([]),
+            shared: Box::new([]),
             epochs: Epochs::new(world.size()),
             pending: Pending::new(world.size()),
             owned,

@@ -913,6 +913,50 @@ pub unsafe fn fetch_and_op_bits(
     })
 }
 
+/// Fetch-and-op on one element of 1, 2, 4 or 8 bytes by its hardware atomic alone,
+/// with no [`Domain`]: for load/store access to shared memory outside RMA calls
+/// (rma-win's shared-window views). It is atomic with respect to every other
+/// single-element atomic on the element (this function, [`fetch_op_element`],
+/// [`cas_element`], [`compare_and_swap_plain_bits`]), not with respect to a bulk
+/// update under a chunk lock (MPI gives load/store no atomicity with RMA calls at all).
+/// Returns the old value's bits.
+///
+/// # Safety
+/// `target` points to an element of `basic` valid for reads and writes, aligned to its
+/// size, inside an allocation that holds the whole aligned word around it, and every
+/// concurrent access to that word is a word atomic ([`crate::shared`]'s contract).
+#[inline]
+pub unsafe fn fetch_and_op_plain_bits(basic: BasicType, op: Op, target: *mut u8, origin: u64) -> u64 {
+    if basic.size() > 8 {
+        broken("a 16-byte element passed as bits");
+    }
+    crate::with_element!(basic, T => {
+        let o = <T as Element>::from_bits(origin);
+        // SAFETY: forwarded from this function's contract (size 1, 2, 4 or 8, aligned).
+        let old = unsafe {
+            if std::mem::size_of::<T>() == 8 { fop64::<T>(op, target, o) } else { fop_narrow::<T>(op, target, o) }
+        };
+        Element::to_bits(old)
+    })
+}
+
+/// Compare-and-swap on one element of 1, 2, 4 or 8 bytes by its hardware atomic alone
+/// (see [`fetch_and_op_plain_bits`]); returns the old value's bits.
+///
+/// # Safety
+/// As for [`fetch_and_op_plain_bits`].
+#[inline]
+pub unsafe fn compare_and_swap_plain_bits(basic: BasicType, target: *mut u8, origin: u64, compare: u64) -> u64 {
+    if basic.size() > 8 {
+        broken("a 16-byte element passed as bits");
+    }
+    crate::with_element!(basic, T => {
+        let (o, c) = (<T as Element>::from_bits(origin), <T as Element>::from_bits(compare));
+        // SAFETY: forwarded from this function's contract.
+        Element::to_bits(unsafe { cas_word::<T>(target, o, c) })
+    })
+}
+
 /// [`compare_and_swap`] on one element of at most 8 bytes, as bits (see
 /// [`fetch_and_op_bits`]).
 ///

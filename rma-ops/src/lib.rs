@@ -37,6 +37,7 @@ pub mod atomic;
 mod check;
 pub mod direct;
 mod element;
+pub mod plain;
 mod shadow;
 pub mod shared;
 
@@ -44,6 +45,7 @@ pub use apply::{apply, apply_bytes, apply_raw, apply_strided_raw};
 pub use check::{check, check_cas_type, op_allowed_in, op_defined_on};
 pub use direct::{flush_fence, Direct};
 pub use element::Element;
+pub use plain::Plain;
 pub use rma_core::{BasicType, Op, RmaCall};
 pub use shadow::Shadow;
 

@@ -212,6 +212,25 @@ impl Backend for World {
         self.window(kind, mem, None)
     }
 
+    /// Every rank of an rma-shm world reaches every segment (threads share the
+    /// process; processes map the same /dev/shm segments), so every world can have
+    /// shared windows, on either transport.
+    fn allocate_shared(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        _info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<ShmWindow<'_>> {
+        let kind = self.transport_for(parsed, Flavor::Shared)?;
+        let opts = MemoryOptions {
+            queues: kind == Kind::Queued,
+        };
+        let mem = WindowMemory::allocate_shared(self, len, disp_unit, contiguous, opts)?;
+        self.window(kind, mem, None)
+    }
+
     fn create<'w>(
         &'w self,
         buf: &'w mut [u8],
@@ -261,6 +280,24 @@ impl rma_core::Memory for ShmWindow<'_> {
         // the window is unified: a full fence orders this rank's loads and stores
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         Ok(())
+    }
+    fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
+        if self.mem.flavor() != Flavor::Shared
+            || rank >= self.mem.ranks()
+            || matches!(self.transport, ShmTransport::Freed(_))
+        {
+            return None;
+        }
+        let ptr = self.mem.data_ptr(rank);
+        // SAFETY: a shared window's data lies in segments this window keeps mapped
+        // (`self.mem`, borrowed for the segment's life), `len_of(rank)` bytes at `ptr`
+        // inside whole words of the mapping (winmem.rs sizes every part in whole
+        // words, and a mapping is page-granular); every access rma makes to it from
+        // this process is a word atomic (rma-ops' kernels, read_local/write_local).
+        // The pointer is non-null and 64-aligned even for an empty part.
+        Some(unsafe {
+            rma_core::RawSegment::new(ptr, self.mem.len_of(rank), self.mem.disp_unit_of(rank))
+        })
     }
 }
 

@@ -210,6 +210,9 @@ struct Peer {
 pub struct WindowMemory {
     rank: usize,
     flavor: Flavor,
+    /// A contiguous shared window's data segment (every rank's part), kept mapped.
+    #[allow(dead_code)] // held for its mapping
+    data_seg: Option<Arc<Segment>>,
     queues: bool,
     direct: bool,
     peers: Vec<Peer>,
@@ -316,7 +319,23 @@ impl WindowMemory {
         disp_unit: usize,
         opts: MemoryOptions,
     ) -> Result<WindowMemory> {
-        Self::build(world, Flavor::Allocate, len, disp_unit, None, opts)
+        Self::build(world, Flavor::Allocate, len, disp_unit, None, opts, false)
+    }
+
+    /// Collectively allocates a shared window of `len` bytes on this rank
+    /// (MPI_Win_allocate_shared): as [`WindowMemory::allocate`], with every rank's part
+    /// reachable by load and store from every rank ([`WindowMemory::shared_ptr`]).
+    /// With `contiguous` the parts lie in one segment, in rank order, each starting at
+    /// [`rma_core::shared_offset`]; otherwise each rank's part is page-aligned in a
+    /// segment of its own.
+    pub fn allocate_shared(
+        world: &World,
+        len: usize,
+        disp_unit: usize,
+        contiguous: bool,
+        opts: MemoryOptions,
+    ) -> Result<WindowMemory> {
+        Self::build(world, Flavor::Shared, len, disp_unit, None, opts, contiguous)
     }
 
     /// Collectively creates a window over `len` bytes at `ptr`, memory this rank owns
@@ -338,7 +357,7 @@ impl WindowMemory {
         disp_unit: usize,
         opts: MemoryOptions,
     ) -> Result<WindowMemory> {
-        Self::build(world, Flavor::Create, len, disp_unit, Some(ptr), opts)
+        Self::build(world, Flavor::Create, len, disp_unit, Some(ptr), opts, false)
     }
 
     fn build(
@@ -348,7 +367,16 @@ impl WindowMemory {
         disp_unit: usize,
         user: Option<*mut u8>,
         opts: MemoryOptions,
+        contiguous: bool,
     ) -> Result<WindowMemory> {
+        // where each rank's data lives: in its own segment (allocated, and shared
+        // windows laid out noncontiguously), in one segment for all (contiguous
+        // shared windows), or in the creator's buffer (created windows)
+        let in_segment = match flavor {
+            Flavor::Allocate => true,
+            Flavor::Shared => !contiguous,
+            Flavor::Create => false,
+        };
         let id = world.next_object_id();
         let (rank, ranks) = (world.rank(), world.size());
         // a segment's name ends in a random tag of its creator's, which the peers learn
@@ -367,13 +395,14 @@ impl WindowMemory {
             .zip(qoff)
             .and_then(|(q, o)| o.checked_add(q))
             .map(|end| end.max(SYNC_OFFSET + PAGE));
-        let seg_len = match flavor {
+        let seg_len = if in_segment {
             // whole words past the data: window memory is accessed in aligned words
-            Flavor::Allocate => data_offset
+            data_offset
                 .and_then(|d| d.checked_add(len))
                 .and_then(|e| e.checked_add(rma_ops::shared::WORD - 1))
-                .map(|e| e & !(rma_ops::shared::WORD - 1)),
-            Flavor::Create => data_offset,
+                .map(|e| e & !(rma_ops::shared::WORD - 1))
+        } else {
+            data_offset
         };
         let mine = if disp_unit == 0 {
             Err(Error::InvalidDispUnit { disp_unit })
@@ -392,7 +421,7 @@ impl WindowMemory {
         };
         if let (Ok(seg), Some(doff), Some(q)) = (&mine, data_offset, qlen) {
             let h = header(seg);
-            let stored_data_offset = if flavor == Flavor::Allocate { doff } else { 0 };
+            let stored_data_offset = if in_segment { doff } else { 0 };
             h.data_offset
                 .store(stored_data_offset as u64, Ordering::Relaxed);
             h.data_len.store(len as u64, Ordering::Relaxed);
@@ -424,7 +453,7 @@ impl WindowMemory {
                 return Err(e);
             }
         };
-        let mut infos = Vec::with_capacity(all.len());
+        let mut infos: Vec<(u8, usize, usize, usize, u64)> = Vec::with_capacity(all.len());
         for (r, b) in all.iter().enumerate() {
             match decode(b) {
                 Some(i) => infos.push(i),
@@ -455,18 +484,36 @@ impl WindowMemory {
                 }
             });
         }
-        let direct = flavor == Flavor::Allocate || world.mode() == LaunchMode::Threads;
+        let direct = flavor != Flavor::Create || world.mode() == LaunchMode::Threads;
+        // a contiguous shared window's data: one segment rank 0 creates for all
+        let (data_seg, mut failure) = if flavor == Flavor::Shared && contiguous {
+            let lens: Vec<usize> = infos.iter().map(|i| i.1).collect();
+            match Self::shared_data(world, &format!("{}-w{id}-d", world.name()), &lens) {
+                Ok((Ok(seg), offsets)) => (Some((seg, offsets)), None),
+                // this rank could not map it: the all-gather below tells the others
+                Ok((Err(e), _)) => (None, Some(e)),
+                Err(e) => {
+                    mine.unlink();
+                    return Err(e);
+                }
+            }
+        } else {
+            (None, None)
+        };
         let mut peers = Vec::with_capacity(infos.len());
-        let mut failure = None;
         for (r, &(_, plen, pdu, paddr, ptag)) in infos.iter().enumerate() {
-            let reach = if r == rank {
-                user.map(|p| p as usize).unwrap_or(paddr)
-            } else {
-                paddr
+            let reach = match (&data_seg, user) {
+                (Some((seg, offsets)), _) => {
+                    // SAFETY: offsets[r] + the rank's length (rounded up to whole
+                    // words) lies inside the data segment, which shared_data sized so.
+                    unsafe { seg.as_ptr().add(offsets[r]) as usize }
+                }
+                (None, Some(p)) if r == rank => p as usize,
+                _ => paddr,
             };
             let reach = if direct || r == rank { reach } else { 0 };
             match Segment::open_shared(&name_of(r, ptag), SYNC_OFFSET + PAGE)
-                .and_then(|seg| Self::peer(seg, flavor, plen, pdu, reach, ranks, opts))
+                .and_then(|seg| Self::peer(seg, in_segment, plen, pdu, reach, ranks, opts))
             {
                 Ok(mut p) => {
                     if flavor == Flavor::Create {
@@ -483,6 +530,9 @@ impl WindowMemory {
         // every rank has mapped every segment (or failed): the names can go
         let synced = world.allgather(&[failure.is_none() as u8]);
         mine.unlink();
+        if let Some((seg, _)) = &data_seg {
+            seg.unlink();
+        }
         if let Some(e) = failure {
             return Err(e);
         }
@@ -495,6 +545,7 @@ impl WindowMemory {
         Ok(WindowMemory {
             rank,
             flavor,
+            data_seg: data_seg.map(|(seg, _)| seg),
             queues: opts.queues,
             direct,
             peers,
@@ -514,10 +565,84 @@ impl WindowMemory {
         })
     }
 
+    /// The data segment of a contiguous shared window whose ranks have the lengths
+    /// `lens`, named `name`: rank 0 creates it, every rank maps it. Returns it with the
+    /// offset of each rank's part ([`rma_core::shared_offset`]). Collective; fails on
+    /// every rank alike (the outer error) if rank 0 could not create it; a failure of
+    /// this rank alone to map it is the inner error, which the caller must report to
+    /// the others through its next all-gather rather than return at once.
+    #[allow(clippy::type_complexity)]
+    fn shared_data(
+        world: &World,
+        name: &str,
+        lens: &[usize],
+    ) -> Result<(Result<Arc<Segment>>, Vec<usize>)> {
+        let ranks = lens.len();
+        let offsets: Option<Vec<usize>> = (0..=ranks)
+            .map(|r| rma_core::shared_offset(lens, r))
+            .collect();
+        let offsets = offsets.ok_or_else(|| Error::NoMem {
+            reason: format!("a shared window of {lens:?} bytes per rank overflows"),
+        })?;
+        // whole 64-byte parts, at least one (a mapping is never empty)
+        let total = offsets[ranks].max(64);
+        let tag = std::cell::Cell::new(0u64);
+        let full = |t: u64| format!("{name}-{t:016x}");
+        let mine = if world.rank() == 0 {
+            let fresh = || {
+                tag.set(random_u64());
+                full(tag.get())
+            };
+            Some(Segment::create_unique(fresh, total, NAME_ATTEMPTS).map(Segment::share))
+        } else {
+            None
+        };
+        let status = match &mine {
+            Some(r) => status_of(r),
+            None => CREATED,
+        };
+        let mut rec = vec![status];
+        rec.extend_from_slice(&tag.get().to_ne_bytes());
+        let all = world.allgather(&rec);
+        let unlink = || {
+            if let Some(Ok(s)) = &mine {
+                s.unlink();
+            }
+        };
+        let all = all.inspect_err(|_| unlink())?;
+        let root = &all[0];
+        if root.len() != 9 {
+            unlink();
+            return Err(Error::Internal {
+                reason: "corrupt shared-window record from rank 0".into(),
+            });
+        }
+        match root[0] {
+            CREATED => {}
+            FAILED_NO_MEM => {
+                return Err(Error::NoMem {
+                    reason: format!("rank 0 could not reserve the shared window's {total} bytes"),
+                })
+            }
+            _ => {
+                return Err(mine.and_then(Result::err).unwrap_or(Error::ProcFailed {
+                    rank: Rank::new(0),
+                    reason: "it could not create the shared window's segment".into(),
+                }))
+            }
+        }
+        let root_tag = u64::from_ne_bytes(root[1..9].try_into().unwrap_or_default());
+        let seg = match mine {
+            Some(Ok(s)) => Ok(s),
+            _ => Segment::open_shared(&full(root_tag), total),
+        };
+        Ok((seg, offsets))
+    }
+
     /// Validates a peer's segment header against what it announced.
     fn peer(
         seg: Arc<Segment>,
-        flavor: Flavor,
+        in_segment: bool,
         len: usize,
         disp_unit: usize,
         addr: usize,
@@ -555,15 +680,14 @@ impl WindowMemory {
         if sync_end > seg.len() {
             return Err(corrupt("sync area outside the segment"));
         }
-        let data = match flavor {
-            Flavor::Allocate => {
-                if off < sync_end + qlen || off.checked_add(len).is_none_or(|end| end > seg.len()) {
-                    return Err(corrupt("data area outside the segment"));
-                }
-                // SAFETY: off + len <= seg.len(), checked just above.
-                unsafe { seg.as_ptr().add(off) }
+        let data = if in_segment {
+            if off < sync_end + qlen || off.checked_add(len).is_none_or(|end| end > seg.len()) {
+                return Err(corrupt("data area outside the segment"));
             }
-            Flavor::Create => addr as *mut u8,
+            // SAFETY: off + len <= seg.len(), checked just above.
+            unsafe { seg.as_ptr().add(off) }
+        } else {
+            addr as *mut u8
         };
         Ok(Peer {
             seg,

@@ -45,12 +45,17 @@ pub trait Integer: Numeric {}
 /// Element types compare-and-swap takes: integers, `bool`, [`rma_datatype::Byte`].
 pub trait CasElement: Equivalence + sealed::Sealed {}
 
+/// Element types a hardware atomic of their own width holds (1, 2, 4 or 8 bytes):
+/// integers, floats, `bool`, [`rma_datatype::Byte`]; what a shared window's typed
+/// views ([`crate::SharedView`]) take.
+pub trait AtomicElement: Equivalence + sealed::Sealed {}
+
 macro_rules! elements {
     (integer: $($i:ty),*; float: $($f:ty),*; other_cas: $($c:ty),*) => {
         $(impl sealed::Sealed for $i {} impl Numeric for $i {} impl Integer for $i {}
-          impl CasElement for $i {})*
-        $(impl sealed::Sealed for $f {} impl Numeric for $f {})*
-        $(impl sealed::Sealed for $c {} impl CasElement for $c {})*
+          impl CasElement for $i {} impl AtomicElement for $i {})*
+        $(impl sealed::Sealed for $f {} impl Numeric for $f {} impl AtomicElement for $f {})*
+        $(impl sealed::Sealed for $c {} impl CasElement for $c {} impl AtomicElement for $c {})*
     };
 }
 

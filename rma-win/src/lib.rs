@@ -171,19 +171,23 @@
 //! - **fence epoch**: the span between two fences in which every rank may issue calls
 //!   to every other (active target).
 
-#![forbid(unsafe_code)]
+// no unsafe block; one `unsafe fn` (SharedSegment::as_mut_ptr, whose contract its
+// callers keep): `deny` rather than `forbid` so that item can opt out
+#![deny(unsafe_code)]
 
 mod buffers;
 mod guard;
 mod handle;
 mod request;
+mod shared;
 mod sync;
 mod window;
 mod world;
 
 pub use buffers::{Buffer, BufferMut, Target};
 pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};
-pub use handle::{BatchedAdd, CasElement, Integer, Numeric, TargetHandle};
+pub use handle::{AtomicElement, BatchedAdd, CasElement, Integer, Numeric, TargetHandle};
+pub use shared::{SharedSegment, SharedView};
 pub use request::Request;
 pub use rma_backends::{
     chosen_transport, init_tracing, launcher, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS,
@@ -202,9 +206,9 @@ pub use sync::Group;
 pub mod backend {
     pub use rma_backends::{AnyWindow, AnyWorld};
     pub use rma_core::{
-        reached, Access, Backend, BackendWindow, Contiguous, DynBackend, Epochs, Layout, Memory,
-        Run, Services, Shape, Strided, Transport, WinInfo,
+        reached, shared_offset, Access, Backend, BackendWindow, Contiguous, DynBackend, Epochs,
+        Layout, Memory, RawSegment, Run, Services, Shape, Strided, Transport, WinInfo,
     };
 }
-pub use window::Window;
+pub use window::{MemoryModel, Window};
 pub use world::{launch, run_threads, LaunchMode, World};

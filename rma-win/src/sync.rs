@@ -42,6 +42,13 @@ impl Group {
         })
     }
 
+    /// Ranks `0..n`, in order: the group of a window over `n` ranks.
+    pub(crate) fn first(n: usize) -> Group {
+        Group {
+            ranks: (0..n).collect(),
+        }
+    }
+
     /// The ranks, in order.
     pub fn ranks(&self) -> &[usize] {
         &self.ranks

@@ -36,6 +36,8 @@ mod strided_acc_indexed;
 mod strided_acc_subarray;
 mod test1;
 mod transpose5;
+mod win_info;
+mod win_shared;
 mod win_sync_complete;
 mod win_sync_free_at;
 mod win_sync_free_pt;
@@ -54,6 +56,12 @@ pub fn cases() -> Vec<Case> {
     let c = |name, ranks, body| Case { name, ranks, body };
     vec![
         c("accfence2", 4, accfence2::run),
+        c("win_shared", 4, win_shared::run),
+        c("win_shared_noncontig", 4, win_shared::run_noncontig),
+        c("win_shared_noncontig_put", 4, win_shared::run_noncontig_put),
+        c("win_shared_zerobyte", 3, win_shared::run_zerobyte),
+        c("win_info", 2, win_info::run),
+        c("win_flavors", 3, win_info::run_flavors),
         c("test1", 2, test1::run),
         c("transpose5", 2, transpose5::run),
         c("fetch_and_op_i8", 4, fetch_and_op::run_i8),

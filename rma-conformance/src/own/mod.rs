@@ -8,6 +8,7 @@ mod large;
 mod layouts;
 mod ops;
 mod passive;
+mod shared;
 mod soak;
 mod windows;
 
@@ -17,6 +18,9 @@ use crate::Case;
 pub fn cases() -> Vec<Case> {
     let c = |name, ranks, body| Case { name, ranks, body };
     vec![
+        c("own_shared_every_call", 3, shared::every_call),
+        c("own_shared_views_concurrently", 4, shared::views_concurrently),
+        c("own_shared_misuse", 2, shared::misuse),
         c("own_handles_lock_all", 4, handles::lock_all_handles),
         c("own_handles_lock", 3, handles::lock_handles),
         c("own_handles_fence", 3, handles::fence_handles),

@@ -24,6 +24,18 @@ use rma_ops::atomic::atomic_align;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 
+/// A window's memory model (MPI_WIN_MODEL): whether RMA calls and local loads and
+/// stores see one copy of the memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryModel {
+    /// One copy (MPI_WIN_UNIFIED): calls and local accesses meet in the same memory
+    /// once synchronized.
+    Unified,
+    /// A public and a private copy, reconciled at synchronization (MPI_WIN_SEPARATE);
+    /// no rma backend uses it.
+    Separate,
+}
+
 /// A window: memory each rank of a world exposes to the others, with the calls that
 /// read, write and combine into it.
 ///
@@ -165,6 +177,78 @@ impl<'w> Window<'w> {
             return Err(Error::InvalidDispUnit { disp_unit });
         }
         let win = world.inner.allocate(len, disp_unit, info, &parsed)?;
+        Self::finish(world, win, parsed)
+    }
+
+    /// Collectively allocates a shared window of `count` elements of `T` on this rank,
+    /// zero-filled, with `disp_unit = size_of::<T>()` (MPI_Win_allocate_shared): a
+    /// window like [`Window::allocate`]'s, whose every part each rank also reaches by
+    /// load and store through [`Window::shared_query`].
+    ///
+    /// **Layout.** By default the parts are contiguous: in every rank's address space
+    /// rank `r + 1`'s part starts where rank `r`'s starts plus its length rounded up
+    /// to a multiple of 64 bytes (a cache line, so no two ranks' parts share one;
+    /// [`rma_core::shared_offset`](crate::backend::shared_offset) computes it). The
+    /// info key `alloc_shared_noncontig=true` lets each part lie apart, each
+    /// page-aligned (MPI's hint for memory placed near its owner).
+    ///
+    /// **Where.** With ranks as threads or processes started by `rmarun`, every world
+    /// can have shared windows, on the atomic and the queued transport. Under an MPI
+    /// launcher the window is MPI_Win_allocate_shared's, which MPI offers only among
+    /// ranks of one node: where the world spans several, every rank gets class
+    /// RMA_SHARED and no window is made. Every RMA call works on a shared window, as on
+    /// any other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate_shared::<f64>(&world, 3, &Info::new())?;
+    ///     let (a, b) = (win.shared_query(Rank::new(0))?, win.shared_query(Rank::new(1))?);
+    ///     assert_eq!(b.addr() - a.addr(), 64); // 24 bytes, rounded up to a cache line
+    ///     if world.rank() == 1 {
+    ///         a.view::<f64>()?.store(2, 0.5)?; // a store into rank 0's part
+    ///     }
+    ///     world.barrier()?;
+    ///     win.sync()?;
+    ///     assert_eq!(a.view::<f64>()?.load(2)?, 0.5);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    pub fn allocate_shared<T: Equivalence>(
+        world: &'w World,
+        count: usize,
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let size = std::mem::size_of::<T>();
+        let bytes = count
+            .checked_mul(size)
+            .ok_or_else(|| Error::CountOverflow {
+                count,
+                what: "window elements",
+            })?;
+        Self::allocate_shared_bytes(world, bytes, size.max(1), info)
+    }
+
+    /// Collectively allocates a shared window of `len` bytes with displacement unit
+    /// `disp_unit` (MPI_Win_allocate_shared); see [`Window::allocate_shared`].
+    pub fn allocate_shared_bytes(
+        world: &'w World,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let _span = tracing::debug_span!("win_allocate_shared", len, disp_unit).entered();
+        let parsed = WinInfo::from_info(info)?;
+        if disp_unit == 0 {
+            return Err(Error::InvalidDispUnit { disp_unit });
+        }
+        let contiguous = !parsed.alloc_shared_noncontig;
+        let win = world
+            .inner
+            .allocate_shared(len, disp_unit, contiguous, info, &parsed)?;
         Self::finish(world, win, parsed)
     }
 
@@ -378,6 +462,96 @@ impl<'w> Window<'w> {
     /// ```
     pub fn info(&self) -> Info {
         self.info.to_info()
+    }
+
+    /// Changes the window's info hints (MPI_Win_set_info) and returns the keys it
+    /// ignored. Every key is validated first: a bad value of a key rma knows is an
+    /// error of class INFO and changes nothing. `mpi_accumulate_granularity` (a hint
+    /// rma only reports) takes the new value. The other keys rma knows fix how the
+    /// window was built (its transport, layout and accumulate ordering, which calls
+    /// already issued rely on), so a new value for them is ignored, as MPI allows for
+    /// any hint: the returned list names them, [`Window::info`] keeps reporting the
+    /// values in effect, and a `tracing` warning says so. Keys rma does not know are
+    /// ignored too (and listed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{ErrorClass, Info, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mut win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let ignored = win.set_info(
+    ///         &Info::new().with("mpi_accumulate_granularity", "64").with("no_locks", "true"),
+    ///     )?;
+    ///     assert_eq!(ignored, ["no_locks"]); // fixed at creation
+    ///     assert_eq!(win.info().get("mpi_accumulate_granularity"), Some("64"));
+    ///     assert_eq!(win.info().get("no_locks"), Some("false"));
+    ///     let bad = win.set_info(&Info::new().with("no_locks", "maybe")).unwrap_err();
+    ///     assert_eq!(bad.class(), ErrorClass::Info);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    pub fn set_info(&mut self, info: &Info) -> Result<Vec<String>> {
+        self.check_alive()?;
+        let asked = WinInfo::from_info(info)?;
+        let now = self.info.to_info();
+        let mut ignored = Vec::new();
+        for (key, _) in info.iter() {
+            let took = key == "mpi_accumulate_granularity";
+            let same = now.get(key) == asked.to_info().get(key) && now.get(key).is_some();
+            if !took && !same {
+                ignored.push(key.to_owned());
+            }
+        }
+        if info.get("mpi_accumulate_granularity").is_some() {
+            self.info.accumulate_granularity = asked.accumulate_granularity;
+        }
+        if !ignored.is_empty() {
+            tracing::warn!(
+                keys = ?ignored,
+                "set_info: these keys keep their values from the window's creation (or are \
+                 not rma's); the hints in effect are unchanged"
+            );
+        }
+        Ok(ignored)
+    }
+
+    /// The group of ranks the window spans (MPI_Win_get_group): ranks `0..size()`,
+    /// numbered as the window numbers them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Window};
+    /// rma_win::run_threads(3, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u8>(&world, 1, &Info::new())?;
+    ///     assert_eq!(win.group().ranks(), [0, 1, 2]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    pub fn group(&self) -> crate::Group {
+        crate::Group::first(self.ranks)
+    }
+
+    /// The window's memory model (the MPI_WIN_MODEL attribute): always
+    /// [`MemoryModel::Unified`]. rma's own transports apply calls to the one copy of
+    /// the memory that loads and stores see, and under MPI rma keeps the window in a
+    /// passive epoch and synchronizes it (MPI_Win_sync) around every local access,
+    /// which is what the unified model promises. [`Window::sync`] orders this rank's
+    /// loads and stores with other ranks' calls, as MPI_Win_sync does.
+    pub fn memory_model(&self) -> MemoryModel {
+        MemoryModel::Unified
+    }
+
+    /// The address of this rank's window memory in this process (the MPI_WIN_BASE
+    /// attribute), for arithmetic only (alignment, comparing windows); 0 where the
+    /// backend keeps no address. Read and write the memory through
+    /// [`Window::read_local`], [`Window::write_local`] and, for shared windows,
+    /// [`Window::shared_query`].
+    pub fn base_addr(&self) -> usize {
+        self.shapes[self.rank].addr
     }
 
     /// The parsed info.
