@@ -69,10 +69,14 @@ impl Guards {
         self.refuse && self.rdma
     }
 
-    /// The refusal of compare_and_swap on `basic`, if any.
-    pub(crate) fn check_cas(&self, basic: BasicType) -> Result<(), Error> {
+    /// The refusal of compare_and_swap on `basic` in a window of `flavor`, if any.
+    /// Shared windows are never refused: Open MPI serves them with osc/sm alone (neither
+    /// osc/rdma nor osc/ucx takes the shared flavor).
+    pub(crate) fn check_cas(&self, basic: BasicType, flavor: Flavor) -> Result<(), Error> {
         let size = basic.size();
-        let why = if size == 8 && self.cas64_blocked() {
+        let why = if flavor == Flavor::Shared {
+            return Ok(());
+        } else if size == 8 && self.cas64_blocked() {
             "crashes Open MPI 4's osc/rdma component (open-mpi/ompi#11349); run with \
              `--mca osc sm` (allocated windows) or `--mca osc ucx`"
         } else if size <= 2 && self.refuse && self.ucx {
@@ -214,7 +218,7 @@ mod tests {
             .check_accumulate(BasicType::C32, Op::Sum, Flavor::Create)
             .is_ok());
         let g = Guards::detect(Library::OpenMpi, "Open MPI v4.1.4", Some("^ucx,pt2pt"));
-        assert!(g.check_cas(BasicType::I8).is_ok());
+        assert!(g.check_cas(BasicType::I8, Flavor::Allocate).is_ok());
         let g = Guards {
             rdma: true,
             ucx: true,
@@ -232,12 +236,12 @@ mod tests {
         assert!(g
             .check_accumulate(BasicType::DoubleInt, Op::Replace, Flavor::Allocate)
             .is_ok());
-        assert!(g.check_cas(BasicType::U16).is_err() && g.check_cas(BasicType::Bool).is_err());
+        assert!(g.check_cas(BasicType::U16, Flavor::Allocate).is_err() && g.check_cas(BasicType::Bool, Flavor::Allocate).is_err());
         assert!(g.split(BasicType::ShortInt, 16) && !g.split(BasicType::ShortInt, 8));
         assert!(!g.split(BasicType::TwoInt, 16));
         assert!(g.fetch_and_op_as_get_accumulate(BasicType::I8));
         assert!(!g.fetch_and_op_as_get_accumulate(BasicType::U64));
-        assert!(g.check_cas(BasicType::I64).is_err() && g.check_cas(BasicType::I32).is_ok());
+        assert!(g.check_cas(BasicType::I64, Flavor::Allocate).is_err() && g.check_cas(BasicType::I32, Flavor::Allocate).is_ok());
         let e = g
             .check_accumulate(BasicType::C32, Op::Sum, Flavor::Create)
             .unwrap_err();

@@ -345,7 +345,7 @@ impl MpiWindow<'_> {
         out: &mut [u8],
     ) -> Result<()> {
         check_compare_and_swap(basic, origin, compare, out)?;
-        self.world.guards().check_cas(basic)?;
+        self.world.guards().check_cas(basic, self.flavor)?;
         let disp = self.element_disp(rank, byte, basic)?;
         let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
         let call = Call::new("MPI_Compare_and_swap")

@@ -178,7 +178,7 @@ impl<'a> MpiTarget<'a> {
         if size > 8 || whole.is_none() {
             return Trusted(self.w).compare_and_swap_bits(self.rank, byte, basic, origin, compare);
         }
-        self.w.world().guards().check_cas(basic)?;
+        self.w.world().guards().check_cas(basic, self.w.flavor())?;
         let ty = self.w.world().basic_handle(basic)?;
         let (disp, r, win) = (whole.map_or(0, |w| w.0), self.r, self.w.handle());
         let (mut o, mut c, mut old) = ([0u8; 8], [0u8; 8], [0u8; 8]);

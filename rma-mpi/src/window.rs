@@ -304,7 +304,9 @@ impl<'a> MpiWindow<'a> {
         if node as usize != ranks {
             return Err(Error::NotShareable {
                 reason: format!(
-                    "a shared window needs every rank on one node, but this rank's node holds                      {node} of the world's {ranks} ranks (MPI shares memory by load and store                      only within a node); use Window::allocate, whose RMA calls reach every node"
+                    "a shared window needs every rank on one node, but this rank's node holds \
+                     {node} of the world's {ranks} ranks (MPI shares memory by load and store \
+                     only within a node); use Window::allocate, whose RMA calls reach every node"
                 ),
             });
         }
