@@ -109,15 +109,20 @@ pub fn shared_window<'w, T: Equivalence>(
         // MPICH with MPIR_CVAR_NOLOCAL=1 (the mpich_nolocal configuration) makes every
         // rank a node of its own, the suite's stand-in for several nodes: there a
         // shared window must be refused with RMA_SHARED, on every rank
-        Err(e) if world.mode() == LaunchMode::Mpi
-            && std::env::var("MPIR_CVAR_NOLOCAL").is_ok_and(|v| v == "1") =>
+        Err(e)
+            if world.mode() == LaunchMode::Mpi
+                && std::env::var("MPIR_CVAR_NOLOCAL").is_ok_and(|v| v == "1") =>
         {
             assert_eq!(e.class(), ErrorClass::RmaShared, "across nodes: {e}");
             world.barrier()?;
             Ok(None)
         }
         Err(e) if !world.backend().builtin() => {
-            assert_eq!(e.class(), ErrorClass::RmaFlavor, "a plugged-in backend's refusal: {e}");
+            assert_eq!(
+                e.class(),
+                ErrorClass::RmaFlavor,
+                "a plugged-in backend's refusal: {e}"
+            );
             // the refusal came before anything collective: the ranks still agree
             world.barrier()?;
             Ok(None)

@@ -130,7 +130,8 @@ const UCX_CAS: &str = "Open MPI 4 osc/ucx gets 1- and 2-byte compare_and_swap wr
 /// Why the shared-window cases cannot run in `openmpi_noshm`: Open MPI serves
 /// MPI_Win_allocate_shared with osc/sm alone, which that configuration leaves out (it
 /// answers MPI_ERR_INTERN).
-const NO_SHARED: &str = "Open MPI 4 serves shared windows with osc/sm only, which openmpi_noshm excludes";
+const NO_SHARED: &str =
+    "Open MPI 4 serves shared windows with osc/sm only, which openmpi_noshm excludes";
 
 /// The cases that make a shared window (`rma_conformance::shared_window`).
 const SHARED_CASES: &[&str] = &[

@@ -50,8 +50,8 @@ pub mod rng;
 
 pub use assert::{Assert, LockType};
 pub use backend::{
-    reached, shared_offset, Backend, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode,
-    Memory, Services, Shape, RawSegment,
+    reached, shared_offset, Backend, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode, Memory,
+    RawSegment, Services, Shape,
 };
 pub use basic::{BasicType, TypeClass};
 pub use error::{Error, ErrorClass, Result};

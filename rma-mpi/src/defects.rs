@@ -236,12 +236,18 @@ mod tests {
         assert!(g
             .check_accumulate(BasicType::DoubleInt, Op::Replace, Flavor::Allocate)
             .is_ok());
-        assert!(g.check_cas(BasicType::U16, Flavor::Allocate).is_err() && g.check_cas(BasicType::Bool, Flavor::Allocate).is_err());
+        assert!(
+            g.check_cas(BasicType::U16, Flavor::Allocate).is_err()
+                && g.check_cas(BasicType::Bool, Flavor::Allocate).is_err()
+        );
         assert!(g.split(BasicType::ShortInt, 16) && !g.split(BasicType::ShortInt, 8));
         assert!(!g.split(BasicType::TwoInt, 16));
         assert!(g.fetch_and_op_as_get_accumulate(BasicType::I8));
         assert!(!g.fetch_and_op_as_get_accumulate(BasicType::U64));
-        assert!(g.check_cas(BasicType::I64, Flavor::Allocate).is_err() && g.check_cas(BasicType::I32, Flavor::Allocate).is_ok());
+        assert!(
+            g.check_cas(BasicType::I64, Flavor::Allocate).is_err()
+                && g.check_cas(BasicType::I32, Flavor::Allocate).is_ok()
+        );
         let e = g
             .check_accumulate(BasicType::C32, Op::Sum, Flavor::Create)
             .unwrap_err();

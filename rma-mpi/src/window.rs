@@ -334,7 +334,10 @@ impl<'a> MpiWindow<'a> {
             let rc = world.mpi(|api| unsafe {
                 (api.win_shared_query)(window.win, r as c_int, &mut qsize, &mut qdu, &mut qbase)
             });
-            world.check(rc, Call::new("MPI_Win_shared_query").rank(Rank::new(r as u32)))?;
+            world.check(
+                rc,
+                Call::new("MPI_Win_shared_query").rank(Rank::new(r as u32)),
+            )?;
             let peer = window.peers[r];
             if (qsize as usize) < peer.len || qdu != du {
                 // the library's answer disagrees with what the rank announced

@@ -926,7 +926,12 @@ pub unsafe fn fetch_and_op_bits(
 /// size, inside an allocation that holds the whole aligned word around it, and every
 /// concurrent access to that word is a word atomic ([`crate::shared`]'s contract).
 #[inline]
-pub unsafe fn fetch_and_op_plain_bits(basic: BasicType, op: Op, target: *mut u8, origin: u64) -> u64 {
+pub unsafe fn fetch_and_op_plain_bits(
+    basic: BasicType,
+    op: Op,
+    target: *mut u8,
+    origin: u64,
+) -> u64 {
     if basic.size() > 8 {
         broken("a 16-byte element passed as bits");
     }
@@ -946,7 +951,12 @@ pub unsafe fn fetch_and_op_plain_bits(basic: BasicType, op: Op, target: *mut u8,
 /// # Safety
 /// As for [`fetch_and_op_plain_bits`].
 #[inline]
-pub unsafe fn compare_and_swap_plain_bits(basic: BasicType, target: *mut u8, origin: u64, compare: u64) -> u64 {
+pub unsafe fn compare_and_swap_plain_bits(
+    basic: BasicType,
+    target: *mut u8,
+    origin: u64,
+    compare: u64,
+) -> u64 {
     if basic.size() > 8 {
         broken("a 16-byte element passed as bits");
     }

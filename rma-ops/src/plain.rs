@@ -88,7 +88,13 @@ impl<'a> Plain<'a> {
     /// Compare-and-swap on the element of `basic` at `off`
     /// ([`atomic::compare_and_swap_plain_bits`]); the old value's bits.
     #[inline]
-    pub fn compare_and_swap_bits(&self, off: usize, basic: BasicType, value: u64, compare: u64) -> u64 {
+    pub fn compare_and_swap_bits(
+        &self,
+        off: usize,
+        basic: BasicType,
+        value: u64,
+        compare: u64,
+    ) -> u64 {
         let p = self.element(off, basic.size());
         // SAFETY: as in `fetch_and_op_bits`.
         unsafe { atomic::compare_and_swap_plain_bits(basic, p, value, compare) }

@@ -335,7 +335,15 @@ impl WindowMemory {
         contiguous: bool,
         opts: MemoryOptions,
     ) -> Result<WindowMemory> {
-        Self::build(world, Flavor::Shared, len, disp_unit, None, opts, contiguous)
+        Self::build(
+            world,
+            Flavor::Shared,
+            len,
+            disp_unit,
+            None,
+            opts,
+            contiguous,
+        )
     }
 
     /// Collectively creates a window over `len` bytes at `ptr`, memory this rank owns
@@ -357,7 +365,15 @@ impl WindowMemory {
         disp_unit: usize,
         opts: MemoryOptions,
     ) -> Result<WindowMemory> {
-        Self::build(world, Flavor::Create, len, disp_unit, Some(ptr), opts, false)
+        Self::build(
+            world,
+            Flavor::Create,
+            len,
+            disp_unit,
+            Some(ptr),
+            opts,
+            false,
+        )
     }
 
     fn build(

@@ -1,8 +1,13 @@
 //! Windows, epochs and RMA calls: the layer users program against.
 //!
-//! - [`Window`]: allocate (shared memory) or create (memory the caller owns), free,
-//!   fence, local access, and every RMA call: put, get, accumulate, get_accumulate,
-//!   fetch_and_op, compare_and_swap.
+//! - [`Window`]: allocate (shared memory), create (memory the caller owns) or
+//!   allocate_shared (memory every rank also reaches by load and store:
+//!   [`Window::shared_query`] gives a rank's part as a [`SharedSegment`], whose typed
+//!   [`SharedView`]s load, store and update elements with hardware atomics), free,
+//!   fence, local access, every RMA call (put, get, accumulate, get_accumulate,
+//!   fetch_and_op, compare_and_swap) on every flavor, and the window's attributes
+//!   (flavor, group, memory model, base address, size and unit of every rank, info
+//!   with [`Window::set_info`]).
 //! - **Two API levels, one path.** Typed conveniences over slices of `T: Equivalence`
 //!   (`win.accumulate(&a, rank, disp, Op::Sum)`) and the MPI-faithful forms with a
 //!   count and datatype on each side ([`Buffer`], [`BufferMut`], [`Target`];
@@ -187,7 +192,6 @@ mod world;
 pub use buffers::{Buffer, BufferMut, Target};
 pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};
 pub use handle::{AtomicElement, BatchedAdd, CasElement, Integer, Numeric, TargetHandle};
-pub use shared::{SharedSegment, SharedView};
 pub use request::Request;
 pub use rma_backends::{
     chosen_transport, init_tracing, launcher, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS,
@@ -199,6 +203,7 @@ pub use rma_datatype::{
     Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongInt, Order, ShortInt,
     TwoInt,
 };
+pub use shared::{SharedSegment, SharedView};
 pub use sync::Group;
 
 /// The backend contract (rma-core's traits) and the enums rma-win holds, for writing

@@ -207,6 +207,28 @@ impl<'a> SharedSegment<'a> {
 /// element accesses by hardware atomics (see the module docs for why, and for the
 /// ordering each gives). Indices count elements of `T` from the part's start and are
 /// checked (class RMA_RANGE).
+///
+/// # Examples
+///
+/// ```
+/// use rma_win::{Info, Rank, Window};
+///
+/// rma_win::run_threads(4, |world| -> rma_win::Result<()> {
+///     let win = Window::allocate_shared::<u64>(&world, 2, &Info::new())?;
+///     let first = win.shared_query(Rank::new(0))?.view::<u64>()?; // rank 0's part
+///     first.fetch_add(0, 1)?;                    // a plain atomic add, no RMA call
+///     first.fetch_max(1, world.rank() as u64)?;
+///     world.barrier()?;
+///     win.sync()?;                               // MPI_Win_sync
+///     assert_eq!((first.load(0)?, first.load(1)?), (4, 3));
+///     // contiguous by default: rank 1's part starts 64 bytes (a cache line) after rank 0's
+///     assert_eq!(win.shared_query(Rank::new(1))?.addr() - first.segment().addr(), 64);
+///     Ok(())
+/// })?
+/// .into_iter()
+/// .collect::<rma_win::Result<Vec<_>>>()?;
+/// # Ok::<(), rma_win::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SharedView<'a, T> {
     seg: SharedSegment<'a>,
@@ -250,7 +272,10 @@ impl<T: AtomicElement> SharedView<'_, T> {
     #[inline]
     fn rmw(&self, i: usize, op: Op, value: T) -> Result<T> {
         let (p, off) = self.elem(i)?;
-        value_of(self.basic, p.fetch_and_op_bits(off, self.basic, op, bits_of(&value)))
+        value_of(
+            self.basic,
+            p.fetch_and_op_bits(off, self.basic, op, bits_of(&value)),
+        )
     }
 
     /// Element `i`, read atomically (acquire).

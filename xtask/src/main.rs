@@ -153,6 +153,7 @@ const EXAMPLES: &[&str] = &[
     "mapvals",
     "mapvals_get",
     "counter",
+    "shared_stencil",
     "argmax",
     "linked_list",
     "ticket_lock",

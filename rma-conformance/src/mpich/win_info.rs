@@ -18,8 +18,17 @@ pub(crate) fn run(world: &World, info: &Info) -> Result<()> {
     let ignored = win.set_info(&Info::new().with("invalid_test_key", "true"))?;
     assert_eq!(ignored, ["invalid_test_key"]);
     let out = win.info();
-    assert_eq!(out.get("invalid_test_key"), None, "the unknown key was ignored");
-    for key in ["no_locks", "accumulate_ordering", "accumulate_ops", "same_size"] {
+    assert_eq!(
+        out.get("invalid_test_key"),
+        None,
+        "the unknown key was ignored"
+    );
+    for key in [
+        "no_locks",
+        "accumulate_ordering",
+        "accumulate_ops",
+        "same_size",
+    ] {
         assert!(out.get(key).is_some(), "{key} is reported");
     }
     win.free()

@@ -65,7 +65,9 @@ pub(crate) fn run_noncontig(world: &World, info: &Info) -> Result<()> {
     };
     assert_eq!(win.info().get("alloc_shared_noncontig"), Some("true"));
     win.lock_all(Assert::NOCHECK)?;
-    let mine = win.shared_query(Rank::new(world.rank() as u32))?.view::<i32>()?;
+    let mine = win
+        .shared_query(Rank::new(world.rank() as u32))?
+        .view::<i32>()?;
     for i in 0..ELEM_PER_PROC {
         mine.store(i, i as i32)?;
     }
@@ -145,7 +147,11 @@ pub(crate) fn run_zerobyte(world: &World, info: &Info) -> Result<()> {
     world.barrier()?;
     win.sync()?;
     assert_eq!(bases[0].view::<i32>()?.load(0)?, 1, "rank 0's store");
-    assert_eq!(bases[n - 1].view::<i32>()?.load(0)?, 0, "the last rank's part");
+    assert_eq!(
+        bases[n - 1].view::<i32>()?.load(0)?,
+        0,
+        "the last rank's part"
+    );
     win.unlock_all()?;
     win.free()
 }

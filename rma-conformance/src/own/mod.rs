@@ -19,7 +19,11 @@ pub fn cases() -> Vec<Case> {
     let c = |name, ranks, body| Case { name, ranks, body };
     vec![
         c("own_shared_every_call", 3, shared::every_call),
-        c("own_shared_views_concurrently", 4, shared::views_concurrently),
+        c(
+            "own_shared_views_concurrently",
+            4,
+            shared::views_concurrently,
+        ),
         c("own_shared_misuse", 2, shared::misuse),
         c("own_handles_lock_all", 4, handles::lock_all_handles),
         c("own_handles_lock", 3, handles::lock_handles),

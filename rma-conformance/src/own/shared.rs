@@ -5,9 +5,7 @@
 //! changed.
 
 use crate::{expect_class, scaled, shared_window};
-use rma_win::{
-    Assert, ErrorClass, Info, LockType, Op, Rank, Result, Window, World,
-};
+use rma_win::{Assert, ErrorClass, Info, LockType, Op, Rank, Result, Window, World};
 
 /// Every RMA call on a shared window (through the MPI-faithful calls and a target
 /// handle), each result checked through rank 0's part as a view, and the views'
@@ -34,7 +32,11 @@ pub(crate) fn every_call(world: &World, info: &Info) -> Result<()> {
     }
     let mut old = [0u64];
     win.get_accumulate(&[0u64], &mut old, zero, (2 + p + me) as i64, Op::NoOp)?;
-    assert_eq!(old[0], rounds * (rounds + 1) / 2, "rank {me}'s own sum, fetched");
+    assert_eq!(
+        old[0],
+        rounds * (rounds + 1) / 2,
+        "rank {me}'s own sum, fetched"
+    );
     let won = win.compare_and_swap(me as u64 + 1, 0u64, zero, 1)? == 0;
     win.put(&[me as u64 * 3 + 1], zero, (2 + me) as i64)?;
     win.flush(zero)?;
@@ -53,11 +55,19 @@ pub(crate) fn every_call(world: &World, info: &Info) -> Result<()> {
         epoch.unlock()?;
     }
     let wins = world.allgather(&[u8::from(won)])?;
-    assert_eq!(wins.iter().filter(|w| w == &&[1u8]).count(), 1, "one CAS winner");
+    assert_eq!(
+        wins.iter().filter(|w| w == &&[1u8]).count(),
+        1,
+        "one CAS winner"
+    );
     world.barrier()?;
     win.sync()?;
     // every rank checks rank 0's part by load
-    assert_eq!(part0.load(0)?, rounds * p as u64, "every fetch_and_op counted");
+    assert_eq!(
+        part0.load(0)?,
+        rounds * p as u64,
+        "every fetch_and_op counted"
+    );
     let cas = part0.load(1)?;
     assert!((1..=p as u64).contains(&cas), "the CAS slot holds a winner");
     for r in 0..p {
@@ -68,7 +78,11 @@ pub(crate) fn every_call(world: &World, info: &Info) -> Result<()> {
             "rank {r}'s accumulates"
         );
     }
-    assert_eq!(part0.load(2 + 2 * p)?, 12 * p as u64, "request and handle adds");
+    assert_eq!(
+        part0.load(2 + 2 * p)?,
+        12 * p as u64,
+        "request and handle adds"
+    );
     world.barrier()?;
     let mut win = win;
     win.free()
@@ -88,8 +102,14 @@ pub(crate) fn views_concurrently(world: &World, info: &Info) -> Result<()> {
     let parts: Vec<_> = (0..p)
         .map(|r| win.shared_query(Rank::new(r as u32)))
         .collect::<Result<_>>()?;
-    let views: Vec<_> = parts.iter().map(|s| s.view::<u64>()).collect::<Result<_>>()?;
-    let bytes: Vec<_> = parts.iter().map(|s| s.view::<u8>()).collect::<Result<_>>()?;
+    let views: Vec<_> = parts
+        .iter()
+        .map(|s| s.view::<u64>())
+        .collect::<Result<_>>()?;
+    let bytes: Vec<_> = parts
+        .iter()
+        .map(|s| s.view::<u8>())
+        .collect::<Result<_>>()?;
     world.barrier()?;
     let n = scaled(20_000u64);
     for i in 0..n {
@@ -112,7 +132,11 @@ pub(crate) fn views_concurrently(world: &World, info: &Info) -> Result<()> {
         std::thread::yield_now();
     }
     let prev = (me + p - 1) % p;
-    assert_eq!(views[me].load(2)?, 1000 + prev as u64, "data stored before the flag");
+    assert_eq!(
+        views[me].load(2)?,
+        1000 + prev as u64,
+        "data stored before the flag"
+    );
     world.barrier()?;
     for (r, v) in views.iter().enumerate() {
         // each i of every rank's loop reaches every part once over the ranks
