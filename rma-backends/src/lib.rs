@@ -104,6 +104,24 @@ impl AnyWorld {
         Ok(rma_mpi::World::from_env_thread(level)?.map(AnyWorld::Mpi))
     }
 
+    /// Collectively splits the world (MPI_Comm_split): the ranks giving the same
+    /// `color` form a new world, numbered by `key`, then by their rank here; `None`
+    /// (MPI_UNDEFINED) joins none and gets `Ok(None)`. rma's shared memory makes each
+    /// sub-world a control segment of its own; under MPI it is MPI_Comm_split's
+    /// communicator. A backend plugged in from outside has no sub-worlds (class
+    /// RMA_FLAVOR, on every rank, before anything collective).
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<AnyWorld>> {
+        match self {
+            AnyWorld::Shm(w) => Ok(w.split(color, key)?.map(AnyWorld::Shm)),
+            AnyWorld::Mpi(w) => Ok(w.split(color, key)?.map(AnyWorld::Mpi)),
+            AnyWorld::Dyn(_) => Err(rma_core::Error::Flavor {
+                reason: "a backend plugged in with World::from_backend has no sub-worlds \
+                         (split, dup, create); make the windows on its whole world"
+                    .into(),
+            }),
+        }
+    }
+
     /// Whether this is one of rma's own backends (not one plugged in from outside).
     pub fn builtin(&self) -> bool {
         !matches!(self, AnyWorld::Dyn(_))

@@ -125,6 +125,20 @@ int rma_mpi_world_dup(intptr_t *comm) {
     return rc;
 }
 
+/* MPI_Comm_split with MPI_ERRORS_RETURN on the result; color < 0 is MPI_UNDEFINED,
+ * which gives *out = 0 (MPI_COMM_NULL). */
+int rma_mpi_comm_split(intptr_t comm, int color, int key, intptr_t *out) {
+    MPI_Comm c;
+    int rc = MPI_Comm_split(COMM(comm), color < 0 ? MPI_UNDEFINED : color, key, &c);
+    if (rc) return rc;
+    if (c == MPI_COMM_NULL) {
+        *out = 0;
+        return 0;
+    }
+    *out = H(c);
+    return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+}
+
 int rma_mpi_comm_free(intptr_t comm) {
     MPI_Comm c = COMM(comm);
     return MPI_Comm_free(&c);

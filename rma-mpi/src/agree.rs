@@ -50,6 +50,11 @@ pub(crate) enum Entry {
     Free { win: u32, dropped: bool },
     /// MPI_Finalize; `dropped` when the world was dropped without `finalize`.
     Finalize { dropped: bool },
+    /// MPI_Comm_split of the world ([`World::split`]).
+    Split,
+    /// The free of a world split from another (its drop); `dropped` when it was not
+    /// freed explicitly.
+    Leave { dropped: bool },
 }
 
 const DROPPED: i64 = 1 << 48;
@@ -64,6 +69,8 @@ impl Entry {
             Entry::Fence(w) => (4, w),
             Entry::Free { win, .. } => (5, win),
             Entry::Finalize { .. } => (6, 0),
+            Entry::Split => (7, 0),
+            Entry::Leave { .. } => (8, 0),
         };
         kind << 32 | i64::from(win)
     }
@@ -71,7 +78,9 @@ impl Entry {
     /// The code with what is only reported.
     fn note(self) -> i64 {
         match self {
-            Entry::Free { dropped: true, .. } | Entry::Finalize { dropped: true } => {
+            Entry::Free { dropped: true, .. }
+            | Entry::Finalize { dropped: true }
+            | Entry::Leave { dropped: true } => {
                 self.code() | DROPPED
             }
             _ => self.code(),
@@ -88,6 +97,8 @@ impl Entry {
             4 => Entry::Fence(win),
             5 => Entry::Free { win, dropped },
             6 => Entry::Finalize { dropped },
+            7 => Entry::Split,
+            8 => Entry::Leave { dropped },
             _ => return None,
         })
     }
@@ -108,6 +119,12 @@ impl std::fmt::Display for Entry {
                 f,
                 "the free of MPI window {win}, dropped without being freed (an early return, \
                  such as an error passed on with `?`)"
+            ),
+            Entry::Split => f.write_str("a split of the world (MPI_Comm_split)"),
+            Entry::Leave { dropped: false } => f.write_str("the free of a split world"),
+            Entry::Leave { dropped: true } => f.write_str(
+                "the free of a split world, dropped (an early return, such as an error \
+                 passed on with `?`)",
             ),
             Entry::Finalize { dropped: false } => f.write_str("MPI_Finalize"),
             Entry::Finalize { dropped: true } => f.write_str(
@@ -284,6 +301,9 @@ mod tests {
             },
             Entry::Finalize { dropped: true },
             Entry::Finalize { dropped: false },
+            Entry::Split,
+            Entry::Leave { dropped: true },
+            Entry::Leave { dropped: false },
         ];
         for e in all {
             assert_eq!(Entry::from_note(e.note()), Some(e));

@@ -80,6 +80,7 @@ shim_api! {
     fn cvar_string(*const c_char, *mut c_char, c_int, *mut c_int) -> c_int;
     fn world_dup(*mut Handle) -> c_int;
     fn comm_free(Handle) -> c_int;
+    fn comm_split(Handle, c_int, c_int, *mut Handle) -> c_int;
     fn comm_rank(Handle, *mut c_int) -> c_int;
     fn comm_size(Handle, *mut c_int) -> c_int;
     fn progress(Handle) -> c_int;

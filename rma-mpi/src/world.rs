@@ -69,6 +69,14 @@ enum Lifecycle {
 
 static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle::Fresh);
 
+/// Worlds split from the process's world ([`World::split`]) that are still alive:
+/// MPI_Finalize waits for the last of them (MPI must stay initialized while one can
+/// still call it).
+static SUB_WORLDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Set when the process's world was shut down while sub-worlds lived: the last
+/// sub-world to go finalizes MPI.
+static FINALIZE_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn lifecycle() -> MutexGuard<'static, Lifecycle> {
     LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -125,6 +133,9 @@ pub struct World {
     broken: OnceLock<(Rank, String)>,
     /// The progress thread, while one runs ([`World::start_progress`]).
     progress: Mutex<Option<Progress>>,
+    /// Split from another world ([`World::split`]): dropping it frees its communicator,
+    /// and MPI_Finalize is the process world's (or the last sub-world's) to call.
+    sub: bool,
     _not_send: PhantomData<MutexGuard<'static, ()>>,
 }
 
@@ -235,6 +246,7 @@ impl World {
             windows: AtomicU32::new(0),
             broken: OnceLock::new(),
             progress: Mutex::new(None),
+            sub: false,
             _not_send: PhantomData,
         };
         let mut comm: Handle = 0;
@@ -474,6 +486,9 @@ impl World {
         if std::mem::replace(&mut self.finalized, true) {
             return Ok(());
         }
+        if self.sub {
+            return self.leave(dropped);
+        }
         self.stop_progress();
         if self.comm != 0 {
             // a peer still in another collective, or broken: never finalize under it
@@ -487,12 +502,117 @@ impl World {
             // (guarded by `finalized`).
             unsafe { (self.api.comm_free)(self.comm) }
         };
-        // SAFETY: MPI is initialized (a World exists) and finalized once; no window of
-        // this world is alive (windows borrow the World).
+        self.check(freed, Call::new("MPI_Comm_free"))?;
+        if SUB_WORLDS.load(Ordering::Acquire) > 0 {
+            // a world split from this one still lives: the last to go finalizes
+            FINALIZE_PENDING.store(true, Ordering::Release);
+            return Ok(());
+        }
+        self.finalize_now()
+    }
+
+    /// MPI_Finalize.
+    fn finalize_now(&self) -> Result<()> {
+        // SAFETY: MPI is initialized (a World exists) and finalized once (the process
+        // world's shut-down, guarded by `finalized`, or the last sub-world's after it);
+        // no window of any world is alive (windows borrow their World, and every
+        // World but this one is gone or shut down).
         let rc = unsafe { (self.api.finalize)() };
         *lifecycle() = Lifecycle::Finalized;
-        self.check(freed, Call::new("MPI_Comm_free"))?;
         self.check(rc, Call::new("MPI_Finalize"))
+    }
+
+    /// A sub-world's end: the agreement (so that peers still in one of its collectives
+    /// learn that this rank left it), its communicator's free, and MPI_Finalize if the
+    /// process world was shut down meanwhile and this was the last sub-world.
+    fn leave(&mut self, dropped: bool) -> Result<()> {
+        let agreed = {
+            let _one = self.collective();
+            self.agree(Entry::Leave { dropped })
+        };
+        // a broken world keeps its communicator (the exit hook may abort with it)
+        let freed = match agreed {
+            // SAFETY: `comm` is this sub-world's live communicator, freed once
+            // (guarded by `finalized`).
+            Ok(()) => self.mpi(|api| unsafe { (api.comm_free)(self.comm) }),
+            Err(_) => 0,
+        };
+        let last = SUB_WORLDS.fetch_sub(1, Ordering::AcqRel) == 1;
+        if last && FINALIZE_PENDING.swap(false, Ordering::AcqRel) {
+            if ON_INIT_THREAD.with(Cell::get) {
+                self.finalize_now()?;
+            } else {
+eprintln!(
+                    "rma-mpi: rank {}: the last split world dropped on a thread other than \
+                     the one that initialized MPI, after its world was shut down: \
+                     MPI_Finalize is not called (MPI wants it on the initializing thread)",
+                    self.rank
+                );
+            }
+        }
+        agreed?;
+        self.check(freed, Call::new("MPI_Comm_free"))
+    }
+
+    /// Collectively splits this world (MPI_Comm_split): the ranks that give the same
+    /// `color` form a new world, numbered by `key`, then by their rank here; `None`
+    /// (MPI_UNDEFINED) joins none and gets `Ok(None)`. The new world has a
+    /// communicator of its own (so its collectives and windows never involve ranks
+    /// outside it) and shares this one's thread rules; MPI stays initialized until
+    /// the last world of the process is gone.
+    ///
+    /// Errors: as [`World::barrier`] (ranks in another collective), the library's.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<World>> {
+        self.check_thread()?;
+        let color = match color {
+            None => -1,
+            Some(c) => c_int::try_from(c).map_err(|_| {
+                Error::arg(format!("color {c} is above MPI's largest, {}", c_int::MAX))
+            })?,
+        };
+        let mut comm: Handle = 0;
+        let rc = {
+            let _one = self.collective();
+            self.agree(Entry::Split)?;
+            // SAFETY: `comm` is a valid out-pointer; `self.comm` is live.
+            self.mpi(|api| unsafe { (api.comm_split)(self.comm, color, key, &mut comm) })
+        };
+        self.check(rc, Call::new("MPI_Comm_split"))?;
+        if comm == 0 {
+            return Ok(None);
+        }
+        let (mut rank, mut size): (c_int, c_int) = (0, 0);
+        // SAFETY: `comm` is the new live communicator; the out-pointers are valid.
+        let rc = self.mpi(|api| unsafe { (api.comm_rank)(comm, &mut rank) });
+        // SAFETY: as above.
+        let rc2 = self.mpi(|api| unsafe { (api.comm_size)(comm, &mut size) });
+        if rc != 0 || rc2 != 0 {
+            // SAFETY: `comm` is live and freed once, here.
+            let _ = self.mpi(|api| unsafe { (api.comm_free)(comm) });
+            self.check(rc, Call::new("MPI_Comm_rank"))?;
+            self.check(rc2, Call::new("MPI_Comm_size"))?;
+        }
+        SUB_WORLDS.fetch_add(1, Ordering::AcqRel);
+        Ok(Some(World {
+            api: self.api,
+            library: self.library,
+            version: self.version.clone(),
+            comm,
+            rank: rank as usize,
+            size: size as usize,
+            level: self.level,
+            gate: self.gate.clone(),
+            owner_only: self.owner_only,
+            collective: Mutex::new(()),
+            guards: self.guards,
+            basic: self.basic.clone(),
+            finalized: false,
+            windows: AtomicU32::new(0),
+            broken: OnceLock::new(),
+            progress: Mutex::new(None),
+            sub: true,
+            _not_send: PhantomData,
+        }))
     }
 
     /// The world communicator's handle.

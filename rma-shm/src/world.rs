@@ -149,6 +149,19 @@ pub(crate) struct Control {
     /// This process's stall bound for the world in ms ([`World::set_stall_bound`]); 0:
     /// [`stall_bound`].
     stall_ms: AtomicU64,
+    /// The world this one was split from ([`World::split`]), whose slots a rank's
+    /// liveness is also read from: a rank that left the parent world (a thread rank
+    /// whose closure returned while it had forgotten this sub-world, a process gone)
+    /// is gone from this one too.
+    parent: Option<Parent>,
+}
+
+/// A sub-world's parent control segment and where its ranks sit in it.
+#[derive(Debug)]
+struct Parent {
+    ctl: Arc<Control>,
+    /// Parent rank of each rank of the sub-world.
+    ranks: Box<[usize]>,
 }
 
 // SAFETY: the mapping is accessed only through atomics (header, slots, gather words);
@@ -183,6 +196,7 @@ impl Control {
             seg,
             size,
             stall_ms: AtomicU64::new(0),
+            parent: None,
         };
         let h = c.header();
         h.size.store(size as u32, Ordering::Relaxed);
@@ -246,6 +260,7 @@ impl Control {
             size,
             name: name.to_owned(),
             stall_ms: AtomicU64::new(0),
+            parent: None,
         };
         let (magic, stored) = (
             c.header().magic.load(Ordering::Acquire),
@@ -419,9 +434,15 @@ impl Control {
         self.seg.unlink();
     }
 
+    /// Whether the launcher aborted this world (or the one it was split from).
+    fn aborted(&self) -> bool {
+        self.header().abort.load(Ordering::Acquire) != 0
+            || self.parent.as_ref().is_some_and(|p| p.ctl.aborted())
+    }
+
     /// The first peer found dead or gone, as an error naming it.
     pub(crate) fn check_peers(&self, me: usize, mode: LaunchMode) -> Result<()> {
-        if self.header().abort.load(Ordering::Acquire) != 0 {
+        if self.aborted() {
             return Err(Error::ProcFailed {
                 rank: Rank::NULL,
                 reason: "the launcher aborted the world".into(),
@@ -473,11 +494,17 @@ impl Control {
                 order,
                 "it exited while this rank still waits for it".to_owned(),
             ))
-        } else if mode == LaunchMode::Processes && state == RankState::Alive as u32 {
+        } else if mode == LaunchMode::Processes
+            && state == RankState::Alive as u32
+            && !sys::pid_alive(slot.pid.load(Ordering::Relaxed))
+        {
             let pid = slot.pid.load(Ordering::Relaxed);
-            (!sys::pid_alive(pid)).then(|| (0, 0, format!("its process {pid} is gone")))
+            Some((0, 0, format!("its process {pid} is gone")))
         } else {
-            None
+            // alive here: in a sub-world, also alive in the world it came from
+            let p = self.parent.as_ref()?;
+            let (severity, order, why) = p.ctl.fault_of(*p.ranks.get(r)?, mode)?;
+            Some((severity, order, format!("{why} (seen in the world this one was split from)")))
         }
     }
 
@@ -485,7 +512,7 @@ impl Control {
     /// world): for waits on one peer's word, which other peers' departures must not
     /// cut short.
     pub(crate) fn check_rank(&self, r: usize, mode: LaunchMode) -> Result<()> {
-        if self.header().abort.load(Ordering::Acquire) != 0 {
+        if self.aborted() {
             return Err(Error::ProcFailed {
                 rank: Rank::NULL,
                 reason: "the launcher aborted the world".into(),
@@ -768,6 +795,127 @@ impl World {
     /// Checks that every peer is still alive.
     pub fn check_peers(&self) -> Result<()> {
         self.ctl.check_peers(self.rank, self.mode)
+    }
+
+    /// Collectively splits this world (MPI_Comm_split): the ranks that give the same
+    /// `color` form a new world, numbered by `key` and then by their rank here; a rank
+    /// giving `None` (MPI_UNDEFINED) joins none and gets `Ok(None)`. Every rank of this
+    /// world must call it. The new world has a control segment of its own, so its
+    /// collectives never wait for ranks outside it, and worlds split from one world
+    /// (overlapping or not) live side by side; a rank is alive in it while it is alive
+    /// here too.
+    ///
+    /// Errors: those of this world's all-gather (PROC_FAILED for a dead peer); NO_MEM
+    /// (for every rank of the group) if its control segment cannot be made.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<World>> {
+        let mut rec = Vec::with_capacity(9);
+        rec.push(u8::from(color.is_some()));
+        rec.extend_from_slice(&color.unwrap_or(0).to_ne_bytes());
+        rec.extend_from_slice(&key.to_ne_bytes());
+        let all = self.allgather(&rec)?;
+        let mut parsed = Vec::with_capacity(all.len());
+        for (r, b) in all.iter().enumerate() {
+            if b.len() != 9 {
+                return Err(self.ctl.corrupt(format!("rank {r}'s split record has {} bytes", b.len())));
+            }
+            let c = u32::from_ne_bytes(b[1..5].try_into().unwrap_or_default());
+            let k = i32::from_ne_bytes(b[5..9].try_into().unwrap_or_default());
+            parsed.push(((b[0] == 1).then_some(c), k));
+        }
+        let mut members: Vec<usize> = match color {
+            Some(c) => (0..all.len()).filter(|&r| parsed[r].0 == Some(c)).collect(),
+            None => Vec::new(),
+        };
+        members.sort_by_key(|&r| (parsed[r].1, r));
+        // the group's first rank makes its control segment and names it to the others
+        let leader = members.first() == Some(&self.rank);
+        let made = leader.then(|| Control::create(members.len(), [0, 0]));
+        let mut offer = vec![match &made {
+            None => 0u8,
+            Some(Ok(_)) => 1,
+            Some(Err(e)) if e.class() == rma_core::ErrorClass::NoMem => 2,
+            Some(Err(_)) => 3,
+        }];
+        if let Some(Ok(c)) = &made {
+            offer.extend_from_slice(c.name().as_bytes());
+        }
+        let offers = self.allgather(&offer)?;
+        // this rank's part, if it is in a group: the control segment, made or opened
+        let mine: Option<Result<(Control, usize)>> = members.first().map(|&first| {
+            let me = members.iter().position(|&r| r == self.rank).unwrap_or(0);
+            let ctl = match made {
+                Some(own) => own,
+                None => match offers[first].split_first() {
+                    Some((1, name)) => std::str::from_utf8(name)
+                        .ok()
+                        .filter(|n| valid_name(n))
+                        .ok_or_else(|| Error::Internal {
+                            reason: format!("rank {first} offered a malformed world name"),
+                        })
+                        .and_then(|n| Control::open(n, members.len())),
+                    Some((2, _)) => Err(Error::NoMem {
+                        reason: format!(
+                            "rank {first} could not make the control segment of a world of {}",
+                            members.len()
+                        ),
+                    }),
+                    _ => Err(Error::ProcFailed {
+                        rank: Rank::new(first as u32),
+                        reason: "it could not make the control segment of the split world"
+                            .into(),
+                    }),
+                },
+            };
+            ctl.map(|c| (c, me))
+        });
+        let mine = mine.map(|r| {
+            r.and_then(|(c, me)| {
+                if c.try_attach(me, std::process::id()) {
+                    Ok((c, me))
+                } else {
+                    Err(Error::Internal {
+                        reason: format!("rank {me} of the split world was already taken"),
+                    })
+                }
+            })
+        });
+        // every rank has opened (or failed to): the names can go, and every rank learns
+        // whether its group made it
+        let ok = [u8::from(!matches!(mine, Some(Err(_))))];
+        let synced = self.allgather(&ok);
+        if let Some(Ok((c, 0))) = &mine {
+            c.unlink();
+        }
+        let synced = synced?;
+        let Some(mine) = mine else {
+            return Ok(None);
+        };
+        let (mut ctl, me) = mine?;
+        if let Some(&bad) = members.iter().find(|&&r| synced[r].first() != Some(&1)) {
+            return Err(Error::ProcFailed {
+                rank: Rank::new(bad as u32),
+                reason: "it could not join the split world".into(),
+            });
+        }
+        ctl.parent = Some(Parent {
+            ctl: self.ctl.clone(),
+            ranks: members.into_boxed_slice(),
+        });
+        Ok(Some(World {
+            ctl: Arc::new(ctl),
+            rank: me,
+            mode: self.mode,
+            next_window: Cell::new(0),
+            exited: Cell::new(false),
+        }))
+    }
+
+    /// A copy of this world with collectives of its own (MPI_Comm_dup): the same
+    /// ranks, in the same order. Collective.
+    pub fn dup(&self) -> Result<World> {
+        self.split(Some(0), 0)?.ok_or_else(|| Error::Internal {
+            reason: "a dup left this rank out".into(),
+        })
     }
 
     /// The world's failure word: zero while no rank is known dead and the world's

@@ -3,9 +3,11 @@
 //! started by an MPI launcher (`mpiexec`, `mpirun`, `srun`; a system MPI library's
 //! `MPI_COMM_WORLD`, possibly across nodes).
 
+use crate::Group;
 use rma_backends::AnyWorld;
-use rma_core::{DynBackend, Result, Services};
+use rma_core::{DynBackend, Error, Rank, Result, Services};
 use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
 
 pub use rma_core::LaunchMode;
 
@@ -16,6 +18,10 @@ pub use rma_core::LaunchMode;
 #[derive(Debug)]
 pub struct World {
     pub(crate) inner: AnyWorld,
+    /// Each rank's index in the world this one descends from by splits (its root),
+    /// and that root's identity: what [`World::translate_ranks`] compares.
+    roots: Arc<[usize]>,
+    family: Arc<()>,
 }
 
 impl World {
@@ -35,9 +41,7 @@ impl World {
     /// validation and epoch tracking as every other window (a virtual call per RMA
     /// call is the only difference).
     pub fn from_backend(backend: impl DynBackend + 'static) -> World {
-        World {
-            inner: AnyWorld::Dyn(Box::new(backend)),
-        }
+        World::from(AnyWorld::Dyn(Box::new(backend)))
     }
 
     /// The backend under this world (rma's shared memory, a system MPI library, or
@@ -82,6 +86,122 @@ impl World {
         self.inner.check_peers()
     }
 
+    /// Collectively splits this world (MPI_Comm_split): the ranks that give the same
+    /// `color` form a new world, numbered by `key` and then by their rank here; a rank
+    /// that gives `None` (MPI_UNDEFINED) joins none and gets `Ok(None)`. Every rank of
+    /// this world must call it.
+    ///
+    /// The new world is a world like any other: windows made on it span its ranks
+    /// only, numbered as it numbers them (so are PSCW groups and every target rank of
+    /// its windows), and its collectives never wait for ranks outside it, so windows
+    /// on overlapping worlds split from one world live side by side. With rma's own
+    /// backends it has a control segment of its own; under an MPI launcher it is
+    /// MPI_Comm_split's communicator (MPI stays initialized until the last world of
+    /// the process is gone). [`World::translate_ranks`] maps its ranks to those of
+    /// any world with the same origin.
+    ///
+    /// Errors: PROC_FAILED for a dead peer (rma's backends) or ranks that entered
+    /// another collective (MPI); NO_MEM; RMA_FLAVOR on a world plugged in with
+    /// [`World::from_backend`], which has no sub-worlds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(4, |world| -> rma_win::Result<()> {
+    ///     // even and odd ranks, each group with its own window and its own counter
+    ///     let half = world.split(Some(world.rank() as u32 % 2), 0)?.expect("a color");
+    ///     assert_eq!(half.size(), 2);
+    ///     assert_eq!(half.rank(), world.rank() / 2);
+    ///     let win = Window::allocate::<u64>(&half, 1, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     win.accumulate(&[1u64], Rank::new(0), 0, Op::Sum)?; // rank 0 of `half`
+    ///     win.fence(Assert::NONE)?;
+    ///     if half.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [2]);
+    ///     }
+    ///     // rank 1 of `half` is world rank 2 (evens) or 3 (odds)
+    ///     assert_eq!(half.translate_ranks(&[1], &world)?, [Some(2 + world.rank() % 2)]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<World>> {
+        let _span = tracing::debug_span!("world_split", ?color, key).entered();
+        let Some(inner) = self.inner.split(color, key)? else {
+            return Ok(None);
+        };
+        // every rank of the new world learns every rank's root index
+        let me = self.roots[self.rank()] as u64;
+        let all = inner.allgather(&me.to_ne_bytes())?;
+        let roots = all
+            .iter()
+            .map(|b| {
+                b.as_slice()
+                    .try_into()
+                    .map(|w| u64::from_ne_bytes(w) as usize)
+                    .map_err(|_| Error::Internal {
+                        reason: "a rank's root index in a split world is malformed".into(),
+                    })
+            })
+            .collect::<Result<Arc<[usize]>>>()?;
+        Ok(Some(World {
+            inner,
+            roots,
+            family: self.family.clone(),
+        }))
+    }
+
+    /// A world of the same ranks, in the same order, with collectives of its own
+    /// (MPI_Comm_dup). Collective.
+    pub fn dup(&self) -> Result<World> {
+        self.split(Some(0), 0)?.ok_or_else(|| Error::Internal {
+            reason: "a dup left this rank out".into(),
+        })
+    }
+
+    /// The world of the ranks in `group`, numbered in the group's order
+    /// (MPI_Comm_create); ranks outside it get `Ok(None)`. Collective over every rank
+    /// of this world, which must all give the same group.
+    ///
+    /// Errors: RANK for a rank of the group outside this world (on every rank, before
+    /// anything collective); as [`World::split`].
+    pub fn create(&self, group: &Group) -> Result<Option<World>> {
+        if let Some(&bad) = group.ranks().iter().find(|&&r| r >= self.size()) {
+            return Err(Error::InvalidRank {
+                rank: Rank::new(bad as u32),
+                size: self.size(),
+            });
+        }
+        let at = group.ranks().iter().position(|&r| r == self.rank());
+        self.split(at.map(|_| 0), at.unwrap_or(0) as i32)
+    }
+
+    /// Where ranks of this world are in `other` (MPI_Group_translate_ranks): `None` for
+    /// one that is not in it. Both worlds must descend from the same world by splits
+    /// ([`World::split`], [`World::dup`], [`World::create`]; class ARG otherwise);
+    /// local, no communication.
+    ///
+    /// Errors: RANK for a rank outside this world; ARG as above.
+    pub fn translate_ranks(&self, ranks: &[usize], other: &World) -> Result<Vec<Option<usize>>> {
+        if !Arc::ptr_eq(&self.family, &other.family) {
+            return Err(Error::arg(
+                "the two worlds do not descend from one world by splits; ranks translate only \
+                 between worlds of one family",
+            ));
+        }
+        ranks
+            .iter()
+            .map(|&r| {
+                let root = self.roots.get(r).ok_or_else(|| Error::InvalidRank {
+                    rank: Rank::new(r as u32),
+                    size: self.size(),
+                })?;
+                Ok(other.roots.iter().position(|x| x == root))
+            })
+            .collect()
+    }
+
     /// The world's failure word: nonzero once a rank is known dead or the world's
     /// control state corrupt. Read with one relaxed load on every call;
     /// [`World::check_failed`] says what it means.
@@ -98,7 +218,11 @@ impl World {
 
 impl From<AnyWorld> for World {
     fn from(inner: AnyWorld) -> World {
-        World { inner }
+        World {
+            roots: (0..inner.size()).collect(),
+            family: Arc::new(()),
+            inner,
+        }
     }
 }
 

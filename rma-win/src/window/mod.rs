@@ -517,6 +517,12 @@ impl<'w> Window<'w> {
         Ok(ignored)
     }
 
+    /// The world the window was made on: its ranks are the window's, and
+    /// [`World::translate_ranks`] maps them to another world's.
+    pub fn world(&self) -> &'w World {
+        self.world
+    }
+
     /// The group of ranks the window spans (MPI_Win_get_group): ranks `0..size()`,
     /// numbered as the window numbers them.
     ///
