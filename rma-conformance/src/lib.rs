@@ -130,3 +130,22 @@ pub fn shared_window<'w, T: Equivalence>(
         r => r.map(Some),
     }
 }
+
+/// The world of the ranks giving `color` (`World::split`), or `None` where the world's
+/// backend has no sub-worlds: a backend plugged in from outside (the recording one)
+/// refuses with RMA_FLAVOR on every rank, checked here, with a barrier after it.
+/// rma's own backends must split (`Ok(None)` then means only a rank left out).
+pub fn sub_world(world: &World, color: Option<u32>, key: i32) -> Result<Option<World>> {
+    match world.split(color, key) {
+        Err(e) if !world.backend().builtin() => {
+            assert_eq!(
+                e.class(),
+                ErrorClass::RmaFlavor,
+                "a plugged-in backend's refusal: {e}"
+            );
+            world.barrier()?;
+            Ok(None)
+        }
+        r => r,
+    }
+}

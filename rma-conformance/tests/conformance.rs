@@ -98,6 +98,8 @@ const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[
         "own_every_op_and_type_fetched_in_order",
         MAX_UNSIGNED,
     ),
+    ("openmpi", "own_worlds_overlapping", RDMA_COMMS),
+    ("openmpi_single", "own_worlds_overlapping", RDMA_COMMS),
     ("openmpi", "cas_type_check", RDMA_CAS64),
     ("openmpi", "linked_list_fop", RDMA_CAS64),
     ("openmpi", "own_compare_and_swap_every_type", RDMA_CAS64),
@@ -126,6 +128,8 @@ const MAX_UNSIGNED: &str = "MPICH 4.0 compares unsigned integers as signed in MA
 const RDMA_CAS64: &str =
     "Open MPI 4 osc/rdma crashes the target on 8-byte compare_and_swap (ompi#11349)";
 const UCX_CAS: &str = "Open MPI 4 osc/ucx gets 1- and 2-byte compare_and_swap wrong";
+const RDMA_COMMS: &str =
+    "Open MPI 4 osc/rdma mixes up windows of different communicators (refused: RMA_FLAVOR)";
 
 /// Why the shared-window cases cannot run in `openmpi_noshm`: Open MPI serves
 /// MPI_Win_allocate_shared with osc/sm alone, which that configuration leaves out (it

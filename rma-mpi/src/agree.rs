@@ -80,9 +80,7 @@ impl Entry {
         match self {
             Entry::Free { dropped: true, .. }
             | Entry::Finalize { dropped: true }
-            | Entry::Leave { dropped: true } => {
-                self.code() | DROPPED
-            }
+            | Entry::Leave { dropped: true } => self.code() | DROPPED,
             _ => self.code(),
         }
     }

@@ -5,6 +5,7 @@
 //! | defect | where | handling |
 //! |---|---|---|
 //! | 8-byte MPI_Compare_and_swap segfaults the target | Open MPI 4, osc/rdma | refused (RMA_FLAVOR) |
+//! | windows on different communicators get each other's accumulates | Open MPI 4, osc/rdma | a window on a second communicator refused (RMA_FLAVOR) while windows of another live |
 //! | SUM on MPI_C_FLOAT_COMPLEX gives garbage (accumulate, get_accumulate, fetch_and_op) | Open MPI 4, osc/rdma, MPI_Win_create windows | refused (RMA_FLAVOR) |
 //! | counts > 1 of DOUBLE_INT, LONG_INT, SHORT_INT handled as packed `count x size` bytes: last elements dropped, results misplaced, heap corrupted | Open MPI 4, osc/rdma, MPI_Win_create windows | one element per MPI call |
 //! | MPI_Fetch_and_op wrong for every type but 32/64-bit integers | Open MPI 4, osc/ucx | MPI_Rget_accumulate of one element instead |
@@ -66,6 +67,12 @@ impl Guards {
 
     /// Whether 8-byte compare_and_swap is refused.
     pub(crate) fn cas64_blocked(&self) -> bool {
+        self.refuse && self.rdma
+    }
+
+    /// Whether a window on a second communicator is refused while windows of
+    /// another live (osc/rdma mixes them up).
+    pub(crate) fn rdma_comms_blocked(&self) -> bool {
         self.refuse && self.rdma
     }
 

@@ -765,6 +765,7 @@ impl<'a> MpiWindow<'a> {
             self.pending.leak();
             self.world.check(rc, Call::new("MPI_Win_free"))?;
         }
+        self.world.window_freed();
         self.pending.closed(None);
         closed?;
         Ok(self.owned.take())

@@ -77,6 +77,11 @@ static SUB_WORLDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsi
 /// sub-world to go finalizes MPI.
 static FINALIZE_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The communicators this process has live MPI windows on, with their counts: Open MPI
+/// 4's osc/rdma mixes up windows of different communicators (defects.rs), so where it
+/// may be in use a window on a second communicator is refused while one lives.
+static WINDOW_COMMS: Mutex<Vec<(Handle, usize)>> = Mutex::new(Vec::new());
+
 fn lifecycle() -> MutexGuard<'static, Lifecycle> {
     LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -542,7 +547,7 @@ impl World {
             if ON_INIT_THREAD.with(Cell::get) {
                 self.finalize_now()?;
             } else {
-eprintln!(
+                eprintln!(
                     "rma-mpi: rank {}: the last split world dropped on a thread other than \
                      the one that initialized MPI, after its world was shut down: \
                      MPI_Finalize is not called (MPI wants it on the initializing thread)",
@@ -725,9 +730,48 @@ eprintln!(
         // would disagree on every later window's)
         self.check_thread()?;
         let _one = self.collective();
+        // every rank of this world sees the same windows on other communicators when
+        // the program makes windows in the same order: the refusal is collective
+        let comms = WINDOW_COMMS.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.guards.rdma_comms_blocked() {
+            if let Some(&(_, n)) = comms.iter().find(|&&(c, n)| c != self.comm && n > 0) {
+                return Err(Error::Flavor {
+                    reason: format!(
+                        "Open MPI 4's osc/rdma mixes up windows of different communicators \
+                         (accumulates to one land in another; reproduced in C, rma-mpi's \
+                         README), and {n} window(s) of another world of this process are \
+                         live; free them first, run with `--mca osc sm` (one node) or \
+                         `--mca osc ucx`, or set {}=1 if this library is fixed",
+                        crate::defects::ENV_NO_GUARDS
+                    ),
+                });
+            }
+        }
+        // not held across the collective (a thread creating a window of another world
+        // must not wait for it)
+        drop(comms);
         let number = self.windows.fetch_add(1, Ordering::Relaxed);
         self.agree(Entry::Create(number))?;
-        Ok((number, self.mpi(create)))
+        let rc = self.mpi(create);
+        if rc == 0 {
+            let mut comms = WINDOW_COMMS.lock().unwrap_or_else(PoisonError::into_inner);
+            match comms.iter_mut().find(|(c, _)| *c == self.comm) {
+                Some((_, n)) => *n += 1,
+                None => comms.push((self.comm, 1)),
+            }
+        }
+        Ok((number, rc))
+    }
+
+    /// One MPI window of this world was freed ([`World::create_window`]'s count).
+    pub(crate) fn window_freed(&self) {
+        let mut comms = WINDOW_COMMS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = comms.iter().position(|&(c, _)| c == self.comm) {
+            comms[i].1 -= 1;
+            if comms[i].1 == 0 {
+                comms.swap_remove(i);
+            }
+        }
     }
 
     /// `Err` (class PROC_FAILED, naming a rank that entered another collective) once

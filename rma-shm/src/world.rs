@@ -504,7 +504,11 @@ impl Control {
             // alive here: in a sub-world, also alive in the world it came from
             let p = self.parent.as_ref()?;
             let (severity, order, why) = p.ctl.fault_of(*p.ranks.get(r)?, mode)?;
-            Some((severity, order, format!("{why} (seen in the world this one was split from)")))
+            Some((
+                severity,
+                order,
+                format!("{why} (seen in the world this one was split from)"),
+            ))
         }
     }
 
@@ -816,7 +820,9 @@ impl World {
         let mut parsed = Vec::with_capacity(all.len());
         for (r, b) in all.iter().enumerate() {
             if b.len() != 9 {
-                return Err(self.ctl.corrupt(format!("rank {r}'s split record has {} bytes", b.len())));
+                return Err(self
+                    .ctl
+                    .corrupt(format!("rank {r}'s split record has {} bytes", b.len())));
             }
             let c = u32::from_ne_bytes(b[1..5].try_into().unwrap_or_default());
             let k = i32::from_ne_bytes(b[5..9].try_into().unwrap_or_default());
@@ -861,8 +867,7 @@ impl World {
                     }),
                     _ => Err(Error::ProcFailed {
                         rank: Rank::new(first as u32),
-                        reason: "it could not make the control segment of the split world"
-                            .into(),
+                        reason: "it could not make the control segment of the split world".into(),
                     }),
                 },
             };

@@ -47,6 +47,7 @@ mod win_sync_lock_pt;
 mod win_sync_nested;
 mod win_sync_op;
 mod win_sync_unlock;
+mod wintest;
 mod wrma_flush_get;
 
 use crate::Case;
@@ -61,6 +62,7 @@ pub fn cases() -> Vec<Case> {
         c("win_shared_noncontig_put", 4, win_shared::run_noncontig_put),
         c("win_shared_zerobyte", 3, win_shared::run_zerobyte),
         c("win_info", 2, win_info::run),
+        c("wintest", 3, wintest::run),
         c("win_flavors", 3, win_info::run_flavors),
         c("test1", 2, test1::run),
         c("transpose5", 2, transpose5::run),

@@ -11,6 +11,7 @@ mod passive;
 mod shared;
 mod soak;
 mod windows;
+mod worlds;
 
 use crate::Case;
 
@@ -18,6 +19,9 @@ use crate::Case;
 pub fn cases() -> Vec<Case> {
     let c = |name, ranks, body| Case { name, ranks, body };
     vec![
+        c("own_worlds_overlapping", 4, worlds::overlapping),
+        c("own_worlds_independent", 4, worlds::independent),
+        c("own_worlds_misuse", 2, worlds::misuse),
         c("own_shared_every_call", 3, shared::every_call),
         c(
             "own_shared_views_concurrently",
