@@ -237,6 +237,22 @@ impl Backend for AnyWorld {
         })
     }
 
+    fn create_dynamic(
+        &self,
+        capacity: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<AnyWindow<'_>> {
+        let parsed = &self.choose(parsed, Flavor::Dynamic)?;
+        Ok(match self {
+            AnyWorld::Shm(w) => AnyWindow::Shm(w.create_dynamic(capacity, info, parsed)?),
+            AnyWorld::Mpi(w) => {
+                AnyWindow::Mpi(Box::new(w.create_dynamic(capacity, info, parsed)?))
+            }
+            AnyWorld::Dyn(w) => AnyWindow::Dyn(w.create_dynamic_dyn(capacity, info, parsed)?),
+        })
+    }
+
     fn create<'w>(
         &'w self,
         buf: &'w mut [u8],
@@ -392,6 +408,16 @@ impl Memory for AnyWindow<'_> {
     }
     fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
         window!(self, w => w.shared_segment(rank))
+    }
+    fn attach(&self, data: &[u8]) -> Result<usize> {
+        window!(self, w => w.attach(data))
+    }
+    fn detach(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        window!(self, w => w.detach(offset, out))
+    }
+    #[inline]
+    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
+        window!(self, w => w.attached(rank, start, end))
     }
 }
 

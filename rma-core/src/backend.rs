@@ -34,6 +34,9 @@ pub enum Flavor {
     /// Memory allocated for it that every rank also reaches by load and store
     /// (MPI_Win_allocate_shared).
     Shared,
+    /// No memory at creation; each rank attaches and detaches regions later
+    /// (MPI_Win_create_dynamic).
+    Dynamic,
 }
 
 impl std::fmt::Display for Flavor {
@@ -42,6 +45,7 @@ impl std::fmt::Display for Flavor {
             Flavor::Allocate => "allocate",
             Flavor::Create => "create",
             Flavor::Shared => "shared",
+            Flavor::Dynamic => "dynamic",
         })
     }
 }
@@ -206,6 +210,38 @@ pub trait Memory {
         let _ = rank;
         None
     }
+
+    /// Attaches a region of `data.len()` bytes, holding a copy of `data`, to this
+    /// rank's part of a dynamic window (MPI_Win_attach); returns its byte offset in
+    /// that part, which [`Shape::addr`] turns into the address other ranks target. The
+    /// region is published only once its bytes are in place. Errors: class
+    /// RMA_ATTACH where no room or table slot is left; RMA_FLAVOR for a window that is
+    /// not dynamic (the default).
+    fn attach(&self, data: &[u8]) -> Result<usize> {
+        let _ = data;
+        Err(crate::Error::Flavor {
+            reason: "attach needs a dynamic window (Window::create_dynamic)".into(),
+        })
+    }
+
+    /// Detaches the region that starts at byte `offset` of this rank's part
+    /// (MPI_Win_detach), after copying its bytes into `out` (as long as the region).
+    /// Errors: RMA_ATTACH for an offset where no region starts or an `out` of another
+    /// length; RMA_FLAVOR as for [`Memory::attach`].
+    fn detach(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        let _ = (offset, out);
+        Err(crate::Error::Flavor {
+            reason: "detach needs a dynamic window (Window::create_dynamic)".into(),
+        })
+    }
+
+    /// Whether bytes `[start, end)` of `rank`'s part lie inside one region `rank` has
+    /// attached (dynamic windows); true for every range inside a window of another
+    /// flavor. Racing an attach or detach of that region, the answer may be either.
+    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
+        let _ = (rank, start, end);
+        true
+    }
 }
 
 /// The synchronization primitives `rma-win` builds every epoch from.
@@ -350,7 +386,29 @@ pub trait Backend: Services {
                 .into(),
         })
     }
+
+    /// Collectively creates a dynamic window (MPI_Win_create_dynamic): no memory yet;
+    /// each rank attaches regions later ([`Memory::attach`]), up to `capacity` bytes at
+    /// once. Its shapes report `capacity` as each rank's length, displacement unit 1,
+    /// and in `addr` the address that byte offset 0 of the rank's part has as a target
+    /// displacement (targets are addressed by address, as MPI_Get_address gives it).
+    /// The default refuses with class RMA_FLAVOR.
+    fn create_dynamic(
+        &self,
+        capacity: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Self::Window<'_>> {
+        let _ = (capacity, info, parsed);
+        Err(crate::Error::Flavor {
+            reason: "this backend has no dynamic windows; use allocate instead".into(),
+        })
+    }
 }
+
+/// The default capacity of each rank's part of a dynamic window: the bytes its
+/// attached regions may hold at once (`rma_dynamic_bytes` info key).
+pub const DYNAMIC_BYTES: usize = 1 << 20;
 
 /// Where rank `rank`'s part starts in a contiguous shared window whose ranks have the
 /// lengths `lens` ([`Backend::allocate_shared`]'s layout): the sum of the earlier
@@ -382,6 +440,14 @@ pub trait DynBackend: Services {
         parsed: &WinInfo,
     ) -> Result<Box<dyn BackendWindow + 'w>>;
 
+    /// [`Backend::create_dynamic`], boxed.
+    fn create_dynamic_dyn(
+        &self,
+        capacity: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + '_>>;
+
     /// [`Backend::allocate_shared`], boxed.
     fn allocate_shared_dyn(
         &self,
@@ -394,6 +460,15 @@ pub trait DynBackend: Services {
 }
 
 impl<B: Backend> DynBackend for B {
+    fn create_dynamic_dyn(
+        &self,
+        capacity: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Box<dyn BackendWindow + '_>> {
+        Ok(Box::new(self.create_dynamic(capacity, info, parsed)?))
+    }
+
     fn allocate_shared_dyn(
         &self,
         len: usize,

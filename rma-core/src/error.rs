@@ -32,6 +32,9 @@ pub enum ErrorClass {
     /// MPI_ERR_RMA_SHARED: memory that cannot be shared by load and store (a shared
     /// window over ranks on more than one node).
     RmaShared,
+    /// MPI_ERR_RMA_ATTACH: memory that cannot be attached to (or detached from) a
+    /// dynamic window.
+    RmaAttach,
     /// MPI_ERR_ASSERT: an assertion flag not valid for the call.
     Assert,
     /// MPI_ERR_INFO_VALUE / MPI_ERR_INFO_KEY: a bad info value.
@@ -65,6 +68,7 @@ impl ErrorClass {
             ErrorClass::RmaFlavor => "MPI_ERR_RMA_FLAVOR",
             ErrorClass::RmaConflict => "MPI_ERR_RMA_CONFLICT",
             ErrorClass::RmaShared => "MPI_ERR_RMA_SHARED",
+            ErrorClass::RmaAttach => "MPI_ERR_RMA_ATTACH",
             ErrorClass::Assert => "MPI_ERR_ASSERT",
             ErrorClass::Info => "MPI_ERR_INFO_VALUE",
             ErrorClass::Arg => "MPI_ERR_ARG",
@@ -244,6 +248,23 @@ pub enum Error {
         /// The window's size in bytes.
         window_len: usize,
     },
+    /// Target bytes of a dynamic window that lie outside every region the target
+    /// attached.
+    #[error("target bytes [{start:#x}, {end:#x}) (addresses) of {rank}'s dynamic window are not inside one region it attached; use the address a region's owner got from attach (Region::disp) and stay inside the region")]
+    NotAttached {
+        /// The target rank.
+        rank: Rank,
+        /// First byte's address.
+        start: i128,
+        /// One past the last byte.
+        end: i128,
+    },
+    /// Memory that cannot be attached to, or detached from, a dynamic window.
+    #[error("{reason}")]
+    Attach {
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// A call in the wrong epoch state.
     #[error("{call}: {reason}")]
     Sync {
@@ -382,7 +403,8 @@ impl Error {
             | OverlappingTarget { .. }
             | TypeNotAllowed { .. } => ErrorClass::Type,
             OpNotForType { .. } | OpNotForCall { .. } => ErrorClass::Op,
-            OutOfWindow { .. } => ErrorClass::RmaRange,
+            OutOfWindow { .. } | NotAttached { .. } => ErrorClass::RmaRange,
+            Attach { .. } => ErrorClass::RmaAttach,
             Sync { .. } => ErrorClass::RmaSync,
             Flavor { .. } => ErrorClass::RmaFlavor,
             Conflict { .. } => ErrorClass::RmaConflict,

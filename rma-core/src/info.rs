@@ -192,6 +192,7 @@ impl AccOps {
 /// | `same_size` | `true`, `false` | `false` |
 /// | `same_disp_unit` | `true`, `false` | `false` |
 /// | `alloc_shared_noncontig` | `true`, `false` | `false` |
+/// | `rma_dynamic_bytes` | bytes, 1 to 2^31 (rma's own key): what each rank's attached regions of a dynamic window may hold at once | 1048576 |
 /// | `rma_transport` | a transport name (rma's own key): used, or the window's creation fails with RMA_FLAVOR | unset: the environment's choice, else the launch mode's default |
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WinInfo {
@@ -211,6 +212,9 @@ pub struct WinInfo {
     pub same_disp_unit: bool,
     /// `alloc_shared_noncontig`: ranks' memory need not be contiguous.
     pub alloc_shared_noncontig: bool,
+    /// `rma_dynamic_bytes` (rma's own key): the bytes each rank's regions of a dynamic
+    /// window may hold at once.
+    pub dynamic_bytes: usize,
     /// `rma_transport`: the transport this window must use, if named (rma-win refuses
     /// a creation whose named transport cannot serve the window, with RMA_FLAVOR).
     pub transport: Option<String>,
@@ -226,6 +230,7 @@ impl Default for WinInfo {
             same_size: false,
             same_disp_unit: false,
             alloc_shared_noncontig: false,
+            dynamic_bytes: crate::DYNAMIC_BYTES,
             transport: None,
         }
     }
@@ -234,6 +239,8 @@ impl Default for WinInfo {
 impl WinInfo {
     /// The info key naming a window's transport.
     pub const TRANSPORT_KEY: &'static str = "rma_transport";
+    /// The info key sizing each rank's part of a dynamic window.
+    pub const DYNAMIC_KEY: &'static str = "rma_dynamic_bytes";
 
     /// Parses the keys rma knows; other keys are ignored. A bad value of a known key is
     /// an error of class INFO.
@@ -255,6 +262,18 @@ impl WinInfo {
                 "same_size" => out.same_size = parse_bool(key, value)?,
                 "same_disp_unit" => out.same_disp_unit = parse_bool(key, value)?,
                 "alloc_shared_noncontig" => out.alloc_shared_noncontig = parse_bool(key, value)?,
+                Self::DYNAMIC_KEY => {
+                    out.dynamic_bytes = value
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|&b: &usize| (1..=1 << 31).contains(&b))
+                        .ok_or_else(|| Error::InvalidInfo {
+                            key: key.into(),
+                            value: value.into(),
+                            reason: "expected a number of bytes from 1 to 2^31".into(),
+                        })?
+                }
                 Self::TRANSPORT_KEY => {
                     let name = value.trim();
                     if name.is_empty() {
@@ -285,7 +304,8 @@ impl WinInfo {
             .with("no_locks", b(self.no_locks))
             .with("same_size", b(self.same_size))
             .with("same_disp_unit", b(self.same_disp_unit))
-            .with("alloc_shared_noncontig", b(self.alloc_shared_noncontig));
+            .with("alloc_shared_noncontig", b(self.alloc_shared_noncontig))
+            .with(Self::DYNAMIC_KEY, &self.dynamic_bytes.to_string());
         if let Some(t) = &self.transport {
             info.set(Self::TRANSPORT_KEY, t);
         }

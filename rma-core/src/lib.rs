@@ -50,7 +50,7 @@ pub mod rng;
 
 pub use assert::{Assert, LockType};
 pub use backend::{
-    reached, shared_offset, Backend, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode, Memory,
+    reached, shared_offset, Backend, DYNAMIC_BYTES, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode, Memory,
     RawSegment, Services, Shape,
 };
 pub use basic::{BasicType, TypeClass};

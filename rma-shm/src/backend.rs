@@ -212,6 +212,22 @@ impl Backend for World {
         self.window(kind, mem, None)
     }
 
+    /// Each rank's part is a segment of the window (a region table, then `capacity`
+    /// bytes that attach hands out), on either transport.
+    fn create_dynamic(
+        &self,
+        capacity: usize,
+        _info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<ShmWindow<'_>> {
+        let kind = self.transport_for(parsed, Flavor::Dynamic)?;
+        let opts = MemoryOptions {
+            queues: kind == Kind::Queued,
+        };
+        let mem = WindowMemory::create_dynamic(self, capacity, opts)?;
+        self.window(kind, mem, None)
+    }
+
     /// Every rank of an rma-shm world reaches every segment (threads share the
     /// process; processes map the same /dev/shm segments), so every world can have
     /// shared windows, on either transport.
@@ -280,6 +296,28 @@ impl rma_core::Memory for ShmWindow<'_> {
         // the window is unified: a full fence orders this rank's loads and stores
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         Ok(())
+    }
+    fn attach(&self, data: &[u8]) -> Result<usize> {
+        self.check_live()?;
+        if self.mem.flavor() != Flavor::Dynamic {
+            return Err(Error::Flavor {
+                reason: "attach needs a dynamic window (Window::create_dynamic)".into(),
+            });
+        }
+        self.mem.attach(data)
+    }
+    fn detach(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        self.check_live()?;
+        if self.mem.flavor() != Flavor::Dynamic {
+            return Err(Error::Flavor {
+                reason: "detach needs a dynamic window (Window::create_dynamic)".into(),
+            });
+        }
+        self.mem.detach(offset, out)
+    }
+    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
+        self.mem.flavor() != Flavor::Dynamic
+            || (rank < self.mem.ranks() && self.mem.attached(rank, start, end))
     }
     fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
         if self.mem.flavor() != Flavor::Shared

@@ -71,6 +71,8 @@ elements! {
 pub struct TargetHandle<'e, 'w> {
     win: &'e Window<'w>,
     rank: Rank,
+    /// The target's index (`rank`, checked).
+    index: usize,
     shape: Shape,
     exclusive: bool,
     /// An active-target epoch (fence, start): calls are recorded as pending for the
@@ -96,6 +98,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         Ok(TargetHandle {
             win,
             rank,
+            index: t,
             shape: win.shapes[t],
             exclusive: win.exclusive_on(t),
             active,
@@ -129,13 +132,17 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         atomic: Option<BasicType>,
     ) -> Result<usize> {
         let unit = self.shape.disp_unit;
-        let d = usize::try_from(disp).map_err(|_| Error::NegativeDisp { disp })?;
-        let off = d.checked_mul(unit).ok_or_else(|| Error::DispOverflow {
-            disp,
-            disp_unit: unit,
-        })?;
+        let off = if self.win.dynamic {
+            self.win.byte_offset(self.index, disp)?
+        } else {
+            let d = usize::try_from(disp).map_err(|_| Error::NegativeDisp { disp })?;
+            d.checked_mul(unit).ok_or_else(|| Error::DispOverflow {
+                disp,
+                disp_unit: unit,
+            })?
+        };
         match off.checked_add(bytes) {
-            Some(end) if end <= self.shape.len => {}
+            Some(end) if end <= self.shape.len => self.win.check_attached(self.index, off, end)?,
             _ => {
                 return Err(Error::OutOfWindow {
                     rank: self.rank,

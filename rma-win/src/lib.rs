@@ -181,6 +181,7 @@
 #![deny(unsafe_code)]
 
 mod buffers;
+mod dynamic;
 mod guard;
 mod handle;
 mod request;
@@ -190,6 +191,7 @@ mod window;
 mod world;
 
 pub use buffers::{Buffer, BufferMut, Target};
+pub use dynamic::Region;
 pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};
 pub use handle::{AtomicElement, BatchedAdd, CasElement, Integer, Numeric, TargetHandle};
 pub use request::Request;

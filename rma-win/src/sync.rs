@@ -916,6 +916,19 @@ impl Window<'_> {
         self.win.sync()
     }
 
+    /// Why a detach now could leave calls pending to the region (its exposure epoch is
+    /// open, or this rank's own calls of a fence epoch are not yet complete), if so.
+    pub(crate) fn detach_blocked(&self) -> Option<&'static str> {
+        let st = self.epochs.borrow();
+        if st.post.is_some() {
+            Some("this rank's exposure epoch (post) is open: calls to the region may be pending until wait")
+        } else if st.fence && st.pending {
+            Some("calls of this fence epoch are pending until the next fence")
+        } else {
+            None
+        }
+    }
+
     // ---- active target with groups ---------------------------------------------------
 
     /// Exposes this rank's window to the origins in `group` (MPI_Win_post); returns

@@ -335,6 +335,7 @@ impl<'w> Window<'w> {
                 window_len: len,
             });
         }
+        self.check_attached(t, offset, offset + basic.size())?;
         let align = atomic_align(basic);
         if !self.aligned_at(t, offset, align) {
             return Err(Error::Misaligned {

@@ -16,8 +16,17 @@ impl<'w> Window<'w> {
         }
     }
 
-    /// The byte offset of `disp` in `target`'s window.
+    /// The byte offset of `disp` in `target`'s window (for a dynamic window, `disp` is
+    /// an address in the target's part, where its `Shape::addr` is offset 0).
     pub(crate) fn byte_offset(&self, target: usize, disp: Disp) -> Result<usize> {
+        if self.dynamic {
+            let base = self.shapes[target].addr as i128;
+            return usize::try_from(disp as i128 - base).map_err(|_| Error::NotAttached {
+                rank: rank_of(target),
+                start: disp as i128,
+                end: disp as i128,
+            });
+        }
         if disp < 0 {
             return Err(Error::NegativeDisp { disp });
         }
@@ -58,6 +67,11 @@ impl<'w> Window<'w> {
                 });
             }
         }
+        if let (true, Some((lo, hi))) = (self.dynamic, layout.span()) {
+            // inside the part (checked above): now inside one attached region
+            let (start, end) = ((base as isize + lo) as usize, (base as isize + hi) as usize);
+            self.check_attached(t, start, end)?;
+        }
         if let Some((call, basic)) = atomic {
             let align = atomic_align(basic);
             let mut bad = None;
@@ -88,6 +102,21 @@ impl<'w> Window<'w> {
             }
         }
         Ok((base, layout))
+    }
+
+    /// For a dynamic window, `Err` (class RMA_RANGE) unless bytes `[start, end)` of
+    /// `t`'s part lie inside one region `t` attached.
+    #[inline]
+    pub(crate) fn check_attached(&self, t: usize, start: usize, end: usize) -> Result<()> {
+        if !self.dynamic || self.win.attached(t, start, end) {
+            return Ok(());
+        }
+        let base = self.shapes[t].addr as i128;
+        Err(Error::NotAttached {
+            rank: rank_of(t),
+            start: base + start as i128,
+            end: base + end as i128,
+        })
     }
 
     /// Checks shared by every call with a local buffer, in order: alive, rank, epoch,
@@ -124,6 +153,9 @@ impl<'w> Window<'w> {
         bytes: usize,
         align: usize,
     ) -> Option<(usize, usize)> {
+        if self.dynamic {
+            return None; // every call's range is checked against the regions
+        }
         let t = self.fast_target(rank)?;
         let base = usize::try_from(disp)
             .ok()?

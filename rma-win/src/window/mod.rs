@@ -57,6 +57,9 @@ pub struct Window<'w> {
     /// Every rank's window shape, fixed at creation.
     pub(crate) shapes: Box<[Shape]>,
     pub(crate) info: WinInfo,
+    /// A dynamic window (MPI_Win_create_dynamic): displacements are addresses, and
+    /// every target range must lie in a region its target attached.
+    pub(crate) dynamic: bool,
     pub(crate) epochs: RefCell<Epochs>,
     /// Per target, what the calls' fast path needs from `epochs` (sync.rs `HELD`,
     /// `EXCLUSIVE`), kept in step by every lock and unlock.
@@ -324,7 +327,7 @@ impl<'w> Window<'w> {
     /// The window over the backend's `win`. A backend whose shapes do not cover the
     /// world's ranks (one from outside rma, with a bug) is refused with class INTERN
     /// instead of panicking on a later index.
-    fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Result<Window<'w>> {
+    pub(crate) fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Result<Window<'w>> {
         let shapes = win.shapes().into_boxed_slice();
         let (rank, ranks) = (world.rank(), world.size());
         if shapes.len() != ranks || rank >= ranks {
@@ -347,7 +350,9 @@ impl<'w> Window<'w> {
             });
         }
         info.transport = Some(win.name().to_owned());
+        let dynamic = win.flavor() == Flavor::Dynamic;
         Ok(Window {
+            dynamic,
             world,
             rank,
             ranks,
