@@ -246,9 +246,7 @@ impl Backend for AnyWorld {
         let parsed = &self.choose(parsed, Flavor::Dynamic)?;
         Ok(match self {
             AnyWorld::Shm(w) => AnyWindow::Shm(w.create_dynamic(capacity, info, parsed)?),
-            AnyWorld::Mpi(w) => {
-                AnyWindow::Mpi(Box::new(w.create_dynamic(capacity, info, parsed)?))
-            }
+            AnyWorld::Mpi(w) => AnyWindow::Mpi(Box::new(w.create_dynamic(capacity, info, parsed)?)),
             AnyWorld::Dyn(w) => AnyWindow::Dyn(w.create_dynamic_dyn(capacity, info, parsed)?),
         })
     }

@@ -149,3 +149,21 @@ pub fn sub_world(world: &World, color: Option<u32>, key: i32) -> Result<Option<W
         r => r,
     }
 }
+
+/// A dynamic window (`Window::create_dynamic`), or `None` where the world's backend has
+/// none: a backend plugged in from outside (the recording one) refuses with
+/// RMA_FLAVOR on every rank, checked here, with a barrier after it.
+pub fn dynamic_window<'w>(world: &'w World, info: &Info) -> Result<Option<Window<'w>>> {
+    match Window::create_dynamic(world, info) {
+        Err(e) if !world.backend().builtin() => {
+            assert_eq!(
+                e.class(),
+                ErrorClass::RmaFlavor,
+                "a plugged-in backend's refusal: {e}"
+            );
+            world.barrier()?;
+            Ok(None)
+        }
+        r => r.map(Some),
+    }
+}

@@ -43,6 +43,7 @@ mod info;
 mod limits;
 mod op;
 mod rank;
+mod regions;
 mod transport;
 pub mod wait;
 
@@ -50,8 +51,8 @@ pub mod rng;
 
 pub use assert::{Assert, LockType};
 pub use backend::{
-    reached, shared_offset, Backend, DYNAMIC_BYTES, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode, Memory,
-    RawSegment, Services, Shape,
+    reached, shared_offset, Backend, BackendWindow, DynBackend, Epochs, Flavor, LaunchMode, Memory,
+    RawSegment, Services, Shape, DYNAMIC_BYTES,
 };
 pub use basic::{BasicType, TypeClass};
 pub use error::{Error, ErrorClass, Result};
@@ -59,6 +60,7 @@ pub use info::{AccOps, AccOrdering, Info, WinInfo};
 pub use limits::{stall_limit, ENV_STALL_MS};
 pub use op::{Op, RmaCall};
 pub use rank::{Count, Disp, Rank};
+pub use regions::{region_covers, region_word, Regions, REGIONS};
 pub use transport::{
     bits_from_bytes, bytes_from_bits, Access, Contiguous, Layout, Run, Strided, Transport,
 };

@@ -402,6 +402,33 @@ int rma_mpi_win_allocate_shared(intptr_t comm, int64_t size, int disp_unit, int 
     return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
 }
 
+int rma_mpi_win_create_dynamic(intptr_t comm, int ninfo, const char *const *keys,
+                                const char *const *vals, intptr_t *win) {
+    MPI_Info info;
+    MPI_Win w;
+    int rc = make_info(ninfo, keys, vals, &info);
+    if (rc) return rc;
+    rc = MPI_Win_create_dynamic(info, COMM(comm), &w);
+    drop_info(&info);
+    if (rc) return rc;
+    *win = H(w);
+    return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+}
+
+int rma_mpi_win_attach(intptr_t win, void *base, int64_t size) {
+    return MPI_Win_attach(WIN(win), base, (MPI_Aint)size);
+}
+
+int rma_mpi_win_detach(intptr_t win, void *base) { return MPI_Win_detach(WIN(win), base); }
+
+/* MPI_Get_address: the displacement that reaches `p` in a dynamic window. */
+int rma_mpi_get_address(const void *p, int64_t *addr) {
+    MPI_Aint a = 0;
+    int rc = MPI_Get_address(p, &a);
+    *addr = (int64_t)a;
+    return rc;
+}
+
 int rma_mpi_win_shared_query(intptr_t win, int rank, int64_t *size, int *disp_unit,
                              void **base) {
     MPI_Aint s = 0;

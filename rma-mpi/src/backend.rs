@@ -31,8 +31,8 @@
 use crate::transport::Trusted;
 use crate::{MpiTarget, MpiWindow, Target, World};
 use rma_core::{
-    reached, Assert, Backend, BasicType, Disp, Epochs, Error, Flavor, Info, LaunchMode, Op, Rank,
-    Result, Services, Shape, WinInfo,
+    reached, region_covers, region_word, Assert, Backend, BasicType, Disp, Epochs, Error, Flavor,
+    Info, LaunchMode, Op, Rank, Regions, Result, Services, Shape, WinInfo, REGIONS,
 };
 use rma_ops::Shadow;
 use std::sync::atomic::AtomicU32;
@@ -101,6 +101,19 @@ impl Backend for World {
         EpochWindow::new(self, None, data, disp_unit)
     }
 
+    /// MPI_Win_create_dynamic over an arena of `capacity` bytes per rank; each rank's
+    /// region table lives in the control window, where origins read it before a call.
+    fn create_dynamic(
+        &self,
+        capacity: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<EpochWindow<'_>> {
+        check_transport(parsed)?;
+        let data = MpiWindow::create_dynamic(self, capacity, info)?;
+        EpochWindow::new(self, None, data, 1)
+    }
+
     /// MPI_Win_allocate_shared; class RMA_SHARED where the world spans several nodes
     /// ([`MpiWindow::allocate_shared`]).
     fn allocate_shared(
@@ -157,6 +170,69 @@ impl rma_core::Memory for EpochWindow<'_> {
     }
     fn sync(&self) -> Result<()> {
         self.data().sync()
+    }
+    fn attach(&self, data: &[u8]) -> Result<usize> {
+        if self.data().flavor() != Flavor::Dynamic {
+            return Err(Error::Flavor {
+                reason: "attach needs a dynamic window (Window::create_dynamic)".into(),
+            });
+        }
+        let mut regions = self
+            .regions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (slot, at) = regions.place(data.len(), self.data().local_len())?;
+        self.data().write_local(at, data)?;
+        self.data().attach_region(at, data.len())?;
+        // published only once attached: origins read the table before each call
+        self.ctl.write_local(
+            4 * self.table + 8 * slot,
+            &region_word(at, data.len()).to_ne_bytes(),
+        )?;
+        self.ctl.sync()?;
+        regions.insert(slot, at, data.len());
+        Ok(at)
+    }
+    fn detach(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        if self.data().flavor() != Flavor::Dynamic {
+            return Err(Error::Flavor {
+                reason: "detach needs a dynamic window (Window::create_dynamic)".into(),
+            });
+        }
+        let mut regions = self
+            .regions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let slot = regions.remove(offset, out.len())?;
+        // unpublished first: origins that read the table from now on refuse the region
+        self.ctl
+            .write_local(4 * self.table + 8 * slot, &0u64.to_ne_bytes())?;
+        self.ctl.sync()?;
+        self.data().detach_region(offset)?;
+        rma_core::Memory::read_local(self, offset, out)
+    }
+    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
+        if self.data().flavor() != Flavor::Dynamic {
+            return true;
+        }
+        let mut table = [0u8; 8 * REGIONS];
+        let read = if rank == self.me {
+            self.ctl.read_local(4 * self.table, &mut table)
+        } else {
+            // one get of the target's table, complete when it returns
+            self.ctl.get(
+                &mut table,
+                Target::contiguous(Rank::new(rank as u32), self.table as Disp),
+            )
+        };
+        read.is_ok()
+            && table.chunks_exact(8).any(|w| {
+                region_covers(
+                    u64::from_ne_bytes(w.try_into().unwrap_or_default()),
+                    start,
+                    end,
+                )
+            })
     }
     fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
         let shape = self.shapes.get(rank)?;
@@ -283,6 +359,10 @@ pub struct EpochWindow<'w> {
     /// The data window; `None` only while dropping (it is freed first).
     window: Option<MpiWindow<'w>>,
     ctl: MpiWindow<'w>,
+    /// A dynamic window's regions on this rank (their table is in `ctl`, from word
+    /// `table`: [`REGIONS`] u64 entries).
+    regions: std::sync::Mutex<Regions>,
+    table: usize,
     world: &'w World,
     me: usize,
     ranks: usize,
@@ -302,6 +382,18 @@ impl Drop for EpochWindow<'_> {
         // copy: it stays leaked (`Shadow`'s drop) and the buffer keeps its old contents.
         // While panicking the MPI window leaks itself and reports no error: the same.
         let explicit = self.freed.load(std::sync::atomic::Ordering::Relaxed);
+        // MPI frees a dynamic window's attached regions with it, but Open MPI 4's
+        // osc/ucx segfaults in MPI_Win_free when any are left: detach them first
+        if let (Some(w), false) = (&self.window, std::thread::panicking()) {
+            let left = self
+                .regions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .drain();
+            for offset in left {
+                let _ = w.detach_region(offset);
+            }
+        }
         let freed = match self.window.take() {
             Some(w) if !std::thread::panicking() => {
                 if explicit { w.free() } else { w.free_on_drop() }.is_ok()
@@ -345,7 +437,13 @@ impl<'w> EpochWindow<'w> {
         disp_unit: usize,
     ) -> Result<EpochWindow<'w>> {
         let ranks = world.size();
-        let words = HEAD_WORDS + 2 * ranks;
+        let table = HEAD_WORDS + 2 * ranks;
+        let words = table
+            + if data.flavor() == Flavor::Dynamic {
+                2 * REGIONS
+            } else {
+                0
+            };
         let mut ctl = MpiWindow::allocate(world, 4 * words, 4, &rma_core::Info::new())?;
         data.lock_all(Assert::NOCHECK)?;
         ctl.lock_all(Assert::NOCHECK)?;
@@ -371,6 +469,8 @@ impl<'w> EpochWindow<'w> {
         Ok(EpochWindow {
             window: Some(data),
             ctl,
+            regions: std::sync::Mutex::new(Regions::default()),
+            table,
             world,
             me: world.rank(),
             ranks,

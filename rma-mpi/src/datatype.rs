@@ -69,6 +69,8 @@ pub(crate) struct Region<'l> {
     pub(crate) layout: Option<&'l dyn Layout>,
     pub(crate) window_len: usize,
     pub(crate) disp_unit: usize,
+    /// The MPI displacement of byte 0 (a dynamic window's arena address; else 0).
+    pub(crate) base: usize,
 }
 
 /// Places `bytes` bytes of `basic` elements at `region`: checks that the layout holds
@@ -101,7 +103,7 @@ pub(crate) fn place<'w>(
     Ok(Placement {
         world,
         rank,
-        disp: disp as i64,
+        disp: disp as i64 + region.base as i64,
         count,
         ty,
         range: (start, end, region.window_len),

@@ -99,6 +99,10 @@ shim_api! {
     fn win_allocate_shared(Handle, i64, c_int, c_int, Keys, Keys, *mut *mut c_void, *mut Handle) -> c_int;
     fn win_shared_query(Handle, c_int, *mut i64, *mut c_int, *mut *mut c_void) -> c_int;
     fn node_size(Handle, *mut c_int) -> c_int;
+    fn win_create_dynamic(Handle, c_int, Keys, Keys, *mut Handle) -> c_int;
+    fn win_attach(Handle, *mut c_void, i64) -> c_int;
+    fn win_detach(Handle, *mut c_void) -> c_int;
+    fn get_address(*const c_void, *mut i64) -> c_int;
     fn win_create(Handle, *mut c_void, i64, c_int, c_int, Keys, Keys, *mut Handle) -> c_int;
     fn win_free(Handle) -> c_int;
     fn put(*const c_void, c_int, Handle, c_int, i64, c_int, Handle, Handle) -> c_int;

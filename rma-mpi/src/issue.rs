@@ -229,7 +229,7 @@ impl MpiWindow<'_> {
                 ),
             });
         }
-        Ok((byte / peer.disp_unit) as i64)
+        Ok((byte / peer.disp_unit) as i64 + peer.base as i64)
     }
 
     /// Whether a call on `bytes` bytes of `basic` goes one element per MPI call.

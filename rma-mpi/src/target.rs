@@ -26,6 +26,8 @@ pub struct MpiTarget<'a> {
     r: c_int,
     len: usize,
     unit: usize,
+    /// The MPI displacement of byte 0 (a dynamic window's arena address; else 0).
+    base: i64,
     byte_ty: Handle,
 }
 
@@ -48,6 +50,7 @@ impl<'a> MpiTarget<'a> {
             r,
             len: w.len_of(rank)?,
             unit: w.disp_unit_of(rank)?.max(1),
+            base: w.peer(rank)?.base as i64,
             byte_ty: w.world().basic_handle(BasicType::Byte)?,
         })
     }
@@ -61,7 +64,10 @@ impl<'a> MpiTarget<'a> {
         if end > self.len || byte % self.unit != 0 {
             return None;
         }
-        Some(((byte / self.unit) as i64, c_int::try_from(n).ok()?))
+        Some((
+            (byte / self.unit) as i64 + self.base,
+            c_int::try_from(n).ok()?,
+        ))
     }
 
     fn spot(&self, byte: usize) -> Spot<'static> {

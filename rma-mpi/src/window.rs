@@ -70,6 +70,9 @@ pub(crate) struct Spot<'l> {
 pub(crate) struct Peer {
     pub(crate) len: usize,
     pub(crate) disp_unit: usize,
+    /// The MPI displacement of byte 0 of the rank's window: 0, except for a dynamic
+    /// window, whose displacements are addresses (its arena's, MPI_Get_address).
+    pub(crate) base: usize,
 }
 
 /// An MPI window over this world: memory each rank exposes, with MPI's RMA calls and
@@ -106,6 +109,11 @@ pub struct MpiWindow<'a> {
     /// A shared window's parts: every rank's first byte in this process
     /// (MPI_Win_shared_query); empty for other flavors.
     shared: Box<[usize]>,
+    /// A dynamic window's arena (the memory regions are attached from; `base` points
+    /// into it, 64-byte aligned) and its MPI address; leaked if the window cannot be
+    /// freed, as MPI may still reach it.
+    arena: Option<Vec<u64>>,
+    arena_addr: usize,
     pub(crate) epochs: Epochs,
     /// Origin copies MPI may still read, and the targets a flush must complete.
     pub(crate) pending: Pending,
@@ -359,6 +367,105 @@ impl<'a> MpiWindow<'a> {
         Ok(window)
     }
 
+    /// Collectively creates a dynamic window (MPI_Win_create_dynamic) with an arena of
+    /// `capacity` bytes on this rank, 64-byte aligned, from which
+    /// [`MpiWindow::attach_region`] attaches regions; byte offsets count from the
+    /// arena's start, and the window's displacements are addresses (the arena's
+    /// MPI_Get_address plus the offset), as MPI's dynamic windows take them.
+    pub fn create_dynamic(world: &'a World, capacity: usize, info: &Info) -> Result<MpiWindow<'a>> {
+        let words = capacity
+            .div_ceil(8)
+            .checked_add(8)
+            .ok_or(Error::CountOverflow {
+                count: capacity,
+                what: "window bytes",
+            })?;
+        let mut arena = vec![0u64; words];
+        // 64-byte aligned start inside the arena (MPICH mishandles windows at addresses
+        // that are not 16-byte aligned: see MpiWindow::create)
+        let skip = arena.as_ptr().align_offset(64).min(7);
+        // SAFETY: skip <= 7 words of the arena's words + 8, so capacity bytes follow.
+        let base = unsafe { arena.as_mut_ptr().add(skip) }.cast::<u8>();
+        let mut addr: i64 = 0;
+        // SAFETY: `base` points into the live arena; `addr` is a valid out-pointer.
+        let rc = world.mpi(|api| unsafe { (api.get_address)(base.cast(), &mut addr) });
+        world.check(rc, Call::new("MPI_Get_address"))?;
+        let info = CInfo::new(info)?;
+        let (keys, vals) = info.ptrs();
+        let mut win: Handle = 0;
+        let (number, rc) = world.create_window(|api| {
+            // SAFETY: as for MPI_Win_allocate in `allocate`.
+            unsafe {
+                (api.win_create_dynamic)(
+                    world.comm(),
+                    keys.len() as c_int,
+                    keys.as_ptr(),
+                    vals.as_ptr(),
+                    &mut win,
+                )
+            }
+        })?;
+        world.check(rc, Call::new("MPI_Win_create_dynamic"))?;
+        let mut window = MpiWindow {
+            world,
+            win,
+            base,
+            len: capacity,
+            disp_unit: 1,
+            flavor: Flavor::Dynamic,
+            peers: Box::new([]),
+            shared: Box::new([]),
+            arena: Some(arena),
+            arena_addr: addr as usize,
+            epochs: Epochs::new(world.size()),
+            pending: Pending::new(world.size()),
+            owned: None,
+            freed: false,
+            number,
+            _borrow: PhantomData,
+        };
+        window.peers = window.gather_peers()?;
+        Ok(window)
+    }
+
+    /// Attaches bytes `[offset, offset + len)` of this rank's arena (MPI_Win_attach);
+    /// the caller (EpochWindow) keeps regions disjoint and inside the arena.
+    pub(crate) fn attach_region(&self, offset: usize, len: usize) -> Result<()> {
+        self.arena_range(offset, len)?;
+        // SAFETY: the region lies inside the live arena (checked); MPI may reach it
+        // until it is detached or the window freed, and the arena outlives both.
+        let rc = self.world.mpi(|api| unsafe {
+            (api.win_attach)(self.win, self.base.add(offset).cast(), len as i64)
+        });
+        self.world.check(rc, Call::new("MPI_Win_attach"))
+    }
+
+    /// Detaches the region attached at `offset` (MPI_Win_detach).
+    pub(crate) fn detach_region(&self, offset: usize) -> Result<()> {
+        self.arena_range(offset, 0)?;
+        // SAFETY: as in `attach_region`.
+        let rc = self
+            .world
+            .mpi(|api| unsafe { (api.win_detach)(self.win, self.base.add(offset).cast()) });
+        self.world.check(rc, Call::new("MPI_Win_detach"))
+    }
+
+    fn arena_range(&self, offset: usize, len: usize) -> Result<()> {
+        match (&self.arena, offset.checked_add(len)) {
+            (Some(_), Some(end)) if end <= self.len => Ok(()),
+            (None, _) => Err(Error::Flavor {
+                reason: "attach and detach need a dynamic window".into(),
+            }),
+            _ => Err(Error::Attach {
+                reason: format!(
+                    "bytes [{offset}, {}) lie outside this rank's {} bytes of the dynamic window",
+                    offset as u128 + len as u128,
+                    self.len
+                ),
+            }),
+        }
+    }
+
     /// `rank`'s part of this shared window in this process: its first byte, or `None`
     /// for another flavor or a rank outside the window. It holds
     /// [`MpiWindow::len_of`]`(rank)` bytes (within the 64-byte multiple the rank
@@ -466,6 +573,8 @@ impl<'a> MpiWindow<'a> {
             flavor,
             peers: Box::new([]),
             shared: Box::new([]),
+            arena: None,
+            arena_addr: 0,
             epochs: Epochs::new(world.size()),
             pending: Pending::new(world.size()),
             owned,
@@ -478,20 +587,22 @@ impl<'a> MpiWindow<'a> {
     }
 
     fn gather_peers(&self) -> Result<Box<[Peer]>> {
-        let mut mine = [0u8; 16];
+        let mut mine = [0u8; 24];
         mine[..8].copy_from_slice(&(self.len as u64).to_le_bytes());
-        mine[8..].copy_from_slice(&(self.disp_unit as u64).to_le_bytes());
+        mine[8..16].copy_from_slice(&(self.disp_unit as u64).to_le_bytes());
+        mine[16..].copy_from_slice(&(self.arena_addr as u64).to_le_bytes());
         let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) as usize;
         self.world
             .allgather(&mine)?
             .iter()
             .map(|b| match b.len() {
-                16 => Ok(Peer {
+                24 => Ok(Peer {
                     len: word(&b[..8]),
-                    disp_unit: word(&b[8..]),
+                    disp_unit: word(&b[8..16]),
+                    base: word(&b[16..]),
                 }),
                 n => Err(Error::Internal {
-                    reason: format!("a peer's window description has {n} bytes, not 16"),
+                    reason: format!("a peer's window description has {n} bytes, not 24"),
                 }),
             })
             .collect()
@@ -639,6 +750,7 @@ impl<'a> MpiWindow<'a> {
             layout: spot.layout,
             window_len: peer.len,
             disp_unit: peer.disp_unit,
+            base: peer.base,
         };
         place(self.world, region, bytes, basic)
     }
@@ -752,6 +864,7 @@ impl<'a> MpiWindow<'a> {
             if let Err(e) = self.world.agree(entry) {
                 // the ranks are not all freeing it: never free it, keep its memory
                 std::mem::forget(self.owned.take());
+                std::mem::forget(self.arena.take());
                 self.pending.leak();
                 return Err(e);
             }
@@ -762,6 +875,7 @@ impl<'a> MpiWindow<'a> {
         if rc != 0 {
             // MPI may still reach the memory: keep it (and the origin copies) forever
             std::mem::forget(self.owned.take());
+            std::mem::forget(self.arena.take());
             self.pending.leak();
             self.world.check(rc, Call::new("MPI_Win_free"))?;
         }
@@ -785,6 +899,7 @@ impl Drop for MpiWindow<'_> {
         if std::thread::panicking() {
             self.freed = true;
             std::mem::forget(self.owned.take());
+            std::mem::forget(self.arena.take());
             self.pending.leak();
             return;
         }

@@ -189,16 +189,10 @@ fn queue_len(ranks: usize) -> Option<usize> {
 
 pub use rma_core::Flavor;
 
-/// Region slots of each rank's part of a dynamic window.
-pub(crate) const REGIONS: usize = 64;
+use rma_core::{region_covers, region_word, Regions, REGIONS};
+
 /// Bytes of the region table at the start of a dynamic window's data area.
 const TABLE_LEN: usize = REGIONS * 8;
-
-/// A region's table word: a set top bit, its byte offset (below 2^31) and its length
-/// (below 2^32), so that one atomic load reads a consistent region.
-fn region_word(offset: usize, len: usize) -> u64 {
-    1 << 63 | (offset as u64) << 32 | len as u64
-}
 
 /// One rank's window as seen from this rank.
 #[derive(Debug)]
@@ -225,7 +219,7 @@ pub struct WindowMemory {
     #[allow(dead_code)] // held for its mapping
     data_seg: Option<Arc<Segment>>,
     /// A dynamic window's regions attached on this rank: (table slot, offset, length).
-    regions: std::sync::Mutex<Vec<(usize, usize, usize)>>,
+    regions: std::sync::Mutex<Regions>,
     queues: bool,
     direct: bool,
     peers: Vec<Peer>,
@@ -341,17 +335,35 @@ impl WindowMemory {
     /// [`WindowMemory::attach`] hands out. The memory stays mapped until the window
     /// drops, so a late access to a detached region reaches window memory, never
     /// freed memory.
-    pub fn create_dynamic(world: &World, capacity: usize, opts: MemoryOptions) -> Result<WindowMemory> {
-        let len = capacity.checked_add(TABLE_LEN).ok_or_else(|| Error::NoMem {
-            reason: format!("a dynamic window of {capacity} bytes"),
-        })?;
+    pub fn create_dynamic(
+        world: &World,
+        capacity: usize,
+        opts: MemoryOptions,
+    ) -> Result<WindowMemory> {
+        let len = capacity
+            .checked_add(TABLE_LEN)
+            .ok_or_else(|| Error::NoMem {
+                reason: format!("a dynamic window of {capacity} bytes"),
+            })?;
         let mut mem = Self::build(world, Flavor::Dynamic, len, 1, None, opts, false)?;
         for p in &mut mem.peers {
             // SAFETY: every part is TABLE_LEN + capacity bytes (validated against the
             // header): the data proper starts past the table.
             p.data = unsafe { p.data.add(TABLE_LEN) };
-            p.owner_addr += TABLE_LEN;
             p.len -= TABLE_LEN;
+        }
+        // a region's address is its owner's (the one attach hands out), which with
+        // ranks as processes differs from where this process maps the part
+        let own = mem.peers[mem.rank].data as u64;
+        for (r, b) in world.allgather(&own.to_ne_bytes())?.iter().enumerate() {
+            let addr = b
+                .as_slice()
+                .try_into()
+                .map(u64::from_ne_bytes)
+                .map_err(|_| Error::Internal {
+                    reason: format!("rank {r} sent a malformed dynamic window address"),
+                })?;
+            mem.peers[r].owner_addr = addr as usize;
         }
         Ok(mem)
     }
@@ -359,7 +371,10 @@ impl WindowMemory {
     /// The region table of `rank`'s part of a dynamic window: [`REGIONS`] words, each
     /// 0 (free) or [`region_word`] of a region attached there.
     fn region_table(&self, rank: usize) -> &[AtomicU64] {
-        assert!(self.flavor == Flavor::Dynamic, "rma-shm: region table of a window that is not dynamic");
+        assert!(
+            self.flavor == Flavor::Dynamic,
+            "rma-shm: region table of a window that is not dynamic"
+        );
         // SAFETY: a dynamic window's part starts with TABLE_LEN bytes of table words
         // (create_dynamic moved `data` past them), inside the mapped segment,
         // 8-aligned (the data area is page-aligned), accessed only atomically.
@@ -376,81 +391,44 @@ impl WindowMemory {
     /// its bytes are in place. Its byte offset in the part. Class RMA_ATTACH when no
     /// gap or no slot is left.
     pub fn attach(&self, data: &[u8]) -> Result<usize> {
-        let mut regions = self.regions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let table = self.region_table(self.rank);
-        let slot = (0..REGIONS)
-            .find(|&i| !regions.iter().any(|r| r.0 == i))
-            .ok_or_else(|| Error::Attach {
-                reason: format!(
-                    "this rank already has {REGIONS} regions attached to the window, the most \
-                     a dynamic window holds at once; detach one first"
-                ),
-            })?;
-        let cap = self.peers[self.rank].len;
-        let mut at = 0usize;
-        let mut sorted: Vec<(usize, usize)> = regions.iter().map(|r| (r.1, r.2)).collect();
-        sorted.sort_unstable();
-        for (off, len) in sorted {
-            if at + data.len() <= off {
-                break;
-            }
-            at = (off + len).div_ceil(64) * 64;
-        }
-        if at.checked_add(data.len()).is_none_or(|end| end > cap) {
-            return Err(Error::Attach {
-                reason: format!(
-                    "no room for {} more bytes in this rank's part of the dynamic window ({cap} \
-                     bytes, {} attached in {} regions); detach regions, or create the window \
-                     with a larger {} info value",
-                    data.len(),
-                    regions.iter().map(|r| r.2).sum::<usize>(),
-                    regions.len(),
-                    rma_core::WinInfo::DYNAMIC_KEY
-                ),
-            });
-        }
+        let mut regions = self
+            .regions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (slot, at) = regions.place(data.len(), self.peers[self.rank].len)?;
         if !data.is_empty() {
-            // SAFETY: at + len <= capacity: inside this rank's part, whose words are
-            // accessed only by word atomics.
+            // SAFETY: at + len <= capacity (`place`): inside this rank's part, whose
+            // words are accessed only by word atomics.
             unsafe { rma_ops::shared::copy_in(self.peers[self.rank].data.add(at), data) };
         }
-        table[slot].store(region_word(at, data.len()), Ordering::SeqCst);
-        regions.push((slot, at, data.len()));
+        self.region_table(self.rank)[slot].store(region_word(at, data.len()), Ordering::SeqCst);
+        regions.insert(slot, at, data.len());
         Ok(at)
     }
 
     /// Detaches the region at byte `offset` of this rank's part (MPI_Win_detach): its
     /// slot is cleared (later calls to it fail their range check), then its bytes are
-    /// copied into `out`. Class RMA_ATTACH where no region starts at `offset` or
-    /// `out` has another length.
+    /// copied into `out`. Class RMA_ATTACH where no region of `out.len()` bytes starts
+    /// at `offset`.
     pub fn detach(&self, offset: usize, out: &mut [u8]) -> Result<()> {
-        let mut regions = self.regions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let i = regions
-            .iter()
-            .position(|r| r.1 == offset && r.2 == out.len())
-            .ok_or_else(|| Error::Attach {
-                reason: format!(
-                    "no region of {} bytes is attached at offset {offset} of this rank's part \
-                     of the window",
-                    out.len()
-                ),
-            })?;
-        let (slot, at, len) = regions.swap_remove(i);
+        let mut regions = self
+            .regions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let slot = regions.remove(offset, out.len())?;
         self.region_table(self.rank)[slot].store(0, Ordering::SeqCst);
-        if len > 0 {
-            // SAFETY: as in `attach`.
-            unsafe { rma_ops::shared::copy_out(self.peers[self.rank].data.add(at), out) };
+        if !out.is_empty() {
+            // SAFETY: the region lay inside this rank's part (as in `attach`).
+            unsafe { rma_ops::shared::copy_out(self.peers[self.rank].data.add(offset), out) };
         }
         Ok(())
     }
 
     /// Whether bytes `[start, end)` of `rank`'s part lie in one region it attached.
     pub fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
-        self.region_table(rank).iter().any(|w| {
-            let w = w.load(Ordering::Acquire);
-            let (off, len) = (((w >> 32) & 0x7fff_ffff) as usize, (w & 0xffff_ffff) as usize);
-            w != 0 && off <= start && end <= off + len
-        })
+        self.region_table(rank)
+            .iter()
+            .any(|w| region_covers(w.load(Ordering::Acquire), start, end))
     }
 
     /// Collectively allocates a shared window of `len` bytes on this rank
@@ -693,7 +671,7 @@ impl WindowMemory {
             rank,
             flavor,
             data_seg: data_seg.map(|(seg, _)| seg),
-            regions: std::sync::Mutex::new(Vec::new()),
+            regions: std::sync::Mutex::new(Regions::default()),
             queues: opts.queues,
             direct,
             peers,

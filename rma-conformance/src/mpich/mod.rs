@@ -36,6 +36,7 @@ mod strided_acc_indexed;
 mod strided_acc_subarray;
 mod test1;
 mod transpose5;
+mod win_dynamic;
 mod win_info;
 mod win_shared;
 mod win_sync_complete;
@@ -62,6 +63,8 @@ pub fn cases() -> Vec<Case> {
         c("win_shared_noncontig_put", 4, win_shared::run_noncontig_put),
         c("win_shared_zerobyte", 3, win_shared::run_zerobyte),
         c("win_info", 2, win_info::run),
+        c("win_dynamic_acc", 4, win_dynamic::run_acc),
+        c("linked_list_dynamic", 4, win_dynamic::run_linked_list),
         c("wintest", 3, wintest::run),
         c("win_flavors", 3, win_info::run_flavors),
         c("test1", 2, test1::run),

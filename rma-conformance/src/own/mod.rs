@@ -2,6 +2,7 @@
 //! sides, self-targets, window creation and info, and each error class with the window
 //! checked unchanged afterwards.
 
+mod dynamic;
 mod errors;
 mod handles;
 mod large;
@@ -19,6 +20,9 @@ use crate::Case;
 pub fn cases() -> Vec<Case> {
     let c = |name, ranks, body| Case { name, ranks, body };
     vec![
+        c("own_dynamic_every_call", 3, dynamic::every_call),
+        c("own_dynamic_churn", 3, dynamic::churn),
+        c("own_dynamic_misuse", 2, dynamic::misuse),
         c("own_worlds_overlapping", 4, worlds::overlapping),
         c("own_worlds_independent", 4, worlds::independent),
         c("own_worlds_misuse", 2, worlds::misuse),

@@ -327,7 +327,11 @@ impl<'w> Window<'w> {
     /// The window over the backend's `win`. A backend whose shapes do not cover the
     /// world's ranks (one from outside rma, with a bug) is refused with class INTERN
     /// instead of panicking on a later index.
-    pub(crate) fn finish(world: &'w World, win: AnyWindow<'w>, mut info: WinInfo) -> Result<Window<'w>> {
+    pub(crate) fn finish(
+        world: &'w World,
+        win: AnyWindow<'w>,
+        mut info: WinInfo,
+    ) -> Result<Window<'w>> {
         let shapes = win.shapes().into_boxed_slice();
         let (rank, ranks) = (world.rank(), world.size());
         if shapes.len() != ranks || rank >= ranks {
