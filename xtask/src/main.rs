@@ -154,6 +154,7 @@ const EXAMPLES: &[&str] = &[
     "mapvals_get",
     "counter",
     "shared_stencil",
+    "linked_list_dynamic",
     "argmax",
     "linked_list",
     "ticket_lock",
@@ -180,6 +181,15 @@ const MPI_LAUNCHERS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+/// Examples a launcher's demo run cannot serve, and why (printed, not counted).
+const MPI_SKIPS: &[(&str, &str, &str)] = &[(
+    "mpirun.openmpi",
+    "linked_list_dynamic",
+    "Open MPI's osc/sm (the demo's) has no dynamic windows (MPI_Win_create_dynamic fails \
+     with MPI_ERR_WIN), osc/rdma crashes on the list's 8-byte compare_and_swap, and \
+     osc/ucx aborts a rank at exit; the conformance suite runs dynamic windows under \
+     Open MPI's defaults",
+)];
 /// Problem size of the examples under MPI: calls cost microseconds there (MPICH's
 /// targets must be scheduled to apply atomics, 4 ranks on 2 cores), not nanoseconds.
 const MPI_EXAMPLE_N: &str = "500";
@@ -613,6 +623,12 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
                 continue;
             }
             for ex in EXAMPLES {
+                if let Some((_, _, why)) =
+                    MPI_SKIPS.iter().find(|(l, e, _)| l == launcher && e == ex)
+                {
+                    println!("xtask: {ex} under {launcher} is skipped: {why}");
+                    continue;
+                }
                 let mut cmd = Command::new(launcher);
                 cmd.args(*args)
                     .env("MPIEXEC_TIMEOUT", "120") // MPICH's hydra: kill the job after it

@@ -4,8 +4,9 @@
 //!   get_info does not report it; the hints MPI names (`no_locks`,
 //!   `accumulate_ordering`, `accumulate_ops`, `same_size`) read back.
 //! - `win_flavors`: a created window reports flavor create, an allocated one allocate
-//!   (and a shared one shared: our addition), and each a memory model of unified or
-//!   separate; an allocated window with bytes has an address.
+//!   (and a shared one shared, a dynamic one dynamic: our additions), and each a
+//!   memory model of unified or separate; an allocated window with bytes has an
+//!   address.
 //!
 //! Adapted: `set_info` returns the keys it ignored, which is checked too; rank 0's
 //! created window is empty, as in MPICH's test, which gives it a NULL buffer.
@@ -51,6 +52,11 @@ pub(crate) fn run_flavors(world: &World, info: &Info) -> Result<()> {
         assert_ne!(allocated.base_addr(), 0, "an allocated window's address");
     }
     allocated.free()?;
+    if let Some(mut dynamic) = crate::dynamic_window(world, info)? {
+        assert_eq!(dynamic.flavor(), Flavor::Dynamic);
+        assert!(model_ok(dynamic.memory_model()));
+        dynamic.free()?;
+    }
     if let Some(mut shared) = shared_window::<u64>(world, me, info)? {
         assert_eq!(shared.flavor(), Flavor::Shared);
         assert!(model_ok(shared.memory_model()));
