@@ -414,7 +414,7 @@ impl Memory for AnyWindow<'_> {
         window!(self, w => w.detach(offset, out))
     }
     #[inline]
-    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
+    fn attached(&self, rank: usize, start: usize, end: usize) -> Result<bool> {
         window!(self, w => w.attached(rank, start, end))
     }
 }

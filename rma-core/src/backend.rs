@@ -238,9 +238,10 @@ pub trait Memory {
     /// Whether bytes `[start, end)` of `rank`'s part lie inside one region `rank` has
     /// attached (dynamic windows); true for every range inside a window of another
     /// flavor. Racing an attach or detach of that region, the answer may be either.
-    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
+    /// An error when the answer cannot be had (a dead peer, under MPI).
+    fn attached(&self, rank: usize, start: usize, end: usize) -> Result<bool> {
         let _ = (rank, start, end);
-        true
+        Ok(true)
     }
 }
 
@@ -414,7 +415,7 @@ pub const DYNAMIC_BYTES: usize = 1 << 20;
 /// lengths `lens` ([`Backend::allocate_shared`]'s layout): the sum of the earlier
 /// lengths, each rounded up to 64 bytes. None on overflow.
 pub fn shared_offset(lens: &[usize], rank: usize) -> Option<usize> {
-    lens[..rank]
+    lens.get(..rank)?
         .iter()
         .try_fold(0usize, |acc, &l| acc.checked_add(l.checked_add(63)? & !63))
 }

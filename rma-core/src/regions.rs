@@ -9,11 +9,9 @@ use crate::{Error, Result, WinInfo};
 pub const REGIONS: usize = 64;
 
 /// A region's table word: the top bit set, its byte offset (below 2^31) in the high
-/// half, its length (below 2^32) in the low half. One atomic load reads a whole
-/// region; a read torn between the halves (an MPI get racing the owner's update) sees
-/// the flag and offset of one state and the length of another, and since a slot only
-/// goes from 0 to a region and back, it can only see a region shorter than one that
-/// was attached, never a longer one.
+/// half, its length (below 2^32) in the low half, so that one atomic read of the word
+/// (an atomic load in shared memory; under MPI a get_accumulate NO_OP, atomic with
+/// the owner's REPLACE accumulates) reads a whole region.
 pub fn region_word(offset: usize, len: usize) -> u64 {
     1 << 63 | (offset as u64) << 32 | len as u64
 }
@@ -135,9 +133,8 @@ mod tests {
         assert!(region_covers(w, 128, 144) && region_covers(w, 130, 130));
         assert!(!region_covers(w, 127, 130) && !region_covers(w, 140, 145));
         assert!(!region_covers(0, 0, 0));
-        // a torn read: the flag and offset of one state, the length of another
-        let torn = (region_word(128, 16) & !0xffff_ffff) | 0;
-        assert!(!region_covers(torn, 128, 129));
+        // a word with a length of 0 holds no byte
+        assert!(!region_covers(region_word(128, 0), 128, 129));
     }
 
     #[test]

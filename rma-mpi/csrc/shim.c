@@ -135,8 +135,13 @@ int rma_mpi_comm_split(intptr_t comm, int color, int key, intptr_t *out) {
         *out = 0;
         return 0;
     }
+    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (rc) {
+        MPI_Comm_free(&c);
+        return rc;
+    }
     *out = H(c);
-    return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    return 0;
 }
 
 int rma_mpi_comm_free(intptr_t comm) {

@@ -162,6 +162,12 @@ extern "C" fn abort_at_exit() {
     unsafe { ((*api).abort)(EXIT_COMM.load(Ordering::Acquire), ABORT_CODE) };
 }
 
+/// Whether a world of this process broke and armed the exit hook: MPI must then not
+/// be finalized (the hook calls MPI_Abort at exit).
+pub(crate) fn exit_hook_armed() -> bool {
+    !EXIT_API.load(Ordering::Acquire).is_null()
+}
+
 /// Makes the process end the job with MPI_Abort when it exits.
 fn arm_exit_hook(api: &'static Api, comm: Handle, rank: usize) {
     EXIT_COMM.store(comm, Ordering::Release);

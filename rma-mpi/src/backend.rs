@@ -185,11 +185,10 @@ impl rma_core::Memory for EpochWindow<'_> {
         self.data().write_local(at, data)?;
         self.data().attach_region(at, data.len())?;
         // published only once attached: origins read the table before each call
-        self.ctl.write_local(
-            4 * self.table + 8 * slot,
-            &region_word(at, data.len()).to_ne_bytes(),
-        )?;
-        self.ctl.sync()?;
+        if let Err(e) = self.set_table(slot, region_word(at, data.len())) {
+            let _ = self.data().detach_region(at);
+            return Err(e);
+        }
         regions.insert(slot, at, data.len());
         Ok(at)
     }
@@ -204,35 +203,42 @@ impl rma_core::Memory for EpochWindow<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let slot = regions.remove(offset, out.len())?;
-        // unpublished first: origins that read the table from now on refuse the region
-        self.ctl
-            .write_local(4 * self.table + 8 * slot, &0u64.to_ne_bytes())?;
-        self.ctl.sync()?;
-        self.data().detach_region(offset)?;
+        // unpublished first: origins that read the table from now on refuse the region;
+        // if a step fails, the region stays attached and recorded (nothing changed)
+        let undone = |e: Error, regions: &mut Regions| {
+            let _ = self.set_table(slot, region_word(offset, out.len()));
+            regions.insert(slot, offset, out.len());
+            e
+        };
+        if let Err(e) = self.set_table(slot, 0) {
+            return Err(undone(e, &mut regions));
+        }
+        if let Err(e) = self.data().detach_region(offset) {
+            return Err(undone(e, &mut regions));
+        }
         rma_core::Memory::read_local(self, offset, out)
     }
-    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
+    fn attached(&self, rank: usize, start: usize, end: usize) -> Result<bool> {
         if self.data().flavor() != Flavor::Dynamic {
-            return true;
+            return Ok(true);
         }
+        // one element-atomic read of the target's table (get_accumulate NO_OP on u64,
+        // atomic with the owner's REPLACE accumulates: no torn entries)
         let mut table = [0u8; 8 * REGIONS];
-        let read = if rank == self.me {
-            self.ctl.read_local(4 * self.table, &mut table)
-        } else {
-            // one get of the target's table, complete when it returns
-            self.ctl.get(
-                &mut table,
-                Target::contiguous(Rank::new(rank as u32), self.table as Disp),
+        self.ctl.get_accumulate(
+            BasicType::U64,
+            Op::NoOp,
+            &[],
+            &mut table,
+            Target::contiguous(Rank::new(rank as u32), self.table as Disp),
+        )?;
+        Ok(table.chunks_exact(8).any(|w| {
+            region_covers(
+                u64::from_ne_bytes(w.try_into().unwrap_or_default()),
+                start,
+                end,
             )
-        };
-        read.is_ok()
-            && table.chunks_exact(8).any(|w| {
-                region_covers(
-                    u64::from_ne_bytes(w.try_into().unwrap_or_default()),
-                    start,
-                    end,
-                )
-            })
+        }))
     }
     fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
         let shape = self.shapes.get(rank)?;
@@ -478,6 +484,20 @@ impl<'w> EpochWindow<'w> {
             shadow,
             freed: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Writes `word` into this rank's region-table slot `slot` with an accumulate
+    /// (REPLACE on u64), complete when it returns: element-atomic with the origins'
+    /// reads of the table ([`rma_core::Memory::attached`]).
+    fn set_table(&self, slot: usize, word: u64) -> Result<()> {
+        let me = Rank::new(self.me as u32);
+        self.ctl.accumulate(
+            BasicType::U64,
+            Op::Replace,
+            &word.to_ne_bytes(),
+            Target::contiguous(me, (self.table + 2 * slot) as Disp),
+        )?;
+        self.ctl.flush(me)
     }
 
     /// The data window.

@@ -219,7 +219,7 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
-        let (number, rc) = world.create_window(|api| {
+        let (number, rc) = world.create_window(true, |api| {
             // SAFETY: the key and value arrays hold `keys.len()` NUL-terminated strings
             // that outlive the call; the out-pointers are valid; `comm` is live.
             unsafe {
@@ -288,7 +288,7 @@ impl<'a> MpiWindow<'a> {
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
         let mut node: c_int = 0;
         let ranks = world.size();
-        let (number, rc) = world.create_window(|api| {
+        let (number, rc) = world.create_window(false, |api| {
             // SAFETY: `node` is a valid out-pointer and `comm` is live.
             let rc = unsafe { (api.node_size)(world.comm(), &mut node) };
             if rc != 0 || node as usize != ranks {
@@ -361,7 +361,38 @@ impl<'a> MpiWindow<'a> {
                     reason: format!("MPI_Win_shared_query gave no memory for rank {r}"),
                 });
             }
+            if peer.len > 0 && qbase as usize % 8 != 0 {
+                // views and the word atomics need whole aligned words
+                return Err(Error::Internal {
+                    reason: format!(
+                        "MPI_Win_shared_query gave rank {r}'s part at {qbase:p}, not 8-byte aligned"
+                    ),
+                });
+            }
             shared.push(qbase as usize);
+        }
+        // the documented layout: a contiguous window's nonempty parts where
+        // rma_core::shared_offset puts them from the first nonempty one
+        if contiguous {
+            let lens: Vec<usize> = window.peers.iter().map(|p| p.len).collect();
+            let first = lens.iter().position(|&l| l > 0);
+            if let Some(f) = first {
+                for r in (f..ranks).filter(|&r| lens[r] > 0) {
+                    let want = rma_core::shared_offset(&lens, r)
+                        .zip(rma_core::shared_offset(&lens, f))
+                        .map(|(a, b)| shared[f] + (a - b));
+                    if want != Some(shared[r]) {
+                        return Err(Error::Internal {
+                            reason: format!(
+                                "the library laid rank {r}'s part of a contiguous shared window \
+                                 at {:#x}, not where the parts' lengths put it ({want:x?}); \
+                                 use alloc_shared_noncontig=true",
+                                shared[r]
+                            ),
+                        });
+                    }
+                }
+            }
         }
         window.shared = shared.into_boxed_slice();
         Ok(window)
@@ -393,7 +424,7 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let mut win: Handle = 0;
-        let (number, rc) = world.create_window(|api| {
+        let (number, rc) = world.create_window(true, |api| {
             // SAFETY: as for MPI_Win_allocate in `allocate`.
             unsafe {
                 (api.win_create_dynamic)(
@@ -527,7 +558,7 @@ impl<'a> MpiWindow<'a> {
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let mut win: Handle = 0;
-        let (number, rc) = world.create_window(|api| {
+        let (number, rc) = world.create_window(true, |api| {
             // SAFETY: `base` holds `len` bytes (caller's contract); the info arrays hold
             // `keys.len()` NUL-terminated strings that outlive the call; `comm` is live.
             unsafe {
@@ -879,7 +910,9 @@ impl<'a> MpiWindow<'a> {
             self.pending.leak();
             self.world.check(rc, Call::new("MPI_Win_free"))?;
         }
-        self.world.window_freed();
+        if self.flavor != Flavor::Shared {
+            self.world.window_freed();
+        }
         self.pending.closed(None);
         closed?;
         Ok(self.owned.take())

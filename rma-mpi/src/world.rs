@@ -69,13 +69,16 @@ enum Lifecycle {
 
 static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle::Fresh);
 
-/// Worlds split from the process's world ([`World::split`]) that are still alive:
-/// MPI_Finalize waits for the last of them (MPI must stay initialized while one can
-/// still call it).
-static SUB_WORLDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-/// Set when the process's world was shut down while sub-worlds lived: the last
-/// sub-world to go finalizes MPI.
-static FINALIZE_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Worlds split from the process's world ([`World::split`]) that are still alive, and
+/// whether the process's world was shut down meanwhile: MPI_Finalize waits for the
+/// last of them (MPI must stay initialized while one can still call it), which then
+/// finalizes. One lock for both, so that a sub-world dropping on another thread
+/// cannot slip between the check and the mark.
+static SUB_WORLDS: Mutex<(usize, bool)> = Mutex::new((0, false));
+
+fn sub_worlds() -> MutexGuard<'static, (usize, bool)> {
+    SUB_WORLDS.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The communicators this process has live MPI windows on, with their counts: Open MPI
 /// 4's osc/rdma mixes up windows of different communicators (defects.rs), so where it
@@ -491,10 +494,11 @@ impl World {
         if std::mem::replace(&mut self.finalized, true) {
             return Ok(());
         }
+        // no thread may call MPI on this world's communicator once it is freed
+        self.stop_progress();
         if self.sub {
             return self.leave(dropped);
         }
-        self.stop_progress();
         if self.comm != 0 {
             // a peer still in another collective, or broken: never finalize under it
             let _one = self.collective();
@@ -508,16 +512,29 @@ impl World {
             unsafe { (self.api.comm_free)(self.comm) }
         };
         self.check(freed, Call::new("MPI_Comm_free"))?;
-        if SUB_WORLDS.load(Ordering::Acquire) > 0 {
-            // a world split from this one still lives: the last to go finalizes
-            FINALIZE_PENDING.store(true, Ordering::Release);
-            return Ok(());
+        {
+            let mut subs = sub_worlds();
+            if subs.0 > 0 {
+                // a world split from this one still lives: the last to go finalizes
+                subs.1 = true;
+                return Ok(());
+            }
         }
         self.finalize_now()
     }
 
-    /// MPI_Finalize.
+    /// MPI_Finalize, unless a world of this process broke: its exit hook then ends the
+    /// job with MPI_Abort, which must find MPI initialized.
     fn finalize_now(&self) -> Result<()> {
+        if crate::agree::exit_hook_armed() {
+            return Err(Error::ProcFailed {
+                rank: Rank::NULL,
+                reason: "a world of this process broke (its ranks entered different \
+                         collectives): MPI is not finalized, and the job ends with MPI_Abort \
+                         when this process exits"
+                    .into(),
+            });
+        }
         // SAFETY: MPI is initialized (a World exists) and finalized once (the process
         // world's shut-down, guarded by `finalized`, or the last sub-world's after it);
         // no window of any world is alive (windows borrow their World, and every
@@ -542,8 +559,13 @@ impl World {
             Ok(()) => self.mpi(|api| unsafe { (api.comm_free)(self.comm) }),
             Err(_) => 0,
         };
-        let last = SUB_WORLDS.fetch_sub(1, Ordering::AcqRel) == 1;
-        if last && FINALIZE_PENDING.swap(false, Ordering::AcqRel) {
+        let finalize = {
+            let mut subs = sub_worlds();
+            subs.0 -= 1;
+            let last = subs.0 == 0 && std::mem::replace(&mut subs.1, false);
+            last && agreed.is_ok()
+        };
+        if finalize {
             if ON_INIT_THREAD.with(Cell::get) {
                 self.finalize_now()?;
             } else {
@@ -569,11 +591,22 @@ impl World {
     /// Errors: as [`World::barrier`] (ranks in another collective), the library's.
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<World>> {
         self.check_thread()?;
+        // every u32 is a color: the ranks agree on dense indices first (MPI's colors
+        // stop at c_int::MAX), so no rank refuses alone while the others wait
+        let mut rec = [0u8; 5];
+        rec[0] = u8::from(color.is_some());
+        rec[1..].copy_from_slice(&color.unwrap_or(0).to_ne_bytes());
+        let mut colors: Vec<u32> = self
+            .allgather(&rec)?
+            .iter()
+            .filter(|b| b.first() == Some(&1) && b.len() == 5)
+            .map(|b| u32::from_ne_bytes(b[1..5].try_into().unwrap_or_default()))
+            .collect();
+        colors.sort_unstable();
+        colors.dedup();
         let color = match color {
             None => -1,
-            Some(c) => c_int::try_from(c).map_err(|_| {
-                Error::arg(format!("color {c} is above MPI's largest, {}", c_int::MAX))
-            })?,
+            Some(c) => colors.binary_search(&c).map_or(-1, |i| i as c_int),
         };
         let mut comm: Handle = 0;
         let rc = {
@@ -597,7 +630,7 @@ impl World {
             self.check(rc, Call::new("MPI_Comm_rank"))?;
             self.check(rc2, Call::new("MPI_Comm_size"))?;
         }
-        SUB_WORLDS.fetch_add(1, Ordering::AcqRel);
+        sub_worlds().0 += 1;
         Ok(Some(World {
             api: self.api,
             library: self.library,
@@ -725,35 +758,50 @@ impl World {
     /// window (under the turn, so that threads creating windows get numbers in the
     /// order they agree; the same on every rank), agrees on its creation and runs
     /// `create`, the MPI call. The window's number and the call's return code.
-    pub(crate) fn create_window(&self, create: impl FnOnce(&Api) -> c_int) -> Result<(u32, c_int)> {
+    ///
+    /// `rdma`: osc/rdma may serve the window (every flavor but shared, which Open MPI
+    /// serves with osc/sm alone). Where osc/rdma may be in use, such a window is
+    /// refused while one of another communicator lives in any rank of this world
+    /// (defects.rs): the ranks all-gather whether they would refuse first, so that they
+    /// all refuse together.
+    pub(crate) fn create_window(
+        &self,
+        rdma: bool,
+        create: impl FnOnce(&Api) -> c_int,
+    ) -> Result<(u32, c_int)> {
         // a call this thread may not make must not use up a window number (the ranks
         // would disagree on every later window's)
         self.check_thread()?;
-        let _one = self.collective();
-        // every rank of this world sees the same windows on other communicators when
-        // the program makes windows in the same order: the refusal is collective
-        let comms = WINDOW_COMMS.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.guards.rdma_comms_blocked() {
-            if let Some(&(_, n)) = comms.iter().find(|&&(c, n)| c != self.comm && n > 0) {
+        if rdma && self.guards.rdma_comms_blocked() {
+            let live = WINDOW_COMMS
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .filter(|&&(c, _)| c != self.comm)
+                .map(|&(_, n)| n)
+                .sum::<usize>();
+            let all = self.allgather(&(live as u64).to_ne_bytes())?;
+            if let Some((r, n)) = all.iter().enumerate().find_map(|(r, b)| {
+                let n = u64::from_ne_bytes(b.as_slice().try_into().unwrap_or_default());
+                (n > 0).then_some((r, n))
+            }) {
                 return Err(Error::Flavor {
                     reason: format!(
                         "Open MPI 4's osc/rdma mixes up windows of different communicators \
                          (accumulates to one land in another; reproduced in C, rma-mpi's \
-                         README), and {n} window(s) of another world of this process are \
-                         live; free them first, run with `--mca osc sm` (one node) or \
+                         README), and rank {r} of this world has {n} window(s) of another \
+                         world live; free them first, run with `--mca osc sm` (one node) or \
                          `--mca osc ucx`, or set {}=1 if this library is fixed",
                         crate::defects::ENV_NO_GUARDS
                     ),
                 });
             }
         }
-        // not held across the collective (a thread creating a window of another world
-        // must not wait for it)
-        drop(comms);
+        let _one = self.collective();
         let number = self.windows.fetch_add(1, Ordering::Relaxed);
         self.agree(Entry::Create(number))?;
         let rc = self.mpi(create);
-        if rc == 0 {
+        if rc == 0 && rdma {
             let mut comms = WINDOW_COMMS.lock().unwrap_or_else(PoisonError::into_inner);
             match comms.iter_mut().find(|(c, _)| *c == self.comm) {
                 Some((_, n)) => *n += 1,

@@ -315,9 +315,8 @@ impl rma_core::Memory for ShmWindow<'_> {
         }
         self.mem.detach(offset, out)
     }
-    fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
-        self.mem.flavor() != Flavor::Dynamic
-            || (rank < self.mem.ranks() && self.mem.attached(rank, start, end))
+    fn attached(&self, rank: usize, start: usize, end: usize) -> Result<bool> {
+        Ok(self.mem.flavor() != Flavor::Dynamic || self.mem.attached(rank, start, end))
     }
     fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
         if self.mem.flavor() != Flavor::Shared

@@ -370,20 +370,26 @@ impl WindowMemory {
 
     /// The region table of `rank`'s part of a dynamic window: [`REGIONS`] words, each
     /// 0 (free) or [`region_word`] of a region attached there.
-    fn region_table(&self, rank: usize) -> &[AtomicU64] {
-        assert!(
-            self.flavor == Flavor::Dynamic,
-            "rma-shm: region table of a window that is not dynamic"
-        );
+    /// `None` for a window that is not dynamic or a rank outside it.
+    fn region_table(&self, rank: usize) -> Option<&[AtomicU64]> {
+        if self.flavor != Flavor::Dynamic || rank >= self.peers.len() {
+            return None;
+        }
         // SAFETY: a dynamic window's part starts with TABLE_LEN bytes of table words
         // (create_dynamic moved `data` past them), inside the mapped segment,
         // 8-aligned (the data area is page-aligned), accessed only atomically.
-        unsafe {
+        Some(unsafe {
             std::slice::from_raw_parts(
                 self.peers[rank].data.sub(TABLE_LEN).cast::<AtomicU64>(),
                 REGIONS,
             )
-        }
+        })
+    }
+
+    fn own_table(&self) -> Result<&[AtomicU64]> {
+        self.region_table(self.rank).ok_or_else(|| Error::Flavor {
+            reason: "attach and detach need a dynamic window".into(),
+        })
     }
 
     /// Attaches a region holding a copy of `data` to this rank's part (MPI_Win_attach):
@@ -391,6 +397,7 @@ impl WindowMemory {
     /// its bytes are in place. Its byte offset in the part. Class RMA_ATTACH when no
     /// gap or no slot is left.
     pub fn attach(&self, data: &[u8]) -> Result<usize> {
+        let table = self.own_table()?;
         let mut regions = self
             .regions
             .lock()
@@ -401,7 +408,7 @@ impl WindowMemory {
             // words are accessed only by word atomics.
             unsafe { rma_ops::shared::copy_in(self.peers[self.rank].data.add(at), data) };
         }
-        self.region_table(self.rank)[slot].store(region_word(at, data.len()), Ordering::SeqCst);
+        table[slot].store(region_word(at, data.len()), Ordering::SeqCst);
         regions.insert(slot, at, data.len());
         Ok(at)
     }
@@ -411,12 +418,13 @@ impl WindowMemory {
     /// copied into `out`. Class RMA_ATTACH where no region of `out.len()` bytes starts
     /// at `offset`.
     pub fn detach(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        let table = self.own_table()?;
         let mut regions = self
             .regions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let slot = regions.remove(offset, out.len())?;
-        self.region_table(self.rank)[slot].store(0, Ordering::SeqCst);
+        table[slot].store(0, Ordering::SeqCst);
         if !out.is_empty() {
             // SAFETY: the region lay inside this rank's part (as in `attach`).
             unsafe { rma_ops::shared::copy_out(self.peers[self.rank].data.add(offset), out) };
@@ -424,11 +432,13 @@ impl WindowMemory {
         Ok(())
     }
 
-    /// Whether bytes `[start, end)` of `rank`'s part lie in one region it attached.
+    /// Whether bytes `[start, end)` of `rank`'s part lie in one region it attached
+    /// (false for a window that is not dynamic or a rank outside it).
     pub fn attached(&self, rank: usize, start: usize, end: usize) -> bool {
-        self.region_table(rank)
-            .iter()
-            .any(|w| region_covers(w.load(Ordering::Acquire), start, end))
+        self.region_table(rank).is_some_and(|t| {
+            t.iter()
+                .any(|w| region_covers(w.load(Ordering::Acquire), start, end))
+        })
     }
 
     /// Collectively allocates a shared window of `len` bytes on this rank

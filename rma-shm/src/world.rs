@@ -124,6 +124,13 @@ struct Slot {
     /// releases the others, so a count overwritten by someone else cannot end a barrier
     /// early.
     arrived: AtomicU32,
+    /// Worlds split from this one that this rank still holds: a rank that left this
+    /// world (dropped it) while it holds one is not gone from that one.
+    children: AtomicU32,
+    /// Set once the rank's thread has returned (ranks as threads): it is gone from
+    /// every world split from this one, whatever it still holds (a sub-world it
+    /// leaked).
+    finished: AtomicU32,
 }
 
 /// [`Header::failed`] once the control state was found corrupt.
@@ -483,11 +490,37 @@ impl Control {
     /// What is wrong with rank `r`, if anything: (0 = dead, 1 = exited; the order it
     /// departed in; why).
     fn fault_of(&self, r: usize, mode: LaunchMode) -> Option<(u32, u32, String)> {
+        self.fault_seen(r, mode, false)
+    }
+
+    /// [`Control::fault_of`], asked for a world split from this one (`from_child`): a
+    /// rank that left this world but still holds a world split from it (and, as a
+    /// thread, has not returned) is not gone from that one.
+    fn fault_seen(
+        &self,
+        r: usize,
+        mode: LaunchMode,
+        from_child: bool,
+    ) -> Option<(u32, u32, String)> {
         let slot = self.slot(r);
         let state = slot.state.load(Ordering::Acquire);
         let order = slot.departed.load(Ordering::Acquire);
+        let still_in_child = from_child
+            && slot.children.load(Ordering::Acquire) > 0
+            && slot.finished.load(Ordering::Acquire) == 0;
         if state == RankState::Dead as u32 {
             Some((0, order, "it died".to_owned()))
+        } else if state == RankState::Exited as u32
+            && from_child
+            && slot.finished.load(Ordering::Acquire) != 0
+        {
+            Some((
+                1,
+                order,
+                "its thread returned while this rank still waits for it".to_owned(),
+            ))
+        } else if state == RankState::Exited as u32 && still_in_child {
+            None
         } else if state == RankState::Exited as u32 {
             Some((
                 1,
@@ -503,7 +536,7 @@ impl Control {
         } else {
             // alive here: in a sub-world, also alive in the world it came from
             let p = self.parent.as_ref()?;
-            let (severity, order, why) = p.ctl.fault_of(*p.ranks.get(r)?, mode)?;
+            let (severity, order, why) = p.ctl.fault_seen(*p.ranks.get(r)?, mode, true)?;
             Some((
                 severity,
                 order,
@@ -845,7 +878,15 @@ impl World {
         if let Some(Ok(c)) = &made {
             offer.extend_from_slice(c.name().as_bytes());
         }
-        let offers = self.allgather(&offer)?;
+        let offers = match self.allgather(&offer) {
+            Ok(o) => o,
+            Err(e) => {
+                if let Some(Ok(c)) = &made {
+                    c.unlink();
+                }
+                return Err(e);
+            }
+        };
         // this rank's part, if it is in a group: the control segment, made or opened
         let mine: Option<Result<(Control, usize)>> = members.first().map(|&first| {
             let me = members.iter().position(|&r| r == self.rank).unwrap_or(0);
@@ -906,6 +947,12 @@ impl World {
             ctl: self.ctl.clone(),
             ranks: members.into_boxed_slice(),
         });
+        // until the sub-world drops, this rank is not gone from it even if it leaves
+        // this world (drops it) first, as under MPI
+        self.ctl
+            .slot(self.rank)
+            .children
+            .fetch_add(1, Ordering::AcqRel);
         Ok(Some(World {
             ctl: Arc::new(ctl),
             rank: me,
@@ -976,6 +1023,11 @@ impl Drop for World {
             RankState::Exited
         };
         self.leave(state);
+        if let Some(p) = &self.ctl.parent {
+            if let Some(&r) = p.ranks.get(self.rank) {
+                p.ctl.slot(r).children.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
     }
 }
 
@@ -1092,13 +1144,16 @@ where
                     .name(format!("rma-rank-{rank}"))
                     .spawn_scoped(s, move || {
                         let world = World {
-                            ctl,
+                            ctl: ctl.clone(),
                             rank,
                             mode: LaunchMode::Threads,
                             next_window: Cell::new(0),
                             exited: Cell::new(false),
                         };
-                        f(world)
+                        let out = f(world);
+                        // gone from every sub-world too, even one it leaked
+                        ctl.slot(rank).finished.store(1, Ordering::Release);
+                        out
                     })
             })
             .collect();

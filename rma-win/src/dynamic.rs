@@ -22,8 +22,8 @@ use std::marker::PhantomData;
 /// detached at most once.
 #[derive(Debug)]
 pub struct Region<T> {
-    /// The window it was attached to (its address, for identity only).
-    window: usize,
+    /// The window it was attached to (`Window::id`).
+    window: u64,
     offset: usize,
     addr: usize,
     len: usize,
@@ -37,9 +37,11 @@ impl<T> Region<T> {
         self.addr as Disp
     }
 
-    /// The target displacement of element `i` (`disp() + i * size_of::<T>()`).
+    /// The target displacement of element `i` (`disp() + i * size_of::<T>()`,
+    /// saturating: an index far past the region gives an address no region has).
     pub fn disp_of(&self, i: usize) -> Disp {
-        (self.addr + i * std::mem::size_of::<T>()) as Disp
+        let off = i.saturating_mul(std::mem::size_of::<T>());
+        Disp::try_from(self.addr.saturating_add(off)).unwrap_or(Disp::MAX)
     }
 
     /// Its number of elements.
@@ -107,8 +109,11 @@ impl<'w> Window<'w> {
     /// bytes); WIN once freed. Nothing changes.
     pub fn attach<T: Equivalence>(&self, mut data: Vec<T>) -> Result<Region<T>> {
         self.check_alive()?;
-        if std::mem::size_of::<T>() == 0 {
-            return Err(Error::arg("attach of a zero-sized element type"));
+        if std::mem::size_of::<T>() == 0 || data.is_empty() {
+            return Err(Error::arg(
+                "attach of no bytes (an empty Vec, or a zero-sized element type): a region \
+                 must hold at least one byte",
+            ));
         }
         let bytes = rma_datatype::bytes_of_mut(&mut data).ok_or_else(|| {
             Error::arg(format!(
@@ -128,7 +133,7 @@ impl<'w> Window<'w> {
         }
         let offset = self.win.attach(bytes)?;
         Ok(Region {
-            window: self.identity(),
+            window: self.id,
             offset,
             addr: self.shapes[self.rank()].addr + offset,
             len: data.len(),
@@ -139,39 +144,108 @@ impl<'w> Window<'w> {
     /// Detaches `region` (MPI_Win_detach; local) and returns its contents: from then on
     /// calls to it are refused (RMA_RANGE) and its memory may serve a later attach.
     ///
-    /// Refused (nothing changes, the region stays attached and is dropped, which
-    /// leaves it attached for the window's life) with RMA_ATTACH for a region of
-    /// another window, and RMA_SYNC while this rank's exposure epoch (post) is open or
-    /// this rank's own calls of a fence epoch are pending, when calls to the region
-    /// may still be pending. Calls other ranks have not completed (under their own
-    /// locks) cannot be seen from here: detaching under them is erroneous in MPI, and
-    /// in rma they land in window memory, never in memory the caller owns.
-    pub fn detach<T: Equivalence>(&self, region: Region<T>) -> Result<Vec<T>> {
-        self.check_alive()?;
-        if region.window != self.identity() {
-            return Err(Error::Attach {
+    /// Refused, with the region handed back in the error ([`DetachError`], which `?`
+    /// turns into its [`Error`]) and nothing changed: RMA_ATTACH for a region of
+    /// another window; RMA_SYNC while this rank's exposure epoch (post) is open or this
+    /// rank's own calls of a fence epoch are pending, when calls to the region may
+    /// still be pending; WIN once the window was freed. Calls other ranks have not
+    /// completed (under their own locks) cannot be seen from here: detaching under
+    /// them is erroneous in MPI, and in rma they land in window memory, never in
+    /// memory the caller owns.
+    pub fn detach<T: Equivalence>(&self, region: Region<T>) -> Result<Vec<T>, DetachError<T>> {
+        let refuse = |error: Error, region: Region<T>| DetachError { error, region };
+        if let Err(e) = self.check_alive() {
+            return Err(refuse(e, region));
+        }
+        if region.window != self.id {
+            let e = Error::Attach {
                 reason: "detach of a region attached to another window".into(),
-            });
+            };
+            return Err(refuse(e, region));
         }
         if let Some(why) = self.detach_blocked() {
-            return Err(Error::sync("detach", why));
+            return Err(refuse(Error::sync("detach", why), region));
         }
         let size = std::mem::size_of::<T>();
         let mut bytes = vec![0u8; region.len * size];
-        self.win.detach(region.offset, &mut bytes)?;
+        if let Err(e) = self.win.detach(region.offset, &mut bytes) {
+            return Err(refuse(e, region));
+        }
         // every byte pattern is a valid T (checked by attach) and size > 0
-        bytes
-            .chunks_exact(size)
-            .map(T::from_bytes)
-            .collect::<Option<Vec<T>>>()
-            .ok_or_else(|| Error::Internal {
-                reason: "a detached region's bytes do not make whole elements".into(),
-            })
+        Ok(bytes.chunks_exact(size).filter_map(T::from_bytes).collect())
     }
 
-    /// This window's identity, for [`Region`]s: the address of its shapes, which live
-    /// (boxed, unmoved) as long as the window.
-    fn identity(&self) -> usize {
-        self.shapes.as_ptr() as usize
+    /// Copies elements `first..first + out.len()` of `region` (this rank's own) into
+    /// `out`: local access, as [`Window::read_local`] for other flavors. Errors:
+    /// RMA_RANGE past the region's end, RMA_ATTACH for another window's region.
+    pub fn read_region<T: Equivalence>(
+        &self,
+        region: &Region<T>,
+        first: usize,
+        out: &mut [T],
+    ) -> Result<()> {
+        let offset = self.region_bytes(region, first, out.len())?;
+        let mut bytes = vec![0u8; std::mem::size_of_val(out)];
+        self.win.read_local(offset, &mut bytes)?;
+        rma_datatype::copy_from_bytes(out, &bytes)
+    }
+
+    /// Copies `data` into elements `first..` of `region` (this rank's own); errors as
+    /// [`Window::read_region`].
+    pub fn write_region<T: Equivalence>(
+        &self,
+        region: &Region<T>,
+        first: usize,
+        data: &[T],
+    ) -> Result<()> {
+        let offset = self.region_bytes(region, first, data.len())?;
+        self.win.write_local(offset, rma_datatype::bytes_of(data))
+    }
+
+    /// The byte offset of elements `first..first + n` of `region`, checked.
+    fn region_bytes<T>(&self, region: &Region<T>, first: usize, n: usize) -> Result<usize> {
+        self.check_alive()?;
+        if region.window != self.id {
+            return Err(Error::Attach {
+                reason: "a region attached to another window".into(),
+            });
+        }
+        let size = std::mem::size_of::<T>();
+        match first.checked_add(n) {
+            Some(end) if end <= region.len => Ok(region.offset + first * size),
+            _ => Err(Error::NotAttached {
+                rank: rma_core::Rank::new(self.rank() as u32),
+                start: region.addr as i128 + (first as i128) * size as i128,
+                end: region.addr as i128 + (first as i128 + n as i128) * size as i128,
+            }),
+        }
+    }
+}
+
+/// A refused [`Window::detach`]: the error and the region, still attached, handed
+/// back (detach it again later). `?` turns it into its [`Error`].
+#[derive(Debug)]
+pub struct DetachError<T> {
+    /// Why the detach was refused.
+    pub error: Error,
+    /// The region, still attached.
+    pub region: Region<T>,
+}
+
+impl<T> std::fmt::Display for DetachError<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "detach refused: {}", self.error)
+    }
+}
+
+impl<T: std::fmt::Debug> std::error::Error for DetachError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl<T> From<DetachError<T>> for Error {
+    fn from(e: DetachError<T>) -> Error {
+        e.error
     }
 }

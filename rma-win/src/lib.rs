@@ -191,7 +191,7 @@ mod window;
 mod world;
 
 pub use buffers::{Buffer, BufferMut, Target};
-pub use dynamic::Region;
+pub use dynamic::{DetachError, Region};
 pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};
 pub use handle::{AtomicElement, BatchedAdd, CasElement, Integer, Numeric, TargetHandle};
 pub use request::Request;

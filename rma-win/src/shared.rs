@@ -313,10 +313,17 @@ impl<T: AtomicElement> SharedView<'_, T> {
     pub fn read(&self, first: usize, out: &mut [T]) -> Result<()> {
         let size = self.basic.size();
         self.check_run(first, out.len())?;
-        let bytes = rma_datatype::bytes_of_mut(out).ok_or_else(|| Error::Internal {
-            reason: "an atomic element type with invalid byte patterns".into(),
-        })?;
-        self.seg.read_bytes(first * size, bytes)
+        match rma_datatype::bytes_of_mut(out) {
+            Some(bytes) => self.seg.read_bytes(first * size, bytes),
+            // a type with invalid byte patterns (bool): element by element, each
+            // load checking its value
+            None => {
+                for (i, v) in out.iter_mut().enumerate() {
+                    *v = self.load(first + i)?;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Copies `data` into elements `first..first + data.len()`: each element written

@@ -108,7 +108,7 @@ impl<'w> Window<'w> {
     /// `t`'s part lie inside one region `t` attached.
     #[inline]
     pub(crate) fn check_attached(&self, t: usize, start: usize, end: usize) -> Result<()> {
-        if !self.dynamic || self.win.attached(t, start, end) {
+        if !self.dynamic || self.win.attached(t, start, end)? {
             return Ok(());
         }
         let base = self.shapes[t].addr as i128;

@@ -60,6 +60,8 @@ pub struct Window<'w> {
     /// A dynamic window (MPI_Win_create_dynamic): displacements are addresses, and
     /// every target range must lie in a region its target attached.
     pub(crate) dynamic: bool,
+    /// This window's identity in the process (a dynamic window's regions name it).
+    pub(crate) id: u64,
     pub(crate) epochs: RefCell<Epochs>,
     /// Per target, what the calls' fast path needs from `epochs` (sync.rs `HELD`,
     /// `EXCLUSIVE`), kept in step by every lock and unlock.
@@ -355,8 +357,10 @@ impl<'w> Window<'w> {
         }
         info.transport = Some(win.name().to_owned());
         let dynamic = win.flavor() == Flavor::Dynamic;
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Window {
             dynamic,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             world,
             rank,
             ranks,
@@ -562,10 +566,14 @@ impl<'w> Window<'w> {
 
     /// The address of this rank's window memory in this process (the MPI_WIN_BASE
     /// attribute), for arithmetic only (alignment, comparing windows); 0 where the
-    /// backend keeps no address. Read and write the memory through
+    /// backend keeps no address, and for a dynamic window (MPI_BOTTOM: its
+    /// displacements are addresses, [`crate::Region::disp`]). Read and write the memory through
     /// [`Window::read_local`], [`Window::write_local`] and, for shared windows,
     /// [`Window::shared_query`].
     pub fn base_addr(&self) -> usize {
+        if self.dynamic {
+            return 0; // MPI_BOTTOM: a dynamic window's displacements are addresses
+        }
         self.shapes[self.rank].addr
     }
 
