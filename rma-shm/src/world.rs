@@ -1188,6 +1188,41 @@ where
 mod tests {
     use super::*;
 
+    /// A rank that drops its world while it holds a world split from it stays in the
+    /// sub-world (as under MPI): the sub-world's collectives still work.
+    #[test]
+    fn a_sub_world_outlives_the_world_it_came_from() {
+        let out = run_threads(3, |world| -> Result<usize> {
+            let sub = world
+                .split(Some(0), -(world.rank() as i32))?
+                .expect("a color");
+            drop(world);
+            sub.barrier()?;
+            let all = sub.allgather(&[sub.rank() as u8])?;
+            Ok(all.len())
+        })
+        .unwrap();
+        assert!(out.iter().all(|r| matches!(r, Ok(3))), "{out:?}");
+    }
+
+    /// A rank whose thread returns while it leaked a sub-world is gone from it: a peer
+    /// waiting in the sub-world's barrier gets PROC_FAILED, not a hang.
+    #[test]
+    fn a_leaked_sub_world_of_a_returned_thread_is_left() {
+        let out = run_threads(2, |world| -> Result<()> {
+            let sub = world.split(Some(0), 0)?.expect("a color");
+            if world.rank() == 0 {
+                std::mem::forget(sub);
+                return Ok(());
+            }
+            sub.barrier()
+        })
+        .unwrap();
+        assert!(out[0].is_ok());
+        let e = out[1].as_ref().unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::ProcFailed, "{e}");
+    }
+
     /// Another process sets the barrier count as if every rank but one had arrived.
     /// That used to release the next rank to arrive at once, before the others; now
     /// the rank that sees the count lie fails, and so do the others (the count can no
