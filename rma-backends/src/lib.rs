@@ -122,6 +122,22 @@ impl AnyWorld {
         }
     }
 
+    /// The world of the ranks `members`, in that order, made by them alone
+    /// (MPI_Comm_create_group): only the members call it, with the same members and
+    /// `tag`. RMA_FLAVOR on a backend plugged in from outside, as for
+    /// [`AnyWorld::split`].
+    pub fn create_group(&self, members: &[usize], tag: u32) -> Result<AnyWorld> {
+        match self {
+            AnyWorld::Shm(w) => Ok(AnyWorld::Shm(w.create_group(members, tag)?)),
+            AnyWorld::Mpi(w) => Ok(AnyWorld::Mpi(w.create_group(members, tag)?)),
+            AnyWorld::Dyn(_) => Err(rma_core::Error::Flavor {
+                reason: "a backend plugged in with World::from_backend has no sub-worlds \
+                         (split, dup, create, create_group); make the windows on its whole world"
+                    .into(),
+            }),
+        }
+    }
+
     /// Whether this is one of rma's own backends (not one plugged in from outside).
     pub fn builtin(&self) -> bool {
         !matches!(self, AnyWorld::Dyn(_))

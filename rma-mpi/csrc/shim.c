@@ -144,6 +144,27 @@ int rma_mpi_comm_split(intptr_t comm, int color, int key, intptr_t *out) {
     return 0;
 }
 
+/* MPI_Comm_create_group of the ranks `ranks[0..n]` of `comm` (only they call it). */
+int rma_mpi_comm_create_group(intptr_t comm, int n, const int *ranks, int tag, intptr_t *out) {
+    MPI_Group all, sub;
+    MPI_Comm c;
+    int rc = MPI_Comm_group(COMM(comm), &all);
+    if (rc) return rc;
+    rc = MPI_Group_incl(all, n, ranks, &sub);
+    MPI_Group_free(&all);
+    if (rc) return rc;
+    rc = MPI_Comm_create_group(COMM(comm), sub, tag, &c);
+    MPI_Group_free(&sub);
+    if (rc) return rc;
+    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (rc) {
+        MPI_Comm_free(&c);
+        return rc;
+    }
+    *out = H(c);
+    return 0;
+}
+
 int rma_mpi_comm_free(intptr_t comm) {
     MPI_Comm c = COMM(comm);
     return MPI_Comm_free(&c);

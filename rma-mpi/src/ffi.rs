@@ -81,6 +81,7 @@ shim_api! {
     fn world_dup(*mut Handle) -> c_int;
     fn comm_free(Handle) -> c_int;
     fn comm_split(Handle, c_int, c_int, *mut Handle) -> c_int;
+    fn comm_create_group(Handle, c_int, *const c_int, c_int, *mut Handle) -> c_int;
     fn comm_rank(Handle, *mut c_int) -> c_int;
     fn comm_size(Handle, *mut c_int) -> c_int;
     fn progress(Handle) -> c_int;

@@ -910,9 +910,6 @@ impl<'a> MpiWindow<'a> {
             self.pending.leak();
             self.world.check(rc, Call::new("MPI_Win_free"))?;
         }
-        if self.flavor != Flavor::Shared {
-            self.world.window_freed();
-        }
         self.pending.closed(None);
         closed?;
         Ok(self.owned.take())

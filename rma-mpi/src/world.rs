@@ -80,11 +80,6 @@ fn sub_worlds() -> MutexGuard<'static, (usize, bool)> {
     SUB_WORLDS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The communicators this process has live MPI windows on, with their counts: Open MPI
-/// 4's osc/rdma mixes up windows of different communicators (defects.rs), so where it
-/// may be in use a window on a second communicator is refused while one lives.
-static WINDOW_COMMS: Mutex<Vec<(Handle, usize)>> = Mutex::new(Vec::new());
-
 fn lifecycle() -> MutexGuard<'static, Lifecycle> {
     LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -619,6 +614,52 @@ impl World {
         if comm == 0 {
             return Ok(None);
         }
+        self.adopt(comm).map(Some)
+    }
+
+    /// The world of the ranks `members` of this one, in that order, made by them alone
+    /// (MPI_Comm_create_group with `tag`): only the members call it, with the same
+    /// members and tag. As [`World::split`] otherwise.
+    ///
+    /// Errors: ARG if this rank is not a member, a member repeats or `tag` is above
+    /// MPI's largest; RANK for a member outside this world; the library's.
+    pub fn create_group(&self, members: &[usize], tag: u32) -> Result<World> {
+        self.check_thread()?;
+        if let Some(&bad) = members.iter().find(|&&r| r >= self.size) {
+            return Err(Error::InvalidRank {
+                rank: Rank::new(bad as u32),
+                size: self.size,
+            });
+        }
+        if !members.contains(&self.rank) {
+            return Err(Error::arg(
+                "create_group: this rank is not one of the members",
+            ));
+        }
+        if (1..members.len()).any(|i| members[..i].contains(&members[i])) {
+            return Err(Error::arg("create_group: a member appears twice"));
+        }
+        let tag = c_int::try_from(tag)
+            .map_err(|_| Error::arg(format!("tag {tag} is above MPI's largest, {}", c_int::MAX)))?;
+        let ranks: Vec<c_int> = members.iter().map(|&r| r as c_int).collect();
+        let mut comm: Handle = 0;
+        // SAFETY: `ranks` holds members.len() ints; `comm` is a valid out-pointer and
+        // `self.comm` is live. Only the members take part (no agreement on the world).
+        let rc = self.mpi(|api| unsafe {
+            (api.comm_create_group)(
+                self.comm,
+                ranks.len() as c_int,
+                ranks.as_ptr(),
+                tag,
+                &mut comm,
+            )
+        });
+        self.check(rc, Call::new("MPI_Comm_create_group"))?;
+        self.adopt(comm)
+    }
+
+    /// The world over the new communicator `comm` (split from this one).
+    fn adopt(&self, comm: Handle) -> Result<World> {
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: `comm` is the new live communicator; the out-pointers are valid.
         let rc = self.mpi(|api| unsafe { (api.comm_rank)(comm, &mut rank) });
@@ -631,7 +672,7 @@ impl World {
             self.check(rc2, Call::new("MPI_Comm_size"))?;
         }
         sub_worlds().0 += 1;
-        Ok(Some(World {
+        Ok(World {
             api: self.api,
             library: self.library,
             version: self.version.clone(),
@@ -650,7 +691,7 @@ impl World {
             progress: Mutex::new(None),
             sub: true,
             _not_send: PhantomData,
-        }))
+        })
     }
 
     /// The world communicator's handle.
@@ -760,10 +801,10 @@ impl World {
     /// `create`, the MPI call. The window's number and the call's return code.
     ///
     /// `rdma`: osc/rdma may serve the window (every flavor but shared, which Open MPI
-    /// serves with osc/sm alone). Where osc/rdma may be in use, such a window is
-    /// refused while one of another communicator lives in any rank of this world
-    /// (defects.rs): the ranks all-gather whether they would refuse first, so that they
-    /// all refuse together.
+    /// serves with osc/sm alone). Where osc/rdma may be in use, such a window on a
+    /// world split from the process's world is refused on every rank of it alike
+    /// (defects.rs: osc/rdma mixes up, or fails to create, windows of different
+    /// communicators on one node).
     pub(crate) fn create_window(
         &self,
         rdma: bool,
@@ -772,54 +813,23 @@ impl World {
         // a call this thread may not make must not use up a window number (the ranks
         // would disagree on every later window's)
         self.check_thread()?;
-        if rdma && self.guards.rdma_comms_blocked() {
-            let live = WINDOW_COMMS
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-                .filter(|&&(c, _)| c != self.comm)
-                .map(|&(_, n)| n)
-                .sum::<usize>();
-            let all = self.allgather(&(live as u64).to_ne_bytes())?;
-            if let Some((r, n)) = all.iter().enumerate().find_map(|(r, b)| {
-                let n = u64::from_ne_bytes(b.as_slice().try_into().unwrap_or_default());
-                (n > 0).then_some((r, n))
-            }) {
-                return Err(Error::Flavor {
-                    reason: format!(
-                        "Open MPI 4's osc/rdma mixes up windows of different communicators \
-                         (accumulates to one land in another; reproduced in C, rma-mpi's \
-                         README), and rank {r} of this world has {n} window(s) of another \
-                         world live; free them first, run with `--mca osc sm` (one node) or \
-                         `--mca osc ucx`, or set {}=1 if this library is fixed",
-                        crate::defects::ENV_NO_GUARDS
-                    ),
-                });
-            }
+        if rdma && self.sub && self.guards.rdma_comms_blocked() {
+            return Err(Error::Flavor {
+                reason: format!(
+                    "Open MPI 4's osc/rdma mixes up windows of different communicators on one \
+                     node (accumulates to one land in another, or the window cannot be made; \
+                     reproduced in C, rma-mpi's README), so windows on a world split from \
+                     the world are refused where it may serve them: run with `--mca osc ucx` \
+                     (or `--mca osc sm` for one node, allocated and shared windows), make the \
+                     window on the whole world, or set {}=1 if this library is fixed",
+                    crate::defects::ENV_NO_GUARDS
+                ),
+            });
         }
         let _one = self.collective();
         let number = self.windows.fetch_add(1, Ordering::Relaxed);
         self.agree(Entry::Create(number))?;
-        let rc = self.mpi(create);
-        if rc == 0 && rdma {
-            let mut comms = WINDOW_COMMS.lock().unwrap_or_else(PoisonError::into_inner);
-            match comms.iter_mut().find(|(c, _)| *c == self.comm) {
-                Some((_, n)) => *n += 1,
-                None => comms.push((self.comm, 1)),
-            }
-        }
-        Ok((number, rc))
-    }
-
-    /// One MPI window of this world was freed ([`World::create_window`]'s count).
-    pub(crate) fn window_freed(&self) {
-        let mut comms = WINDOW_COMMS.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(i) = comms.iter().position(|&(c, _)| c == self.comm) {
-            comms[i].1 -= 1;
-            if comms[i].1 == 0 {
-                comms.swap_remove(i);
-            }
-        }
+        Ok((number, self.mpi(create)))
     }
 
     /// `Err` (class PROC_FAILED, naming a rank that entered another collective) once

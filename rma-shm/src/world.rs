@@ -131,6 +131,11 @@ struct Slot {
     /// every world split from this one, whatever it still holds (a sub-world it
     /// leaked).
     finished: AtomicU32,
+    /// The world this rank offers to the members of a group ([`World::create_group`],
+    /// this rank being the group's first): the random tag in its control segment's
+    /// name, then the key of the call (written last; 0: no offer).
+    offer_tag: AtomicU64,
+    offer_key: AtomicU64,
 }
 
 /// [`Header::failed`] once the control state was found corrupt.
@@ -625,6 +630,9 @@ pub struct World {
     mode: LaunchMode,
     next_window: Cell<u64>,
     exited: Cell<bool>,
+    /// How many [`World::create_group`] calls this rank made per (members, tag): the
+    /// calls' keys, so that calls with the same members and tag match in order.
+    group_calls: std::cell::RefCell<std::collections::HashMap<(Vec<usize>, u32), u64>>,
 }
 
 impl World {
@@ -688,6 +696,7 @@ impl World {
             mode: LaunchMode::Processes,
             next_window: Cell::new(0),
             exited: Cell::new(false),
+            group_calls: Default::default(),
         }))
     }
 
@@ -936,13 +945,121 @@ impl World {
         let Some(mine) = mine else {
             return Ok(None);
         };
-        let (mut ctl, me) = mine?;
+        let (ctl, me) = mine?;
         if let Some(&bad) = members.iter().find(|&&r| synced[r].first() != Some(&1)) {
             return Err(Error::ProcFailed {
                 rank: Rank::new(bad as u32),
                 reason: "it could not join the split world".into(),
             });
         }
+        Ok(Some(self.adopt(ctl, members, me)))
+    }
+
+    /// The world of the ranks `members` (ranks of this world, in the new world's
+    /// order), made by them alone (MPI_Comm_create_group): only the members call it,
+    /// with the same `members` and `tag`; the other ranks take no part. The first
+    /// member makes the new world's control segment and offers its name in its slot of
+    /// this world; the others take it from there. Calls with the same members and tag
+    /// are matched in order.
+    ///
+    /// Errors: ARG if this rank is not a member or a member repeats; RANK for a member
+    /// outside this world; PROC_FAILED if the first member dies or leaves before it
+    /// offers the world, or a member before it joins; NO_MEM.
+    pub fn create_group(&self, members: &[usize], tag: u32) -> Result<World> {
+        let n = self.size();
+        if let Some(&bad) = members.iter().find(|&&r| r >= n) {
+            return Err(Error::InvalidRank {
+                rank: Rank::new(bad as u32),
+                size: n,
+            });
+        }
+        let me = members
+            .iter()
+            .position(|&r| r == self.rank)
+            .ok_or_else(|| Error::arg("create_group: this rank is not one of the members"))?;
+        if (1..members.len()).any(|i| members[..i].contains(&members[i])) {
+            return Err(Error::arg("create_group: a member appears twice"));
+        }
+        // the call's key: the members, the tag and how many such calls came before
+        let seq = {
+            let mut calls = self.group_calls.borrow_mut();
+            let c = calls.entry((members.to_vec(), tag)).or_insert(0);
+            *c += 1;
+            *c
+        };
+        let mut key = 0xcbf2_9ce4_8422_2325u64;
+        for v in members
+            .iter()
+            .map(|&r| r as u64)
+            .chain([u64::from(tag), seq])
+        {
+            key = (key ^ v).wrapping_mul(0x0100_0000_01b3);
+        }
+        let key = key | 1; // never 0, which means "no offer"
+        let leader = members[0];
+        let slot = self.ctl.slot(leader);
+        let name_of = |t: u64| format!("{}-g{key:016x}-{t:016x}", self.ctl.name);
+        let ctl = if me == 0 {
+            let tag_cell = std::cell::Cell::new(0u64);
+            let ctl = Control::create_named(
+                || {
+                    tag_cell.set(random_u64());
+                    name_of(tag_cell.get())
+                },
+                members.len(),
+                [0, 0],
+            )?;
+            if !ctl.try_attach(0, std::process::id()) {
+                ctl.unlink();
+                return Err(Error::Internal {
+                    reason: "a fresh world's first slot was taken".into(),
+                });
+            }
+            slot.offer_tag.store(tag_cell.get(), Ordering::Relaxed);
+            slot.offer_key.store(key, Ordering::Release);
+            // every member joins before the offer goes (then the name can go too)
+            let joined = self.wait_group(members, || ctl.attached() == members.len());
+            slot.offer_key.store(0, Ordering::Release);
+            ctl.unlink();
+            joined?;
+            ctl
+        } else {
+            self.wait_group(&members[..1], || {
+                slot.offer_key.load(Ordering::Acquire) == key
+            })?;
+            let t = slot.offer_tag.load(Ordering::Relaxed);
+            let ctl = Control::open(&name_of(t), members.len())?;
+            if !ctl.try_attach(me, std::process::id()) {
+                return Err(Error::Internal {
+                    reason: format!("rank {me} of the group's world was already taken"),
+                });
+            }
+            ctl
+        };
+        Ok(self.adopt(ctl, members.to_vec(), me))
+    }
+
+    /// Polls `done` (yielding, then sleeping up to 1 ms) while the `watch` ranks of
+    /// this world are alive: PROC_FAILED once one is dead or gone.
+    fn wait_group(&self, watch: &[usize], mut done: impl FnMut() -> bool) -> Result<()> {
+        let mut pause = Duration::from_micros(1);
+        while !done() {
+            for &r in watch.iter().filter(|&&r| r != self.rank) {
+                self.ctl.check_rank(r, self.mode)?;
+            }
+            if pause < Duration::from_micros(50) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(pause);
+            }
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// The world over `ctl` (joined as `rank`) split from this one, whose members are
+    /// this world's ranks `members`.
+    fn adopt(&self, mut ctl: Control, members: Vec<usize>, rank: usize) -> World {
         ctl.parent = Some(Parent {
             ctl: self.ctl.clone(),
             ranks: members.into_boxed_slice(),
@@ -953,13 +1070,14 @@ impl World {
             .slot(self.rank)
             .children
             .fetch_add(1, Ordering::AcqRel);
-        Ok(Some(World {
+        World {
             ctl: Arc::new(ctl),
-            rank: me,
+            rank,
             mode: self.mode,
             next_window: Cell::new(0),
             exited: Cell::new(false),
-        }))
+            group_calls: Default::default(),
+        }
     }
 
     /// A copy of this world with collectives of its own (MPI_Comm_dup): the same
@@ -1149,6 +1267,7 @@ where
                             mode: LaunchMode::Threads,
                             next_window: Cell::new(0),
                             exited: Cell::new(false),
+                            group_calls: Default::default(),
                         };
                         let out = f(world);
                         // gone from every sub-world too, even one it leaked

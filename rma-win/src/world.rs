@@ -131,6 +131,45 @@ impl World {
         let Some(inner) = self.inner.split(color, key)? else {
             return Ok(None);
         };
+        self.adopt(inner).map(Some)
+    }
+
+    /// The world of the ranks in `group`, in the group's order, made by them alone
+    /// (MPI_Comm_create_group): only the group's ranks call it, each with the same
+    /// group and `tag`; calls with the same group and tag are matched in order. The
+    /// other ranks take no part (with [`World::create`] every rank of this world
+    /// does). As [`World::split`] otherwise.
+    ///
+    /// Errors: ARG if this rank is not in the group; RANK for a rank of the group
+    /// outside this world (both before anything is shared); PROC_FAILED if the
+    /// group's first rank dies or leaves before it makes the world; RMA_FLAVOR on a
+    /// world plugged in with [`World::from_backend`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Group, Info, Window};
+    /// rma_win::run_threads(4, |world| -> rma_win::Result<()> {
+    ///     // ranks 3 and 1 make a world of their own; 0 and 2 are not involved
+    ///     if world.rank() % 2 == 1 {
+    ///         let pair = world.create_group(&Group::new(&[3, 1])?, 7)?;
+    ///         assert_eq!(pair.rank(), if world.rank() == 3 { 0 } else { 1 });
+    ///         let win = Window::allocate::<u64>(&pair, 1, &Info::new())?;
+    ///         pair.barrier()?;
+    ///         drop(win);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    pub fn create_group(&self, group: &Group, tag: u32) -> Result<World> {
+        let _span = tracing::debug_span!("world_create_group", tag).entered();
+        let inner = self.inner.create_group(group.ranks(), tag)?;
+        self.adopt(inner)
+    }
+
+    /// A world split from this one: every rank of it learns every rank's root index.
+    fn adopt(&self, inner: AnyWorld) -> Result<World> {
         // every rank of the new world learns every rank's root index
         let me = self.roots[self.rank()] as u64;
         let all = inner.allgather(&me.to_ne_bytes())?;
@@ -145,11 +184,11 @@ impl World {
                     })
             })
             .collect::<Result<Arc<[usize]>>>()?;
-        Ok(Some(World {
+        Ok(World {
             inner,
             roots,
             family: self.family.clone(),
-        }))
+        })
     }
 
     /// A world of the same ranks, in the same order, with collectives of its own

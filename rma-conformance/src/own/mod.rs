@@ -26,6 +26,7 @@ pub fn cases() -> Vec<Case> {
         c("own_worlds_overlapping", 4, worlds::overlapping),
         c("own_worlds_independent", 4, worlds::independent),
         c("own_worlds_misuse", 2, worlds::misuse),
+        c("own_worlds_create_group", 4, worlds::create_group),
         c("own_shared_every_call", 3, shared::every_call),
         c(
             "own_shared_views_concurrently",

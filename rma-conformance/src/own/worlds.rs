@@ -118,6 +118,53 @@ pub(crate) fn independent(world: &World, info: &Info) -> Result<()> {
     Ok(())
 }
 
+/// Worlds made by their members alone (`create_group`): the odd ranks and the even
+/// ranks each make a world at once, in reverse rank order, twice in a row with the
+/// same group and tag (matched in order); each world's window counts exactly its
+/// members' adds; a rank outside the group, or a group rank outside the world, is
+/// refused before anything is shared.
+pub(crate) fn create_group(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let mine: Vec<usize> = (0..p).filter(|r| r % 2 == me % 2).rev().collect();
+    let group = Group::new(&mine)?;
+    for round in 0..2u64 {
+        let sub = match world.create_group(&group, 7) {
+            Err(e) if !world.backend().builtin() => {
+                assert_eq!(e.class(), ErrorClass::RmaFlavor);
+                return world.barrier();
+            }
+            r => r?,
+        };
+        assert_eq!(sub.size(), mine.len());
+        assert_eq!(mine[sub.rank()], me, "numbered in the group's order");
+        assert_eq!(
+            sub.translate_ranks(&(0..sub.size()).collect::<Vec<_>>(), world)?,
+            mine.iter().map(|&r| Some(r)).collect::<Vec<_>>()
+        );
+        let win = Window::allocate::<u64>(&sub, 1, info)?;
+        win.fence(Assert::NONE)?;
+        win.accumulate(&[round + 1], Rank::new(0), 0, Op::Sum)?;
+        win.fence(Assert::NONE)?;
+        if sub.rank() == 0 {
+            assert_eq!(win.local_vec::<u64>()?, [(round + 1) * mine.len() as u64]);
+        }
+        let mut win = win;
+        win.free()?;
+    }
+    let others: Vec<usize> = (0..p).filter(|r| r % 2 != me % 2).collect();
+    if !others.is_empty() {
+        expect_class(
+            world.create_group(&Group::new(&others)?, 7),
+            ErrorClass::Arg,
+        );
+    }
+    expect_class(
+        world.create_group(&Group::new(&[me, p])?, 7),
+        ErrorClass::Rank,
+    );
+    world.barrier()
+}
+
 /// Misuse: a group naming a rank outside the world, translation against an unrelated
 /// world, a rank outside the world, a target rank outside a sub-world's window, and
 /// a PSCW group outside it: each refused with its class, nothing changed.
