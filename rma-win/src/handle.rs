@@ -71,8 +71,8 @@ elements! {
 pub struct TargetHandle<'e, 'w> {
     win: &'e Window<'w>,
     rank: Rank,
-    /// The target's index (`rank`, checked).
-    index: usize,
+    /// A dynamic window's target: offsets come from addresses, ranges from regions.
+    dynamic: bool,
     shape: Shape,
     exclusive: bool,
     /// An active-target epoch (fence, start): calls are recorded as pending for the
@@ -98,8 +98,12 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         Ok(TargetHandle {
             win,
             rank,
-            index: t,
-            shape: win.shapes[t],
+            dynamic: win.dynamic,
+            // a dynamic window's calls all take the cold path (`offset`)
+            shape: Shape {
+                len: if win.dynamic { 0 } else { win.shapes[t].len },
+                ..win.shapes[t]
+            },
             exclusive: win.exclusive_on(t),
             active,
             fast: win.win.fast(rank),
@@ -122,7 +126,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     /// The byte offset of `bytes` at `disp`, inside the target's window and, for an
-    /// element of `atomic` type, aligned for its atomics.
+    /// element of `atomic` type, aligned for its atomics. (A dynamic window's handle
+    /// keeps a length of 0, so its calls always take the cold path, which checks
+    /// their address against the target's regions: no test for it on the hot path.)
     #[inline]
     fn offset(
         &self,
@@ -132,40 +138,79 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         atomic: Option<BasicType>,
     ) -> Result<usize> {
         let unit = self.shape.disp_unit;
-        let off = if self.win.dynamic {
-            self.win.byte_offset(self.index, disp)?
-        } else {
-            let d = usize::try_from(disp).map_err(|_| Error::NegativeDisp { disp })?;
-            d.checked_mul(unit).ok_or_else(|| Error::DispOverflow {
-                disp,
-                disp_unit: unit,
-            })?
-        };
+        let d = usize::try_from(disp).map_err(|_| Error::NegativeDisp { disp })?;
+        let off = d.checked_mul(unit).ok_or_else(|| Error::DispOverflow {
+            disp,
+            disp_unit: unit,
+        })?;
         match off.checked_add(bytes) {
-            Some(end) if end <= self.shape.len => self.win.check_attached(self.index, off, end)?,
-            _ => {
-                return Err(Error::OutOfWindow {
-                    rank: self.rank,
-                    start: off as i128,
-                    end: off as i128 + bytes as i128,
-                    window_len: self.shape.len,
-                })
-            }
+            Some(end) if end <= self.shape.len => {}
+            _ => return self.off_range(call, disp, off, bytes, atomic),
         }
+        self.aligned(call, disp, off, atomic, &self.shape)
+    }
+
+    /// `off` (of `shape`'s window) for `atomic`'s atomics: aligned, or class DISP.
+    #[inline]
+    fn aligned(
+        &self,
+        call: &'static str,
+        disp: Disp,
+        off: usize,
+        atomic: Option<BasicType>,
+        shape: &Shape,
+    ) -> Result<usize> {
         if let Some(basic) = atomic {
             let align = atomic_align(basic);
-            if self.shape.addr.wrapping_add(off) % align != 0 {
+            if shape.addr.wrapping_add(off) % align != 0 {
                 return Err(Error::Misaligned {
                     call,
                     basic,
                     align,
                     disp,
-                    disp_unit: unit,
+                    disp_unit: shape.disp_unit,
                     offset: off,
                 });
             }
         }
         Ok(off)
+    }
+
+    /// A range [`TargetHandle::offset`] did not take: a dynamic window's call (whose
+    /// `disp` is an address, and whose bytes must lie in one region the target
+    /// attached), or one outside the window (class RMA_RANGE).
+    #[cold]
+    #[inline(never)]
+    fn off_range(
+        &self,
+        call: &'static str,
+        disp: Disp,
+        off: usize,
+        bytes: usize,
+        atomic: Option<BasicType>,
+    ) -> Result<usize> {
+        if !self.dynamic {
+            return Err(Error::OutOfWindow {
+                rank: self.rank,
+                start: off as i128,
+                end: off as i128 + bytes as i128,
+                window_len: self.shape.len,
+            });
+        }
+        let t = self.rank.index().unwrap_or(usize::MAX); // checked when made
+        let shape = self.win.shapes[t];
+        let off = self.win.byte_offset(t, disp)?;
+        match off.checked_add(bytes) {
+            Some(end) if end <= shape.len => self.win.check_attached(t, off, end)?,
+            _ => {
+                return Err(Error::NotAttached {
+                    rank: self.rank,
+                    start: disp as i128,
+                    end: disp as i128 + bytes as i128,
+                })
+            }
+        }
+        self.aligned(call, disp, off, atomic, &shape)
     }
 
     #[inline]

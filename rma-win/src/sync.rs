@@ -218,15 +218,22 @@ impl Window<'_> {
     fn refresh_fast(&self) {
         let ep = self.epochs.borrow();
         for (bits, held) in self.fast.iter().zip(&ep.locks) {
-            bits.set(match held {
-                _ if ep.freed => 0,
-                None => 0,
-                Some(Held {
-                    kind: LockType::Exclusive,
-                    nocheck: false,
-                }) => HELD | EXCLUSIVE,
-                Some(_) => HELD,
-            });
+            bits.set(
+                match held {
+                    _ if ep.freed => 0,
+                    None => 0,
+                    Some(Held {
+                        kind: LockType::Exclusive,
+                        nocheck: false,
+                    }) => HELD | EXCLUSIVE,
+                    Some(_) => HELD,
+                } & if self.dynamic {
+                    // a dynamic window's calls check their regions: never the fast path
+                    !HELD
+                } else {
+                    !0
+                },
+            );
         }
     }
 

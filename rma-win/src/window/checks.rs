@@ -153,9 +153,8 @@ impl<'w> Window<'w> {
         bytes: usize,
         align: usize,
     ) -> Option<(usize, usize)> {
-        if self.dynamic {
-            return None; // every call's range is checked against the regions
-        }
+        // (never for a dynamic window, whose calls check their regions: its HELD bits
+        // stay clear, sync.rs refresh_fast)
         let t = self.fast_target(rank)?;
         let base = usize::try_from(disp)
             .ok()?
