@@ -95,75 +95,57 @@ pub fn expect_class<T: std::fmt::Debug>(r: Result<T>, class: rma_win::ErrorClass
     }
 }
 
+/// `r`, or `None` where the call was refused because the world cannot serve it, the
+/// refusal checked: a backend plugged in from outside (the recording one) keeps the
+/// contract's defaults, which refuse shared and dynamic windows and sub-worlds with
+/// RMA_FLAVOR; under MPICH with MPIR_CVAR_NOLOCAL=1 (the mpich_nolocal configuration,
+/// where every rank is a node of its own: the suite's stand-in for several nodes) a
+/// shared window must be refused with RMA_SHARED (`across_nodes`). Every rank is
+/// refused alike, before anything collective, so a barrier follows: the ranks still
+/// agree. rma's own backends must serve the call otherwise.
+fn or_refused<T>(world: &World, r: Result<T>, across_nodes: bool) -> Result<Option<T>> {
+    let nolocal = world.mode() == LaunchMode::Mpi
+        && std::env::var("MPIR_CVAR_NOLOCAL").is_ok_and(|v| v == "1");
+    match r {
+        Err(e) if across_nodes && nolocal => {
+            assert_eq!(e.class(), ErrorClass::RmaShared, "across nodes: {e}");
+        }
+        Err(e) if !world.backend().builtin() => {
+            assert_eq!(
+                e.class(),
+                ErrorClass::RmaFlavor,
+                "a plugged-in backend's refusal: {e}"
+            );
+        }
+        r => return r.map(Some),
+    }
+    world.barrier()?;
+    Ok(None)
+}
+
 /// A shared window of `count` elements of `T` (`Window::allocate_shared`), or `None`
-/// where the world's backend has no shared windows: a backend plugged in from outside
-/// (the recording one) keeps the contract's default, which refuses with RMA_FLAVOR, and
-/// that refusal is checked here, with a barrier after it (every rank was refused
-/// alike, before anything collective). rma's own backends must make the window.
+/// where the world cannot have one ([`or_refused`]).
 pub fn shared_window<'w, T: Equivalence>(
     world: &'w World,
     count: usize,
     info: &Info,
 ) -> Result<Option<Window<'w>>> {
-    match Window::allocate_shared::<T>(world, count, info) {
-        // MPICH with MPIR_CVAR_NOLOCAL=1 (the mpich_nolocal configuration) makes every
-        // rank a node of its own, the suite's stand-in for several nodes: there a
-        // shared window must be refused with RMA_SHARED, on every rank
-        Err(e)
-            if world.mode() == LaunchMode::Mpi
-                && std::env::var("MPIR_CVAR_NOLOCAL").is_ok_and(|v| v == "1") =>
-        {
-            assert_eq!(e.class(), ErrorClass::RmaShared, "across nodes: {e}");
-            world.barrier()?;
-            Ok(None)
-        }
-        Err(e) if !world.backend().builtin() => {
-            assert_eq!(
-                e.class(),
-                ErrorClass::RmaFlavor,
-                "a plugged-in backend's refusal: {e}"
-            );
-            // the refusal came before anything collective: the ranks still agree
-            world.barrier()?;
-            Ok(None)
-        }
-        r => r.map(Some),
-    }
+    or_refused(
+        world,
+        Window::allocate_shared::<T>(world, count, info),
+        true,
+    )
 }
 
-/// The world of the ranks giving `color` (`World::split`), or `None` where the world's
-/// backend has no sub-worlds: a backend plugged in from outside (the recording one)
-/// refuses with RMA_FLAVOR on every rank, checked here, with a barrier after it.
-/// rma's own backends must split (`Ok(None)` then means only a rank left out).
+/// The world of the ranks giving `color` (`World::split`), or `None` where the world
+/// has no sub-worlds ([`or_refused`]; `Ok(None)` from rma's own backends means only a
+/// rank left out).
 pub fn sub_world(world: &World, color: Option<u32>, key: i32) -> Result<Option<World>> {
-    match world.split(color, key) {
-        Err(e) if !world.backend().builtin() => {
-            assert_eq!(
-                e.class(),
-                ErrorClass::RmaFlavor,
-                "a plugged-in backend's refusal: {e}"
-            );
-            world.barrier()?;
-            Ok(None)
-        }
-        r => r,
-    }
+    Ok(or_refused(world, world.split(color, key), false)?.flatten())
 }
 
-/// A dynamic window (`Window::create_dynamic`), or `None` where the world's backend has
-/// none: a backend plugged in from outside (the recording one) refuses with
-/// RMA_FLAVOR on every rank, checked here, with a barrier after it.
+/// A dynamic window (`Window::create_dynamic`), or `None` where the world cannot have
+/// one ([`or_refused`]).
 pub fn dynamic_window<'w>(world: &'w World, info: &Info) -> Result<Option<Window<'w>>> {
-    match Window::create_dynamic(world, info) {
-        Err(e) if !world.backend().builtin() => {
-            assert_eq!(
-                e.class(),
-                ErrorClass::RmaFlavor,
-                "a plugged-in backend's refusal: {e}"
-            );
-            world.barrier()?;
-            Ok(None)
-        }
-        r => r.map(Some),
-    }
+    or_refused(world, Window::create_dynamic(world, info), false)
 }

@@ -84,6 +84,19 @@ impl std::fmt::Debug for Window<'_> {
     }
 }
 
+/// The bytes of a window of `count` elements of `T`, and its displacement unit (the
+/// element's size, at least 1).
+fn window_bytes<T>(count: usize) -> Result<(usize, usize)> {
+    let size = std::mem::size_of::<T>();
+    let bytes = count
+        .checked_mul(size)
+        .ok_or_else(|| Error::CountOverflow {
+            count,
+            what: "window elements",
+        })?;
+    Ok((bytes, size.max(1)))
+}
+
 fn rank_of(r: usize) -> Rank {
     Rank::new(r as u32)
 }
@@ -135,14 +148,8 @@ impl<'w> Window<'w> {
         count: usize,
         info: &Info,
     ) -> Result<Window<'w>> {
-        let size = std::mem::size_of::<T>();
-        let bytes = count
-            .checked_mul(size)
-            .ok_or_else(|| Error::CountOverflow {
-                count,
-                what: "window elements",
-            })?;
-        Self::allocate_bytes(world, bytes, size.max(1), info)
+        let (bytes, unit) = window_bytes::<T>(count)?;
+        Self::allocate_bytes(world, bytes, unit, info)
     }
 
     /// Collectively allocates a window of `len` bytes with displacement unit
@@ -227,14 +234,8 @@ impl<'w> Window<'w> {
         count: usize,
         info: &Info,
     ) -> Result<Window<'w>> {
-        let size = std::mem::size_of::<T>();
-        let bytes = count
-            .checked_mul(size)
-            .ok_or_else(|| Error::CountOverflow {
-                count,
-                what: "window elements",
-            })?;
-        Self::allocate_shared_bytes(world, bytes, size.max(1), info)
+        let (bytes, unit) = window_bytes::<T>(count)?;
+        Self::allocate_shared_bytes(world, bytes, unit, info)
     }
 
     /// Collectively allocates a shared window of `len` bytes with displacement unit
