@@ -205,18 +205,23 @@ impl rma_core::Memory for EpochWindow<'_> {
         let slot = regions.remove(offset, out.len())?;
         // unpublished first: origins that read the table from now on refuse the region;
         // if a step fails, the region stays attached and recorded (nothing changed)
+        let len = out.len();
         let undone = |e: Error, regions: &mut Regions| {
-            let _ = self.set_table(slot, region_word(offset, out.len()));
-            regions.insert(slot, offset, out.len());
+            let _ = self.set_table(slot, region_word(offset, len));
+            regions.insert(slot, offset, len);
             e
         };
         if let Err(e) = self.set_table(slot, 0) {
             return Err(undone(e, &mut regions));
         }
+        // the contents first, while every step can still be undone
+        if let Err(e) = rma_core::Memory::read_local(self, offset, out) {
+            return Err(undone(e, &mut regions));
+        }
         if let Err(e) = self.data().detach_region(offset) {
             return Err(undone(e, &mut regions));
         }
-        rma_core::Memory::read_local(self, offset, out)
+        Ok(())
     }
     fn attached(&self, rank: usize, start: usize, end: usize) -> Result<bool> {
         if self.data().flavor() != Flavor::Dynamic {
@@ -389,19 +394,16 @@ impl Drop for EpochWindow<'_> {
         // While panicking the MPI window leaks itself and reports no error: the same.
         let explicit = self.freed.load(std::sync::atomic::Ordering::Relaxed);
         // MPI frees a dynamic window's attached regions with it, but Open MPI 4's
-        // osc/ucx segfaults in MPI_Win_free when any are left: detach them first
-        if let (Some(w), false) = (&self.window, std::thread::panicking()) {
-            let left = self
-                .regions
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .drain();
-            for offset in left {
-                let _ = w.detach_region(offset);
-            }
-        }
+        // osc/ucx segfaults in MPI_Win_free when any are left: the free detaches them
+        // (once every rank agreed to free, so no peer's epoch still reaches them)
+        let left = self
+            .regions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain();
         let freed = match self.window.take() {
-            Some(w) if !std::thread::panicking() => {
+            Some(mut w) if !std::thread::panicking() => {
+                w.detach_at_free(left);
                 if explicit { w.free() } else { w.free_on_drop() }.is_ok()
             }
             _ => false,

@@ -5,7 +5,7 @@
 //! | defect | where | handling |
 //! |---|---|---|
 //! | 8-byte MPI_Compare_and_swap segfaults the target | Open MPI 4, osc/rdma | refused (RMA_FLAVOR) |
-//! | windows on different communicators of one node get each other's accumulates, or cannot be made (MPI_ERR_WIN) | Open MPI 4, osc/rdma | windows on worlds split from the world refused (RMA_FLAVOR), but shared ones (osc/sm) |
+//! | windows on different communicators of one node get each other's accumulates, or cannot be made (MPI_ERR_WIN) | Open MPI 4, osc/rdma | windows on worlds split from the world refused (RMA_FLAVOR) |
 //! | SUM on MPI_C_FLOAT_COMPLEX gives garbage (accumulate, get_accumulate, fetch_and_op) | Open MPI 4, osc/rdma, MPI_Win_create windows | refused (RMA_FLAVOR) |
 //! | counts > 1 of DOUBLE_INT, LONG_INT, SHORT_INT handled as packed `count x size` bytes: last elements dropped, results misplaced, heap corrupted | Open MPI 4, osc/rdma, MPI_Win_create windows | one element per MPI call |
 //! | MPI_Fetch_and_op wrong for every type but 32/64-bit integers | Open MPI 4, osc/ucx | MPI_Rget_accumulate of one element instead |

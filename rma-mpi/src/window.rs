@@ -114,6 +114,9 @@ pub struct MpiWindow<'a> {
     /// freed, as MPI may still reach it.
     arena: Option<Vec<u64>>,
     arena_addr: usize,
+    /// Regions still attached when the window is freed: detached after the free's
+    /// agreement, before MPI_Win_free.
+    regions_left: Vec<usize>,
     pub(crate) epochs: Epochs,
     /// Origin copies MPI may still read, and the targets a flush must complete.
     pub(crate) pending: Pending,
@@ -288,7 +291,7 @@ impl<'a> MpiWindow<'a> {
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
         let mut node: c_int = 0;
         let ranks = world.size();
-        let (number, rc) = world.create_window(false, |api| {
+        let (number, rc) = world.create_window(true, |api| {
             // SAFETY: `node` is a valid out-pointer and `comm` is live.
             let rc = unsafe { (api.node_size)(world.comm(), &mut node) };
             if rc != 0 || node as usize != ranks {
@@ -448,6 +451,7 @@ impl<'a> MpiWindow<'a> {
             shared: Box::new([]),
             arena: Some(arena),
             arena_addr: addr as usize,
+            regions_left: Vec::new(),
             epochs: Epochs::new(world.size()),
             pending: Pending::new(world.size()),
             owned: None,
@@ -469,6 +473,13 @@ impl<'a> MpiWindow<'a> {
             (api.win_attach)(self.win, self.base.add(offset).cast(), len as i64)
         });
         self.world.check(rc, Call::new("MPI_Win_attach"))
+    }
+
+    /// Regions (by offset) to detach when the window is freed, after the free's
+    /// agreement and before MPI_Win_free (Open MPI's osc/ucx segfaults freeing a
+    /// dynamic window with regions attached, though MPI allows it).
+    pub(crate) fn detach_at_free(&mut self, offsets: Vec<usize>) {
+        self.regions_left = offsets;
     }
 
     /// Detaches the region attached at `offset` (MPI_Win_detach).
@@ -606,6 +617,7 @@ impl<'a> MpiWindow<'a> {
             shared: Box::new([]),
             arena: None,
             arena_addr: 0,
+            regions_left: Vec::new(),
             epochs: Epochs::new(world.size()),
             pending: Pending::new(world.size()),
             owned,
@@ -898,6 +910,9 @@ impl<'a> MpiWindow<'a> {
                 std::mem::forget(self.arena.take());
                 self.pending.leak();
                 return Err(e);
+            }
+            for offset in std::mem::take(&mut self.regions_left) {
+                let _ = self.detach_region(offset);
             }
             // SAFETY: the window is live and freed once (guarded by `freed`); no
             // request borrows it (`&mut self`).

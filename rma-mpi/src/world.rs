@@ -622,9 +622,11 @@ impl World {
     /// members and tag. As [`World::split`] otherwise.
     ///
     /// Errors: ARG if this rank is not a member, a member repeats or `tag` is above
-    /// MPI's largest; RANK for a member outside this world; the library's.
+    /// `c_int::MAX`; RANK for a member outside this world; the library's (a tag above
+    /// the library's MPI_TAG_UB, at least 32767, is its error).
     pub fn create_group(&self, members: &[usize], tag: u32) -> Result<World> {
         self.check_thread()?;
+        self.check_broken()?;
         if let Some(&bad) = members.iter().find(|&&r| r >= self.size) {
             return Err(Error::InvalidRank {
                 rank: Rank::new(bad as u32),
@@ -800,11 +802,11 @@ impl World {
     /// order they agree; the same on every rank), agrees on its creation and runs
     /// `create`, the MPI call. The window's number and the call's return code.
     ///
-    /// `rdma`: osc/rdma may serve the window (every flavor but shared, which Open MPI
-    /// serves with osc/sm alone). Where osc/rdma may be in use, such a window on a
-    /// world split from the process's world is refused on every rank of it alike
-    /// (defects.rs: osc/rdma mixes up, or fails to create, windows of different
-    /// communicators on one node).
+    /// `rdma`: osc/rdma may serve the window (every window rma makes: a shared one's
+    /// data is osc/sm's, but its control window is allocated). Where osc/rdma may be
+    /// in use, such a window on a world split from the process's world is refused on
+    /// every rank of it alike, before anything is made (defects.rs: osc/rdma mixes up,
+    /// or fails to create, windows of different communicators on one node).
     pub(crate) fn create_window(
         &self,
         rdma: bool,

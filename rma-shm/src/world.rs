@@ -136,6 +136,9 @@ struct Slot {
     /// name, then the key of the call (written last; 0: no offer).
     offer_tag: AtomicU64,
     offer_key: AtomicU64,
+    /// This rank's answer to the last group offer it took: the call's key when it
+    /// joined the offered world, the key with its low bit cleared when it could not.
+    ack_key: AtomicU64,
 }
 
 /// [`Header::failed`] once the control state was found corrupt.
@@ -510,30 +513,25 @@ impl Control {
         let slot = self.slot(r);
         let state = slot.state.load(Ordering::Acquire);
         let order = slot.departed.load(Ordering::Acquire);
-        let still_in_child = from_child
-            && slot.children.load(Ordering::Acquire) > 0
-            && slot.finished.load(Ordering::Acquire) == 0;
+        // a rank that left this world but holds a world split from it is still in that
+        // one (its liveness is then read further up, and from its process)
+        let still_in_child = from_child && slot.children.load(Ordering::Acquire) > 0;
         if state == RankState::Dead as u32 {
             Some((0, order, "it died".to_owned()))
-        } else if state == RankState::Exited as u32
-            && from_child
-            && slot.finished.load(Ordering::Acquire) != 0
-        {
+        } else if from_child && slot.finished.load(Ordering::Acquire) != 0 {
             Some((
                 1,
                 order,
                 "its thread returned while this rank still waits for it".to_owned(),
             ))
-        } else if state == RankState::Exited as u32 && still_in_child {
-            None
-        } else if state == RankState::Exited as u32 {
+        } else if state == RankState::Exited as u32 && !still_in_child {
             Some((
                 1,
                 order,
                 "it exited while this rank still waits for it".to_owned(),
             ))
         } else if mode == LaunchMode::Processes
-            && state == RankState::Alive as u32
+            && state != RankState::NotAttached as u32
             && !sys::pid_alive(slot.pid.load(Ordering::Relaxed))
         {
             let pid = slot.pid.load(Ordering::Relaxed);
@@ -995,48 +993,94 @@ impl World {
         {
             key = (key ^ v).wrapping_mul(0x0100_0000_01b3);
         }
-        let key = key | 1; // never 0, which means "no offer"
+        let key = key | 1; // never 0 (no offer); key & !1 is a member's failure
         let leader = members[0];
-        let slot = self.ctl.slot(leader);
-        let name_of = |t: u64| format!("{}-g{key:016x}-{t:016x}", self.ctl.name);
-        let ctl = if me == 0 {
+        let offer = self.ctl.slot(leader);
+        // a fixed-length name (nested groups do not grow it): the first member's pid,
+        // a random tag, the call's key
+        let lpid = offer.pid.load(Ordering::Relaxed);
+        let name_of = |t: u64| format!("rma-{lpid}-{t:016x}-g{key:016x}");
+        // every member acknowledges the offer in its own slot: `key` when it joined,
+        // `key & !1` when it could not; the first member waits for them all, so an
+        // offer is never withdrawn while a member still looks for it
+        let ack = |ok: bool| {
+            self.ctl
+                .slot(self.rank)
+                .ack_key
+                .store(if ok { key } else { key & !1 }, Ordering::Release)
+        };
+        if me == 0 {
             let tag_cell = std::cell::Cell::new(0u64);
-            let ctl = Control::create_named(
+            let made = Control::create_named(
                 || {
-                    tag_cell.set(random_u64());
+                    tag_cell.set(random_u64() | 1);
                     name_of(tag_cell.get())
                 },
                 members.len(),
                 [0, 0],
-            )?;
-            if !ctl.try_attach(0, std::process::id()) {
-                ctl.unlink();
-                return Err(Error::Internal {
-                    reason: "a fresh world's first slot was taken".into(),
-                });
-            }
-            slot.offer_tag.store(tag_cell.get(), Ordering::Relaxed);
-            slot.offer_key.store(key, Ordering::Release);
-            // every member joins before the offer goes (then the name can go too)
-            let joined = self.wait_group(members, || ctl.attached() == members.len());
-            slot.offer_key.store(0, Ordering::Release);
+            )
+            .and_then(|ctl| {
+                if ctl.try_attach(0, std::process::id()) {
+                    Ok(ctl)
+                } else {
+                    ctl.unlink();
+                    Err(Error::Internal {
+                        reason: "a fresh world's first slot was taken".into(),
+                    })
+                }
+            });
+            // the offer: the tag (0: the world could not be made), then the key
+            offer.offer_tag.store(
+                made.as_ref().map_or(0, |_| tag_cell.get()),
+                Ordering::Relaxed,
+            );
+            offer.offer_key.store(key, Ordering::Release);
+            let acked = |r: &usize| {
+                let a = self.ctl.slot(*r).ack_key.load(Ordering::Acquire);
+                a == key || a == key & !1
+            };
+            let waited = self.wait_group(members, || members[1..].iter().all(acked));
+            offer.offer_key.store(0, Ordering::Release);
+            let ctl = made?;
             ctl.unlink();
-            joined?;
-            ctl
-        } else {
-            self.wait_group(&members[..1], || {
-                slot.offer_key.load(Ordering::Acquire) == key
-            })?;
-            let t = slot.offer_tag.load(Ordering::Relaxed);
-            let ctl = Control::open(&name_of(t), members.len())?;
-            if !ctl.try_attach(me, std::process::id()) {
-                return Err(Error::Internal {
-                    reason: format!("rank {me} of the group's world was already taken"),
+            let failed = members[1..]
+                .iter()
+                .find(|&&r| self.ctl.slot(r).ack_key.load(Ordering::Acquire) != key);
+            if let Some(&r) = failed.filter(|_| waited.is_ok()) {
+                // members that joined see rank 0 of the new world gone
+                ctl.set_state(0, RankState::Exited);
+                return Err(Error::ProcFailed {
+                    rank: Rank::new(r as u32),
+                    reason: "it could not join the group's world".into(),
                 });
             }
-            ctl
+            if let Err(e) = waited {
+                ctl.set_state(0, RankState::Exited);
+                return Err(e);
+            }
+            return Ok(self.adopt(ctl, members.to_vec(), 0));
+        }
+        // every member is watched: one that dies before the offer comes fails the call
+        self.wait_group(members, || offer.offer_key.load(Ordering::Acquire) == key)?;
+        let t = offer.offer_tag.load(Ordering::Relaxed);
+        let joined = if t == 0 {
+            Err(Error::ProcFailed {
+                rank: Rank::new(leader as u32),
+                reason: "it could not make the group's world".into(),
+            })
+        } else {
+            Control::open(&name_of(t), members.len()).and_then(|ctl| {
+                if ctl.try_attach(me, std::process::id()) {
+                    Ok(ctl)
+                } else {
+                    Err(Error::Internal {
+                        reason: format!("rank {me} of the group's world was already taken"),
+                    })
+                }
+            })
         };
-        Ok(self.adopt(ctl, members.to_vec(), me))
+        ack(joined.is_ok());
+        Ok(self.adopt(joined?, members.to_vec(), me))
     }
 
     /// Polls `done` (yielding, then sleeping up to 1 ms) while the `watch` ranks of
@@ -1322,6 +1366,48 @@ mod tests {
         })
         .unwrap();
         assert!(out.iter().all(|r| matches!(r, Ok(3))), "{out:?}");
+    }
+
+    /// The same two levels down: a rank that dropped the middle world and leaked the
+    /// innermost one, then returned, is gone from the innermost one too.
+    #[test]
+    fn a_leaked_grandchild_world_of_a_returned_thread_is_left() {
+        let out = run_threads(2, |world| -> Result<()> {
+            let mid = world.split(Some(0), 0)?.expect("a color");
+            let inner = mid.split(Some(0), 0)?.expect("a color");
+            drop(mid);
+            if world.rank() == 0 {
+                std::mem::forget(inner);
+                return Ok(());
+            }
+            inner.barrier()
+        })
+        .unwrap();
+        assert!(out[0].is_ok());
+        let e = out[1].as_ref().unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::ProcFailed, "{e}");
+    }
+
+    /// Members of a group make its world alone, twice with the same members and tag
+    /// (matched in order), while the other ranks make one of their own.
+    #[test]
+    fn groups_make_their_worlds_alone() {
+        let out = run_threads(4, |world| -> Result<Vec<usize>> {
+            let mine: Vec<usize> = (0..4).filter(|r| r % 2 == world.rank() % 2).rev().collect();
+            let mut sizes = Vec::new();
+            for _ in 0..2 {
+                let g = world.create_group(&mine, 3)?;
+                g.barrier()?;
+                sizes.push(g.size() * 10 + g.rank());
+            }
+            Ok(sizes)
+        })
+        .unwrap();
+        let got: Vec<Vec<usize>> = out.into_iter().map(|r| r.unwrap()).collect();
+        assert_eq!(
+            got,
+            [vec![21, 21], vec![21, 21], vec![20, 20], vec![20, 20]]
+        );
     }
 
     /// A rank whose thread returns while it leaked a sub-world is gone from it: a peer

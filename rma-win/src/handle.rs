@@ -138,7 +138,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         atomic: Option<BasicType>,
     ) -> Result<usize> {
         let unit = self.shape.disp_unit;
-        let d = usize::try_from(disp).map_err(|_| Error::NegativeDisp { disp })?;
+        let Ok(d) = usize::try_from(disp) else {
+            return self.off_range(call, disp, 0, bytes, atomic);
+        };
         let off = d.checked_mul(unit).ok_or_else(|| Error::DispOverflow {
             disp,
             disp_unit: unit,
@@ -189,6 +191,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         bytes: usize,
         atomic: Option<BasicType>,
     ) -> Result<usize> {
+        if !self.dynamic && disp < 0 {
+            return Err(Error::NegativeDisp { disp });
+        }
         if !self.dynamic {
             return Err(Error::OutOfWindow {
                 rank: self.rank,

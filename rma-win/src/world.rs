@@ -141,9 +141,11 @@ impl World {
     /// does). As [`World::split`] otherwise.
     ///
     /// Errors: ARG if this rank is not in the group; RANK for a rank of the group
-    /// outside this world (both before anything is shared); PROC_FAILED if the
-    /// group's first rank dies or leaves before it makes the world; RMA_FLAVOR on a
-    /// world plugged in with [`World::from_backend`].
+    /// outside this world (both before anything is shared); PROC_FAILED if a rank of
+    /// the group dies or leaves before every rank joined, or could not join (the
+    /// others get it too); NO_MEM; RMA_FLAVOR on a world plugged in with
+    /// [`World::from_backend`]. Under MPI the tag must also stay below the library's
+    /// MPI_TAG_UB (at least 32767).
     ///
     /// # Examples
     ///
