@@ -136,6 +136,8 @@ struct Slot {
     /// name, then the key of the call (written last; 0: no offer).
     offer_tag: AtomicU64,
     offer_key: AtomicU64,
+    /// The pid in the offered world's name (its maker's).
+    offer_pid: AtomicU32,
     /// This rank's answer to the last group offer it took: the call's key when it
     /// joined the offered world, the key with its low bit cleared when it could not.
     ack_key: AtomicU64,
@@ -996,10 +998,9 @@ impl World {
         let key = key | 1; // never 0 (no offer); key & !1 is a member's failure
         let leader = members[0];
         let offer = self.ctl.slot(leader);
-        // a fixed-length name (nested groups do not grow it): the first member's pid,
-        // a random tag, the call's key
-        let lpid = offer.pid.load(Ordering::Relaxed);
-        let name_of = |t: u64| format!("rma-{lpid}-{t:016x}-g{key:016x}");
+        // a fixed-length name (nested groups do not grow it): the first member's pid
+        // (offered with the name), a random tag, the call's key
+        let name_of = |pid: u32, t: u64| format!("rma-{pid}-{t:016x}-g{key:016x}");
         // every member acknowledges the offer in its own slot: `key` when it joined,
         // `key & !1` when it could not; the first member waits for them all, so an
         // offer is never withdrawn while a member still looks for it
@@ -1014,7 +1015,7 @@ impl World {
             let made = Control::create_named(
                 || {
                     tag_cell.set(random_u64() | 1);
-                    name_of(tag_cell.get())
+                    name_of(std::process::id(), tag_cell.get())
                 },
                 members.len(),
                 [0, 0],
@@ -1034,6 +1035,7 @@ impl World {
                 made.as_ref().map_or(0, |_| tag_cell.get()),
                 Ordering::Relaxed,
             );
+            offer.offer_pid.store(std::process::id(), Ordering::Relaxed);
             offer.offer_key.store(key, Ordering::Release);
             let acked = |r: &usize| {
                 let a = self.ctl.slot(*r).ack_key.load(Ordering::Acquire);
@@ -1063,13 +1065,14 @@ impl World {
         // every member is watched: one that dies before the offer comes fails the call
         self.wait_group(members, || offer.offer_key.load(Ordering::Acquire) == key)?;
         let t = offer.offer_tag.load(Ordering::Relaxed);
+        let pid = offer.offer_pid.load(Ordering::Relaxed);
         let joined = if t == 0 {
             Err(Error::ProcFailed {
                 rank: Rank::new(leader as u32),
                 reason: "it could not make the group's world".into(),
             })
         } else {
-            Control::open(&name_of(t), members.len()).and_then(|ctl| {
+            Control::open(&name_of(pid, t), members.len()).and_then(|ctl| {
                 if ctl.try_attach(me, std::process::id()) {
                     Ok(ctl)
                 } else {
