@@ -152,6 +152,15 @@ impl std::fmt::Debug for MpiWindow<'_> {
     }
 }
 
+/// Memory a window holds besides what MPI allocated for it.
+enum Held {
+    Nothing,
+    /// The buffer a created window exposes.
+    Buffer(Vec<u8>),
+    /// A dynamic window's arena and its MPI address.
+    Arena(Vec<u64>, usize),
+}
+
 /// Info entries as C strings for MPI, after rma's own validation of the keys it knows.
 struct CInfo {
     keys: Vec<CString>,
@@ -213,20 +222,50 @@ impl<'a> MpiWindow<'a> {
         disp_unit: usize,
         info: &Info,
     ) -> Result<MpiWindow<'a>> {
+        MpiWindow::allocated(world, len, disp_unit, info, false)
+    }
+
+    /// MPI_Win_allocate, or MPI_Win_allocate_shared (`shared`) after checking that
+    /// every rank is on this node, of `len` bytes zero-filled, finished. Every rank
+    /// asks the library for whole 64-byte lines (at least one for a window that is not
+    /// shared): MPICH 4.0's shared-memory windows overlap when a rank asks for fewer
+    /// than 16 bytes (every rank's fetch_and_op on its own 4-byte window lands in rank
+    /// 0's, reproduced in C), and a shared window's parts then lie where
+    /// [`rma_core::shared_offset`] says; the window stays `len` bytes for every check.
+    fn allocated(
+        world: &'a World,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+        shared: bool,
+    ) -> Result<MpiWindow<'a>> {
         let (_, du) = check_shape(len, disp_unit)?;
-        // MPICH 4.0's shared-memory windows overlap when a rank asks for fewer than 16
-        // bytes (every rank's fetch_and_op on its own 4-byte window lands in rank 0's,
-        // reproduced in C): ask every library for whole 64-byte lines; the window
-        // stays `len` bytes long for every check.
-        let (size, _) = check_shape(len.div_ceil(64).max(1) * 64, disp_unit)?;
+        let lines = len.checked_add(63).ok_or(Error::CountOverflow {
+            count: len,
+            what: "window bytes",
+        })? & !63;
+        let (size, _) = check_shape(if shared { lines } else { lines.max(64) }, disp_unit)?;
         let info = CInfo::new(info)?;
         let (keys, vals) = info.ptrs();
         let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
+        let (mut node, ranks): (c_int, usize) = (0, world.size());
         let (number, rc) = world.create_window(true, |api| {
+            if shared {
+                // SAFETY: `node` is a valid out-pointer and `comm` is live.
+                let rc = unsafe { (api.node_size)(world.comm(), &mut node) };
+                if rc != 0 || node as usize != ranks {
+                    return rc; // every rank sees the same: no window is made anywhere
+                }
+            }
+            let alloc = if shared {
+                api.win_allocate_shared
+            } else {
+                api.win_allocate
+            };
             // SAFETY: the key and value arrays hold `keys.len()` NUL-terminated strings
             // that outlive the call; the out-pointers are valid; `comm` is live.
             unsafe {
-                (api.win_allocate)(
+                alloc(
                     world.comm(),
                     size,
                     du,
@@ -238,22 +277,41 @@ impl<'a> MpiWindow<'a> {
                 )
             }
         })?;
-        world.check(rc, Call::new("MPI_Win_allocate"))?;
+        let call = if shared {
+            "MPI_Win_allocate_shared"
+        } else {
+            "MPI_Win_allocate"
+        };
+        world.check(rc, Call::new(call))?;
+        if shared && node as usize != ranks {
+            return Err(Error::NotShareable {
+                reason: format!(
+                    "a shared window needs every rank on one node, but this rank's node holds \
+                     {node} of the world's {ranks} ranks (MPI shares memory by load and store \
+                     only within a node); use Window::allocate, whose RMA calls reach every node"
+                ),
+            });
+        }
         let base = base.cast::<u8>();
         if len > 0 {
-            // SAFETY: MPI_Win_allocate returned `len` bytes at `base`; no other rank
+            // SAFETY: the library returned at least `len` bytes at `base`; no other rank
             // reaches them before the all-gather in `finish`, which every rank enters
             // after zeroing its own.
             unsafe { std::ptr::write_bytes(base, 0, len) };
         }
+        let flavor = if shared {
+            Flavor::Shared
+        } else {
+            Flavor::Allocate
+        };
         MpiWindow::finish(
             world,
             win,
             base,
             len,
             disp_unit,
-            (Flavor::Allocate, number),
-            None,
+            (flavor, number),
+            Held::Nothing,
         )
     }
 
@@ -273,70 +331,15 @@ impl<'a> MpiWindow<'a> {
         contiguous: bool,
         info: &Info,
     ) -> Result<MpiWindow<'a>> {
-        let (_, du) = check_shape(len, disp_unit)?;
-        let (size, _) = check_shape(
-            len.checked_add(63).ok_or(Error::CountOverflow {
-                count: len,
-                what: "window bytes",
-            })? & !63,
-            disp_unit,
-        )?;
         let mut info = info.clone();
         info.set(
             "alloc_shared_noncontig",
             if contiguous { "false" } else { "true" },
         );
-        let info = CInfo::new(&info)?;
-        let (keys, vals) = info.ptrs();
-        let (mut base, mut win): (*mut c_void, Handle) = (std::ptr::null_mut(), 0);
-        let mut node: c_int = 0;
+        let mut window = MpiWindow::allocated(world, len, disp_unit, &info, true)?;
         let ranks = world.size();
-        let (number, rc) = world.create_window(true, |api| {
-            // SAFETY: `node` is a valid out-pointer and `comm` is live.
-            let rc = unsafe { (api.node_size)(world.comm(), &mut node) };
-            if rc != 0 || node as usize != ranks {
-                return rc; // every rank sees the same: no window is made anywhere
-            }
-            // SAFETY: as for MPI_Win_allocate in `allocate`.
-            unsafe {
-                (api.win_allocate_shared)(
-                    world.comm(),
-                    size,
-                    du,
-                    keys.len() as c_int,
-                    keys.as_ptr(),
-                    vals.as_ptr(),
-                    &mut base,
-                    &mut win,
-                )
-            }
-        })?;
-        world.check(rc, Call::new("MPI_Win_allocate_shared"))?;
-        if node as usize != ranks {
-            return Err(Error::NotShareable {
-                reason: format!(
-                    "a shared window needs every rank on one node, but this rank's node holds \
-                     {node} of the world's {ranks} ranks (MPI shares memory by load and store \
-                     only within a node); use Window::allocate, whose RMA calls reach every node"
-                ),
-            });
-        }
-        let base = base.cast::<u8>();
-        if len > 0 {
-            // SAFETY: MPI_Win_allocate_shared returned at least `len` bytes at `base`;
-            // no other rank reaches them before the all-gather in `finish`, which
-            // every rank enters after zeroing its own.
-            unsafe { std::ptr::write_bytes(base, 0, len) };
-        }
-        let mut window = MpiWindow::finish(
-            world,
-            win,
-            base,
-            len,
-            disp_unit,
-            (Flavor::Shared, number),
-            None,
-        )?;
+        // validated when the window was made
+        let du = c_int::try_from(disp_unit).unwrap_or(c_int::MAX);
         let mut shared = Vec::with_capacity(ranks);
         for r in 0..ranks {
             let (mut qsize, mut qdu, mut qbase): (i64, c_int, *mut c_void) =
@@ -440,27 +443,16 @@ impl<'a> MpiWindow<'a> {
             }
         })?;
         world.check(rc, Call::new("MPI_Win_create_dynamic"))?;
-        let mut window = MpiWindow {
+        let held = Held::Arena(arena, addr as usize);
+        MpiWindow::finish(
             world,
             win,
             base,
-            len: capacity,
-            disp_unit: 1,
-            flavor: Flavor::Dynamic,
-            peers: Box::new([]),
-            shared: Box::new([]),
-            arena: Some(arena),
-            arena_addr: addr as usize,
-            regions_left: Vec::new(),
-            epochs: Epochs::new(world.size()),
-            pending: Pending::new(world.size()),
-            owned: None,
-            freed: false,
-            number,
-            _borrow: PhantomData,
-        };
-        window.peers = window.gather_peers()?;
-        Ok(window)
+            capacity,
+            1,
+            (Flavor::Dynamic, number),
+            held,
+        )
     }
 
     /// Attaches bytes `[offset, offset + len)` of this rank's arena (MPI_Win_attach);
@@ -593,7 +585,7 @@ impl<'a> MpiWindow<'a> {
             len,
             disp_unit,
             (Flavor::Create, number),
-            owned,
+            owned.map_or(Held::Nothing, Held::Buffer),
         )
     }
 
@@ -604,8 +596,13 @@ impl<'a> MpiWindow<'a> {
         len: usize,
         disp_unit: usize,
         (flavor, number): (Flavor, u32),
-        owned: Option<Vec<u8>>,
+        held: Held,
     ) -> Result<MpiWindow<'a>> {
+        let (owned, arena, arena_addr) = match held {
+            Held::Nothing => (None, None, 0),
+            Held::Buffer(b) => (Some(b), None, 0),
+            Held::Arena(a, addr) => (None, Some(a), addr),
+        };
         let mut window = MpiWindow {
             world,
             win,
@@ -615,8 +612,8 @@ impl<'a> MpiWindow<'a> {
             flavor,
             peers: Box::new([]),
             shared: Box::new([]),
-            arena: None,
-            arena_addr: 0,
+            arena,
+            arena_addr,
             regions_left: Vec::new(),
             epochs: Epochs::new(world.size()),
             pending: Pending::new(world.size()),

@@ -141,6 +141,21 @@ impl World {
         }
     }
 
+    /// A window whose memory `make` allocates (every flavor but create), on the
+    /// transport the info asks for.
+    fn allocated(
+        &self,
+        parsed: &WinInfo,
+        flavor: Flavor,
+        make: impl FnOnce(MemoryOptions) -> Result<WindowMemory>,
+    ) -> Result<ShmWindow<'_>> {
+        let kind = self.transport_for(parsed, flavor)?;
+        let mem = make(MemoryOptions {
+            queues: kind == Kind::Queued,
+        })?;
+        self.window(kind, mem, None)
+    }
+
     fn window<'w>(
         &self,
         kind: Kind,
@@ -204,12 +219,9 @@ impl Backend for World {
         _info: &Info,
         parsed: &WinInfo,
     ) -> Result<ShmWindow<'_>> {
-        let kind = self.transport_for(parsed, Flavor::Allocate)?;
-        let opts = MemoryOptions {
-            queues: kind == Kind::Queued,
-        };
-        let mem = WindowMemory::allocate(self, len, disp_unit, opts)?;
-        self.window(kind, mem, None)
+        self.allocated(parsed, Flavor::Allocate, |opts| {
+            WindowMemory::allocate(self, len, disp_unit, opts)
+        })
     }
 
     /// Each rank's part is a segment of the window (a region table, then `capacity`
@@ -220,12 +232,9 @@ impl Backend for World {
         _info: &Info,
         parsed: &WinInfo,
     ) -> Result<ShmWindow<'_>> {
-        let kind = self.transport_for(parsed, Flavor::Dynamic)?;
-        let opts = MemoryOptions {
-            queues: kind == Kind::Queued,
-        };
-        let mem = WindowMemory::create_dynamic(self, capacity, opts)?;
-        self.window(kind, mem, None)
+        self.allocated(parsed, Flavor::Dynamic, |opts| {
+            WindowMemory::create_dynamic(self, capacity, opts)
+        })
     }
 
     /// Every rank of an rma-shm world reaches every segment (threads share the
@@ -239,12 +248,9 @@ impl Backend for World {
         _info: &Info,
         parsed: &WinInfo,
     ) -> Result<ShmWindow<'_>> {
-        let kind = self.transport_for(parsed, Flavor::Shared)?;
-        let opts = MemoryOptions {
-            queues: kind == Kind::Queued,
-        };
-        let mem = WindowMemory::allocate_shared(self, len, disp_unit, contiguous, opts)?;
-        self.window(kind, mem, None)
+        self.allocated(parsed, Flavor::Shared, |opts| {
+            WindowMemory::allocate_shared(self, len, disp_unit, contiguous, opts)
+        })
     }
 
     fn create<'w>(

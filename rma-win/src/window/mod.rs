@@ -509,11 +509,11 @@ impl<'w> Window<'w> {
     pub fn set_info(&mut self, info: &Info) -> Result<Vec<String>> {
         self.check_alive()?;
         let asked = WinInfo::from_info(info)?;
-        let now = self.info.to_info();
+        let (now, wanted) = (self.info.to_info(), asked.to_info());
         let mut ignored = Vec::new();
         for (key, _) in info.iter() {
             let took = key == "mpi_accumulate_granularity";
-            let same = now.get(key) == asked.to_info().get(key) && now.get(key).is_some();
+            let same = now.get(key) == wanted.get(key) && now.get(key).is_some();
             if !took && !same {
                 ignored.push(key.to_owned());
             }
