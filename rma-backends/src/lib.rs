@@ -370,6 +370,25 @@ impl Fast<'_> {
         }
     }
 
+    /// put of `data` at `off`, then the `u64` signal at `signal` updated with `op`
+    /// (REPLACE or SUM) and `value`, the data visible to whoever sees the signal
+    /// ([`rma_core::Transport::put_signal`]): in place with a release fence between
+    /// for [`Fast::Direct`]; put, flush, accumulate for MPI, whose calls to different
+    /// locations are unordered.
+    #[inline]
+    pub fn put_signal(
+        &self,
+        off: usize,
+        data: &[u8],
+        signal: usize,
+        op: rma_core::Op,
+        value: u64,
+    ) -> Result<()> {
+        self.put(off, data)?;
+        self.flush()?;
+        self.accumulate_bits(signal, false, rma_core::BasicType::U64, op, value)
+    }
+
     /// flush of the target: for [`Fast::Direct`] only the order fence, since every
     /// call completed when it returned (the contract of [`AnyWindow::fast`]).
     #[inline]

@@ -288,6 +288,31 @@ pub trait Transport: Send + Sync {
         self.accumulate(at, basic, op, &o[..size])
     }
 
+    /// A put of `data` into `at`, then an atomic update of the `u64` at byte `signal`
+    /// of the same target (`op` is REPLACE or SUM, `value` its operand), ordered so
+    /// that a thread that reads the signal's new value and then issues an acquire
+    /// fence (or any later synchronization) sees the put's bytes
+    /// (OpenSHMEM's put-with-signal). `signal` is 8-byte aligned, inside the target's
+    /// window and outside the put's bytes (rma-win checked). The call completes at the
+    /// next flush, as a put does.
+    ///
+    /// The default completes the put before the signal is updated (put, flush,
+    /// accumulate): correct on every transport, MPI's included, whose calls to
+    /// different locations are unordered. A transport that applies one origin's calls
+    /// in order, or in place, overrides it with no flush.
+    fn put_signal(
+        &self,
+        at: Access<'_>,
+        data: &[u8],
+        signal: usize,
+        op: Op,
+        value: u64,
+    ) -> Result<()> {
+        self.put(at, data)?;
+        self.flush(at.target)?;
+        self.accumulate_bits(at.target, signal, at.exclusive, BasicType::U64, op, value)
+    }
+
     /// Completes every call issued to `target` at origin and target.
     fn flush(&self, target: Rank) -> Result<()>;
 
@@ -419,6 +444,17 @@ macro_rules! forward_transport {
                 origin: u64,
             ) -> $crate::Result<()> {
                 $dispatch!(self, t => t.accumulate_bits(target, offset, exclusive, basic, op, origin))
+            }
+            #[inline]
+            fn put_signal(
+                &self,
+                at: $crate::Access<'_>,
+                data: &[u8],
+                signal: usize,
+                op: $crate::Op,
+                value: u64,
+            ) -> $crate::Result<()> {
+                $dispatch!(self, t => t.put_signal(at, data, signal, op, value))
             }
             #[inline]
             fn flush(&self, target: $crate::Rank) -> $crate::Result<()> {

@@ -69,20 +69,20 @@ elements! {
 /// It borrows the guard, so it cannot outlive the epoch.
 #[derive(Debug, Clone, Copy)]
 pub struct TargetHandle<'e, 'w> {
-    win: &'e Window<'w>,
-    rank: Rank,
+    pub(crate) win: &'e Window<'w>,
+    pub(crate) rank: Rank,
     /// A dynamic window's target: offsets come from addresses, ranges from regions.
     dynamic: bool,
     shape: Shape,
-    exclusive: bool,
+    pub(crate) exclusive: bool,
     /// An active-target epoch (fence, start): calls are recorded as pending for the
     /// closing fence's checks.
-    active: bool,
+    pub(crate) active: bool,
     /// The backend's fast path to this target, where it offers one: the target's
     /// memory where this rank applies calls in place (the atomic transport; calls skip
     /// the backend's dispatch and flush is only a fence), or the MPI target resolved
     /// once.
-    fast: Option<Fast<'e>>,
+    pub(crate) fast: Option<Fast<'e>>,
 }
 
 impl<'e, 'w> TargetHandle<'e, 'w> {
@@ -118,7 +118,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// `Err` (PROC_FAILED naming the dead rank, or INTERN) once a rank of the world
     /// died: one relaxed load.
     #[inline]
-    fn live(&self) -> Result<()> {
+    pub(crate) fn live(&self) -> Result<()> {
         if self.win.failed.load(Ordering::Relaxed) == 0 {
             return Ok(());
         }
@@ -130,7 +130,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// keeps a length of 0, so its calls always take the cold path, which checks
     /// their address against the target's regions: no test for it on the hot path.)
     #[inline]
-    fn offset(
+    pub(crate) fn offset(
         &self,
         call: &'static str,
         disp: Disp,
@@ -219,7 +219,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     #[inline]
-    fn issued(&self) {
+    pub(crate) fn issued(&self) {
         if self.active {
             self.win.issued();
         }

@@ -180,6 +180,7 @@
 // callers keep): `deny` rather than `forbid` so that item can opt out
 #![deny(unsafe_code)]
 
+mod blocks;
 mod buffers;
 mod dynamic;
 mod guard;
@@ -190,6 +191,13 @@ mod sync;
 mod window;
 mod world;
 
+pub use blocks::counter::{Counter, CounterOptions};
+#[cfg(feature = "async")]
+pub use blocks::mutex::LockFuture;
+pub use blocks::mutex::{Mutex, MutexGuard};
+#[cfg(feature = "async")]
+pub use blocks::signal::SignalWait;
+pub use blocks::signal::{Cmp, SignalOp};
 pub use buffers::{Buffer, BufferMut, Target};
 pub use dynamic::{DetachError, Region};
 pub use guard::{FenceEpoch, PassiveEpoch, PostEpoch, StartEpoch};

@@ -113,3 +113,20 @@ impl<'b> Request<'b> {
         Ok(true)
     }
 }
+
+/// With the `async` feature a request is a future: `.await` it (in any executor) as
+/// the non-blocking form of [`Request::wait`]. rma's transports complete a request's
+/// call at origin before the request is returned, so the first poll is ready; the
+/// future never blocks a thread.
+#[cfg(feature = "async")]
+impl std::future::Future for Request<'_> {
+    type Output = Result<()>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<()>> {
+        debug_assert!(self.done);
+        std::task::Poll::Ready(Ok(()))
+    }
+}

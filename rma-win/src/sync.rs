@@ -207,6 +207,15 @@ impl Window<'_> {
         Ok(())
     }
 
+    /// Whether a passive-target epoch of this origin (lock or lock_all) covers `target`.
+    pub(crate) fn passive_on(&self, target: usize) -> bool {
+        self.epochs
+            .borrow()
+            .locks
+            .get(target)
+            .is_some_and(Option::is_some)
+    }
+
     /// Whether this origin holds an exclusive lock (taken for real) on `target`.
     #[inline]
     pub(crate) fn exclusive_on(&self, target: usize) -> bool {

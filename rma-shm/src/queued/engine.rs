@@ -186,6 +186,12 @@ impl Engine {
         let base = self.mem.data_ptr(self.me);
         let locks = self.mem.domain(self.me, origin);
         let carries = !req.data.is_empty() && req.tag != TAG_CAS;
+        if req.tag != TAG_PUT && req.tag != TAG_GET {
+            // the origin's earlier puts (applied before this call, in ring order) happen
+            // before this update: a reader that sees the update and fences with acquire
+            // sees them (put-with-signal). No instruction on x86-64.
+            std::sync::atomic::fence(Ordering::Release);
+        }
         let mut pos = 0usize;
         for &(start, len) in &req.runs {
             // SAFETY: `decode_request` checked start + len <= window length, and this

@@ -637,6 +637,22 @@ impl Transport for QueuedTransport {
         )
     }
 
+    // One origin's calls are applied in the order sent, by one drainer at a time, and
+    // the engine fences with release before every accumulate-family call it applies
+    // (engine.rs `apply`): the put's bytes are in target memory, ordered before the
+    // signal's update, with no flush in between.
+    fn put_signal(
+        &self,
+        at: Access<'_>,
+        data: &[u8],
+        signal: usize,
+        op: Op,
+        value: u64,
+    ) -> Result<()> {
+        self.put(at, data)?;
+        self.accumulate_bits(at.target, signal, at.exclusive, BasicType::U64, op, value)
+    }
+
     fn flush(&self, target: Rank) -> Result<()> {
         let t = self.index(target);
         let want = self.sent[t].load(Ordering::Relaxed);

@@ -1,0 +1,385 @@
+//! [`Mutex`]: a distributed queue lock (Mellor-Crummey and Scott's MCS lock, as MPICH's
+//! `mcs_mutex` builds it from RMA atomics), with a guard.
+
+use super::{wait_for, Owned, Patience};
+use crate::world::World;
+use rma_core::{Error, Info, Op, Rank, Result};
+use std::cell::Cell;
+use std::time::Duration;
+
+/// This rank's successor in the queue (written by the successor), or [`NIL`].
+const NEXT: i64 = 0;
+/// Set to 1 by this rank's predecessor when it hands the lock over.
+const GRANTED: i64 = 1;
+/// The queue's last rank, or [`NIL`] (used in the home rank's window only).
+const TAIL: i64 = 2;
+const NIL: i32 = -1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Neither holding nor queued.
+    Idle,
+    /// In the queue, waiting to be handed the lock (a wait that ended early leaves
+    /// this rank here; the next lock call resumes it).
+    Queued,
+    /// Holding the lock (a guard is alive, or was forgotten).
+    Held,
+}
+
+/// A mutex over the ranks of a world: one rank at a time holds it. Queue-based (MCS):
+/// ranks are served in the order they asked, with no starvation, and a waiting rank
+/// polls only its own window, so a handover costs the same at 2 ranks as at 128.
+///
+/// `lock` returns a [`MutexGuard`]; the lock is released by
+/// [`MutexGuard::unlock`] (which returns its error) or when the guard drops (an error
+/// is then logged). The mutex orders what is complete: finish (flush) the critical
+/// section's RMA calls before releasing it, as with MPI.
+///
+/// Waits are bounded: a rank that died while holding or queued ends the others' waits
+/// with PROC_FAILED naming it; a holder alive but not releasing ends `lock` after the
+/// stall bound (`RMA_STALL_MS`, class INTERN) with this rank still queued (call `lock`
+/// again to go on waiting); [`Mutex::lock_timeout`] gives up after the caller's time
+/// instead, also still queued.
+///
+/// ```
+/// use rma_win::{Assert, Info, Mutex, Op, Rank, Window};
+/// rma_win::run_threads(4, |world| -> rma_win::Result<()> {
+///     let mutex = Mutex::new(&world, &Info::new())?;
+///     let data = Window::allocate::<u64>(&world, 1, &Info::new())?;
+///     let epoch = data.lock_all_epoch(Assert::NONE)?;
+///     let zero = epoch.target(Rank::new(0))?;
+///     for _ in 0..50 {
+///         let guard = mutex.lock()?;
+///         let mut v = [0u64];
+///         zero.get(&mut v, 0)?; // a plain read-modify-write: exact only under the mutex
+///         zero.flush()?;
+///         zero.put(&[v[0] + 1], 0)?;
+///         zero.flush()?; // complete before the mutex is released
+///         guard.unlock()?;
+///     }
+///     epoch.unlock()?;
+///     world.barrier()?;
+///     if world.rank() == 0 {
+///         assert_eq!(data.local_vec::<u64>()?, [200]);
+///     }
+///     mutex.free()
+/// })?
+/// .into_iter()
+/// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
+/// # Ok::<(), rma_win::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Mutex<'w> {
+    owned: Owned<'w>,
+    home: Rank,
+    me: i32,
+    state: Cell<State>,
+}
+
+/// The proof that this rank holds a [`Mutex`]; releases it when dropped.
+#[must_use = "the mutex is released when the guard drops"]
+#[derive(Debug)]
+pub struct MutexGuard<'m, 'w> {
+    mutex: &'m Mutex<'w>,
+    released: bool,
+}
+
+impl<'w> Mutex<'w> {
+    /// Collectively creates a mutex whose queue's tail lives on rank 0.
+    pub fn new(world: &'w World, info: &Info) -> Result<Mutex<'w>> {
+        Self::with_home(world, 0, info)
+    }
+
+    /// Collectively creates a mutex whose queue's tail lives on `home` (the same on
+    /// every rank: class RANK for one outside the world, ARG where ranks differ).
+    pub fn with_home(world: &'w World, home: usize, info: &Info) -> Result<Mutex<'w>> {
+        super::agree(world, "Mutex::with_home", &(home as u64).to_le_bytes())?;
+        if home >= world.size() {
+            return Err(Error::InvalidRank {
+                rank: Rank::new(home.min(u32::MAX as usize) as u32),
+                size: world.size(),
+            });
+        }
+        let owned = Owned::new::<i32>(world, 3, info, |win| win.write_local(0, &[NIL, 0, NIL]))?;
+        Ok(Mutex {
+            owned,
+            home: Rank::new(home as u32),
+            me: world.rank() as i32,
+            state: Cell::new(State::Idle),
+        })
+    }
+
+    /// Whether this rank holds the mutex.
+    pub fn is_held(&self) -> bool {
+        self.state.get() == State::Held
+    }
+
+    /// The transport of the mutex's window.
+    pub fn transport_name(&self) -> &'static str {
+        self.owned.win.transport_name()
+    }
+
+    fn world(&self) -> &World {
+        self.owned.win.world
+    }
+
+    fn rank_of(&self, v: i32, what: &str) -> Result<Rank> {
+        if v < 0 || v as usize >= self.world().size() {
+            return Err(Error::Internal {
+                reason: format!(
+                    "the mutex's {what} reads {v}, no rank of this world (another process wrote into the mutex's window)"
+                ),
+            });
+        }
+        Ok(Rank::new(v as u32))
+    }
+
+    /// One of this rank's own fields, read atomically.
+    fn own(&self, field: i64) -> Result<i32> {
+        let h = self.owned.target(Rank::new(self.me as u32))?;
+        let v = h.fetch::<i32>(field)?;
+        h.flush()?;
+        Ok(v)
+    }
+
+    fn refuse_held(&self, call: &'static str) -> Result<()> {
+        if self.state.get() == State::Held {
+            return Err(Error::sync(
+                call,
+                "this rank holds the mutex already (its guard is alive, or was forgotten); a second lock would wait for itself",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Clears this rank's queue fields before it joins the queue (no one else writes
+    /// them until it is in the queue), ordered before the swap that makes it visible.
+    fn prepare(&self) -> Result<()> {
+        self.owned.win.write_local(NEXT as usize, &[NIL, 0])?;
+        self.owned.win.sync()
+    }
+
+    /// Joins the queue: `true` if the lock was free and is now this rank's.
+    fn enqueue(&self) -> Result<bool> {
+        self.prepare()?;
+        let tail = self.owned.target(self.home)?;
+        let prev = tail.swap(self.me, TAIL)?;
+        tail.flush()?;
+        if prev == NIL {
+            self.state.set(State::Held);
+            return Ok(true);
+        }
+        let p = self.rank_of(prev, "tail")?;
+        let h = self.owned.target(p)?;
+        h.accumulate(&[self.me], NEXT, Op::Replace)?;
+        h.flush()?;
+        self.state.set(State::Queued);
+        Ok(false)
+    }
+
+    /// A queued rank's one look at its grant.
+    fn granted(&self) -> Result<bool> {
+        if self.own(GRANTED)? == 1 {
+            self.state.set(State::Held);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn guard(&self) -> MutexGuard<'_, 'w> {
+        MutexGuard {
+            mutex: self,
+            released: false,
+        }
+    }
+
+    /// Waits until this rank holds the mutex (FIFO among the ranks asking).
+    ///
+    /// Errors: RMA_SYNC if this rank holds it already; PROC_FAILED if a rank died;
+    /// INTERN after the stall bound (`RMA_STALL_MS`) with this rank still queued.
+    pub fn lock(&self) -> Result<MutexGuard<'_, 'w>> {
+        self.refuse_held("lock")?;
+        if self.state.get() == State::Idle && self.enqueue()? {
+            return Ok(self.guard());
+        }
+        let me = self.me;
+        wait_for(
+            self.world(),
+            rma_core::stall_limit(),
+            &|| {
+                format!("rank {me}'s turn of a mutex (queued behind a live rank that does not release it)")
+            },
+            || Ok(self.granted()?.then_some(())),
+        )?;
+        Ok(self.guard())
+    }
+
+    /// [`Mutex::lock`] for at most `timeout`: `Ok(None)` if the mutex was not handed
+    /// over by then. This rank then stays queued (MCS cannot leave the queue), and the
+    /// next `lock`, `lock_timeout` or `try_lock` goes on from there.
+    pub fn lock_timeout(&self, timeout: Duration) -> Result<Option<MutexGuard<'_, 'w>>> {
+        self.refuse_held("lock_timeout")?;
+        if self.state.get() == State::Idle && self.enqueue()? {
+            return Ok(Some(self.guard()));
+        }
+        let mut patience = Patience::new(timeout);
+        let what = || String::new();
+        loop {
+            if self.granted()? {
+                return Ok(Some(self.guard()));
+            }
+            match patience.pause(self.world(), &what) {
+                Ok(()) => {}
+                Err(Error::Stalled { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Takes the mutex if no rank holds it or waits for it (one compare-and-swap);
+    /// `Ok(None)` otherwise, having changed nothing. A rank left queued by an earlier
+    /// wait looks once at whether its turn came.
+    pub fn try_lock(&self) -> Result<Option<MutexGuard<'_, 'w>>> {
+        self.refuse_held("try_lock")?;
+        if self.state.get() == State::Queued {
+            return Ok(self.granted()?.then(|| self.guard()));
+        }
+        self.prepare()?;
+        let tail = self.owned.target(self.home)?;
+        let prev = tail.compare_and_swap(self.me, NIL, TAIL)?;
+        tail.flush()?;
+        if prev == NIL {
+            self.state.set(State::Held);
+            return Ok(Some(self.guard()));
+        }
+        Ok(None)
+    }
+
+    /// Hands the mutex to the next rank in the queue, or empties the queue.
+    fn unlock(&self) -> Result<()> {
+        if self.state.get() != State::Held {
+            return Err(Error::sync("unlock", "this rank does not hold the mutex"));
+        }
+        let mut next = self.own(NEXT)?;
+        if next == NIL {
+            let tail = self.owned.target(self.home)?;
+            let was = tail.compare_and_swap(NIL, self.me, TAIL)?;
+            tail.flush()?;
+            if was == self.me {
+                self.state.set(State::Idle);
+                return Ok(());
+            }
+            // a rank swapped itself into the tail and is about to name itself here
+            let me = self.me;
+            next = wait_for(
+                self.world(),
+                rma_core::stall_limit(),
+                &|| format!("the rank queued behind rank {me} on a mutex to name itself"),
+                || {
+                    let n = self.own(NEXT)?;
+                    Ok((n != NIL).then_some(n))
+                },
+            )?;
+        }
+        let n = self.rank_of(next, "successor")?;
+        let h = self.owned.target(n)?;
+        h.accumulate(&[1i32], GRANTED, Op::Replace)?;
+        h.flush()?;
+        self.state.set(State::Idle);
+        Ok(())
+    }
+
+    /// Collectively frees the mutex's window. RMA_SYNC (on this rank) while this rank
+    /// holds the mutex or is queued for it.
+    pub fn free(self) -> Result<()> {
+        if self.state.get() != State::Idle {
+            return Err(Error::sync(
+                "free",
+                "this rank holds the mutex or is queued for it; release it (or wait for it and release it) first",
+            ));
+        }
+        self.owned.free()
+    }
+
+    /// [`Mutex::lock`] as a future (feature `async`): each poll makes one bounded
+    /// step (joins the queue, or looks once at this rank's grant) and, while the turn
+    /// has not come, asks to be polled again, so the executor runs other tasks in
+    /// between and no thread blocks. The same errors as `lock`, with the stall bound.
+    #[cfg(feature = "async")]
+    pub fn lock_async(&self) -> LockFuture<'_, 'w> {
+        LockFuture {
+            mutex: self,
+            patience: Patience::new(rma_core::stall_limit()),
+        }
+    }
+}
+
+/// The future of [`Mutex::lock_async`].
+#[cfg(feature = "async")]
+#[must_use = "a future does nothing unless polled"]
+#[derive(Debug)]
+pub struct LockFuture<'m, 'w> {
+    mutex: &'m Mutex<'w>,
+    patience: Patience,
+}
+
+#[cfg(feature = "async")]
+impl<'m, 'w> std::future::Future for LockFuture<'m, 'w> {
+    type Output = Result<MutexGuard<'m, 'w>>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        use std::task::Poll;
+        let m = self.mutex;
+        let step = || -> Result<bool> {
+            match m.state.get() {
+                State::Held => m.refuse_held("lock_async").map(|()| false),
+                State::Idle => m.enqueue(),
+                State::Queued => m.granted(),
+            }
+        };
+        match step() {
+            Ok(true) => return Poll::Ready(Ok(m.guard())),
+            Ok(false) => {}
+            Err(e) => return Poll::Ready(Err(e)),
+        }
+        let me = m.me;
+        if let Err(e) = self.patience.check(m.world(), &|| {
+            format!(
+                "rank {me}'s turn of a mutex (queued behind a live rank that does not release it)"
+            )
+        }) {
+            return Poll::Ready(Err(e));
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl MutexGuard<'_, '_> {
+    /// Releases the mutex, handing it to the next rank queued (PROC_FAILED if a rank
+    /// died; INTERN if the rank queued behind this one stalled before naming itself).
+    pub fn unlock(mut self) -> Result<()> {
+        self.released = true;
+        self.mutex.unlock()
+    }
+}
+
+impl Drop for MutexGuard<'_, '_> {
+    /// Releases the mutex; an error is logged (`tracing::error!`), since a drop cannot
+    /// return it. While the thread panics nothing is done: the rank is seen as dead by
+    /// the others (PROC_FAILED in their waits), as for an epoch guard.
+    fn drop(&mut self) {
+        if self.released || std::thread::panicking() {
+            return;
+        }
+        if let Err(e) = self.mutex.unlock() {
+            tracing::error!(
+                "releasing a mutex at its guard's drop failed: {e} ({})",
+                e.class()
+            );
+        }
+    }
+}
