@@ -2,6 +2,7 @@
 //! sides, self-targets, window creation and info, and each error class with the window
 //! checked unchanged afterwards.
 
+mod blocks;
 mod dynamic;
 mod errors;
 mod handles;
@@ -20,6 +21,10 @@ use crate::Case;
 pub fn cases() -> Vec<Case> {
     let c = |name, ranks, body| Case { name, ranks, body };
     vec![
+        c("own_blocks_counter", 4, blocks::counter),
+        c("own_blocks_mutex", 4, blocks::mutex),
+        c("own_blocks_signal", 3, blocks::signal),
+        c("own_blocks_indexed", 3, blocks::indexed),
         c("own_dynamic_every_call", 3, dynamic::every_call),
         c("own_dynamic_churn", 3, dynamic::churn),
         c("own_dynamic_misuse", 2, dynamic::misuse),
