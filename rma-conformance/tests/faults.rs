@@ -224,7 +224,39 @@ fn calls_after_a_death(world: &World, info: &Info) -> std::result::Result<(), St
     Ok(())
 }
 
+fn mutex_held_by_dead(world: &World, info: &Info) -> std::result::Result<(), String> {
+    // the victim holds the building-block mutex and dies; the others queue up behind
+    // it and must learn why their turn never comes
+    let mutex = setup(rma_win::Mutex::new(world, info))?;
+    if world.rank() == VICTIM {
+        let guard = setup(mutex.lock())?;
+        setup(world.barrier())?;
+        std::mem::forget(guard);
+        die();
+    }
+    setup(world.barrier())?;
+    let t = Instant::now();
+    expect_lost("mutex held by the dead rank", mutex.lock().map(|_| ()), t)
+}
+
+fn signal_from_dead(world: &World, info: &Info) -> std::result::Result<(), String> {
+    // every survivor waits for a signal only the victim would send
+    let win = setup(Window::allocate::<u64>(world, 2, info))?;
+    setup(world.barrier())?;
+    if world.rank() == VICTIM {
+        die();
+    }
+    let t = Instant::now();
+    expect_lost(
+        "wait_until a signal from the dead rank",
+        win.wait_until(1, rma_win::Cmp::Eq, 1),
+        t,
+    )
+}
+
 const CASES: &[(&str, Case)] = &[
+    ("mutex_held_by_dead_rank", mutex_held_by_dead),
+    ("signal_wait_on_dead_rank", signal_from_dead),
     ("fence", fence),
     ("flush", flush),
     ("lock_held_by_dead_rank", lock_held_by_dead),

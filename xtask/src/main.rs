@@ -203,11 +203,12 @@ fn have_mpi() -> bool {
 }
 
 /// The cargo feature arguments of every build and test run.
+/// (`async` always: its futures are tested; `mpi` where an MPI library is installed.)
 fn feature_args() -> Vec<String> {
     if have_mpi() {
-        vec!["--features".into(), "rma-win/mpi".into()]
+        vec!["--features".into(), "rma-win/async,rma-win/mpi".into()]
     } else {
-        vec![]
+        vec!["--features".into(), "rma-win/async".into()]
     }
 }
 
