@@ -68,7 +68,6 @@ fn futures_wait_without_blocking_the_executor() {
             let h = epoch.target(Rank::new(0))?;
             let mut data = [0u64];
             h.rget(&mut data, 0)?.await?;
-            drop(h);
             epoch.unlock()?;
             assert_eq!(data, [99], "the data put before the signal");
             Ok::<_, rma_win::Error>((lock_ticks, signal_ticks))
