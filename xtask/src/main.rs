@@ -150,6 +150,7 @@ const MPI_CONFIGS: &[&str] = &[
 /// The examples, each run plainly (threads) and under rmarun.
 const EXAMPLES: &[&str] = &[
     "sum",
+    "sum_batched",
     "mapvals",
     "mapvals_get",
     "counter",
