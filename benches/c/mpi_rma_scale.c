@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <sched.h>
 #include <unistd.h>
 
 /* window layout, in elements of 8 bytes (disp_unit 8) */
@@ -38,6 +39,18 @@
 #define SHARED_COUNT 2 /* lock_shared: accumulate +1 under a shared lock */
 #define FLAG 3         /* gacc_poll */
 #define PSCW_SLOT 4    /* pscw_ring */
+#define MUTEX_COUNT 5  /* mutex: get, +1, put under the MCS mutex */
+#define NEXT_TICKET 6  /* ticket_lock */
+#define NOW_SERVING 7
+#define TICKET_COUNT 8
+#define SIG 9          /* sig_ring / flag_ring: the signal word */
+#define SIG_DATA 576   /* sig_ring / flag_ring: SIG_N i64 of data */
+#define SIG_N 8
+#define HIST_OFF 640   /* hist_batch / hist_each: HIST_BINS i64 */
+#define HIST_BINS 256
+#define HIST_UPDATES 256 /* updates per call */
+#define HIST_BATCHES 16  /* distinct batches cycled through */
+#define COUNTER_BLOCK 64 /* counter_block: values reserved per call */
 #define HOT_OFF 64     /* hot_acc: HOT_N i64 (4 KiB) */
 #define HOT_N 512
 #define RING_OFF 1024  /* ring_acc: RING_N f64 (256 KiB) */
@@ -48,11 +61,23 @@
 #define MEM_BYTES (1 << 20)    /* mem */
 
 /* "h_fop_counter" is rma's fop_counter through a target handle; C has no handles, so
- * here it makes the same MPI calls as fop_counter (the baseline a handle is judged by). */
+ * here it makes the same MPI calls as fop_counter (the baseline a handle is judged by).
+ * Likewise "counter" (rma's Counter building block) makes fop_counter's calls, and
+ * "counter_block" the same calls with a block of COUNTER_BLOCK values per call;
+ * "mutex" is an MCS queue lock written with MPI atomics (the algorithm of MPICH's
+ * mcs_mutex, expressed here: fetch_and_op REPLACE into the tail, accumulate REPLACE
+ * into the predecessor's next, polling one's own grant with fetch_and_op NO_OP);
+ * "sig_ring" and "flag_ring" both make put + flush + accumulate(+1) + flush, what MPI
+ * offers for a put with a signal (its calls to different locations are unordered);
+ * "hist_batch" combines each call's updates per target and sends one accumulate per
+ * target with an indexed-block datatype (what an MPI program batches with). */
 static const char *SCENARIOS[] = {"fence",       "fop_counter", "h_fop_counter",
                                   "ring_acc",    "hot_acc",     "lock_excl",
                                   "lock_shared", "pscw_ring",   "gacc_poll",
-                                  "win_alloc",   "mem"};
+                                  "win_alloc",   "counter",     "counter_block",
+                                  "mutex",       "ticket_lock", "sig_ring",
+                                  "flag_ring",   "hist_batch",  "hist_each",
+                                  "mem"};
 #define NSCEN (sizeof SCENARIOS / sizeof *SCENARIOS)
 
 static int rank, size;
@@ -134,6 +159,52 @@ static void get_own(int owner, MPI_Aint disp, void *out, int count, MPI_Datatype
 
 /* collective: `iters` iterations of scenario `s` with its exact check; its span
  * in seconds */
+/* rank `me`'s k-th update of batch b in hist_batch / hist_each (as rma-scale) */
+static void hist_update(int me, int b, int k, int n, int *target, int *bin) {
+    uint64_t x = ((uint64_t)me * HIST_BATCHES + (uint64_t)b) * HIST_UPDATES + (uint64_t)k;
+    x *= 0x9E3779B97F4A7C15ull;
+    x ^= x >> 29;
+    *target = (int)(x % (uint64_t)n);
+    *bin = (int)((x >> 16) % HIST_BINS);
+}
+
+/* the MCS mutex of "mutex": per rank [next, granted, tail] (int), tail on rank 0 */
+static MPI_Win mcs;
+#define MCS_NEXT 0
+#define MCS_GRANTED 1
+#define MCS_TAIL 2
+static int mcs_read_own(int field) {
+    int v, dummy = 0;
+    MPI_Fetch_and_op(&dummy, &v, MPI_INT, rank, field, MPI_NO_OP, mcs);
+    MPI_Win_flush(rank, mcs);
+    return v;
+}
+static void mcs_lock(int *own) {
+    int nil = -1, prev;
+    own[MCS_NEXT] = -1;
+    own[MCS_GRANTED] = 0;
+    MPI_Win_sync(mcs);
+    MPI_Fetch_and_op(&rank, &prev, MPI_INT, 0, MCS_TAIL, MPI_REPLACE, mcs);
+    MPI_Win_flush(0, mcs);
+    if (prev != nil) {
+        MPI_Accumulate(&rank, 1, MPI_INT, prev, MCS_NEXT, 1, MPI_INT, MPI_REPLACE, mcs);
+        MPI_Win_flush(prev, mcs);
+        while (mcs_read_own(MCS_GRANTED) == 0) sched_yield();
+    }
+}
+static void mcs_unlock(void) {
+    int nil = -1, one = 1, was;
+    int next = mcs_read_own(MCS_NEXT);
+    if (next == nil) {
+        MPI_Compare_and_swap(&nil, &rank, &was, MPI_INT, 0, MCS_TAIL, mcs);
+        MPI_Win_flush(0, mcs);
+        if (was == rank) return;
+        while ((next = mcs_read_own(MCS_NEXT)) == nil) sched_yield();
+    }
+    MPI_Accumulate(&one, 1, MPI_INT, next, MCS_GRANTED, 1, MPI_INT, MPI_REPLACE, mcs);
+    MPI_Win_flush(next, mcs);
+}
+
 static double run_once(int s, long iters) {
     const char *name = SCENARIOS[s];
     long total = (long)size * iters;
@@ -273,6 +344,159 @@ static double run_once(int s, long iters) {
         t1 = now_ns();
         MPI_Win_unlock_all(win);
         check("gacc_poll value read (last wrong value)", bad == 0, last, FLAG_VALUE);
+    } else if (!strcmp(name, "counter") || !strcmp(name, "counter_block")) {
+        long block = !strcmp(name, "counter") ? 1 : COUNTER_BLOCK;
+        int64_t zero = 0, add = block, old, got = 0, next = 0, end = 0;
+        set_own(0, COUNTER, &zero, 1, MPI_INT64_T);
+        MPI_Win_lock_all(0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = now_ns();
+        for (long k = 0; k < iters; k++) {
+            if (next == end) {
+                MPI_Fetch_and_op(&add, &old, MPI_INT64_T, 0, COUNTER, MPI_SUM, win);
+                MPI_Win_flush(0, win);
+                next = old;
+                end = old + block;
+            }
+            next++;
+        }
+        t1 = now_ns();
+        MPI_Win_unlock_all(win);
+        get_own(0, COUNTER, &got, 1, MPI_INT64_T);
+        long expect = (long)size * ((iters + block - 1) / block) * block;
+        if (rank == 0) check(name, got == expect, got, expect);
+    } else if (!strcmp(name, "mutex")) {
+        int64_t zero = 0, v, got = 0;
+        int *own;
+        set_own(0, MUTEX_COUNT, &zero, 1, MPI_INT64_T);
+        MPI_Win_allocate(3 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &own, &mcs);
+        own[MCS_NEXT] = own[MCS_TAIL] = -1;
+        own[MCS_GRANTED] = 0;
+        MPI_Win_lock_all(0, mcs);
+        MPI_Win_lock_all(0, win);
+        MPI_Win_sync(mcs);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = now_ns();
+        for (long k = 0; k < iters; k++) {
+            mcs_lock(own);
+            MPI_Get(&v, 1, MPI_INT64_T, 0, MUTEX_COUNT, 1, MPI_INT64_T, win);
+            MPI_Win_flush(0, win);
+            v += 1;
+            MPI_Put(&v, 1, MPI_INT64_T, 0, MUTEX_COUNT, 1, MPI_INT64_T, win);
+            MPI_Win_flush(0, win);
+            mcs_unlock();
+        }
+        t1 = now_ns();
+        MPI_Win_unlock_all(win);
+        MPI_Win_unlock_all(mcs);
+        MPI_Win_free(&mcs);
+        get_own(0, MUTEX_COUNT, &got, 1, MPI_INT64_T);
+        if (rank == 0) check("mutex count (get, +1, put)", got == total, got, total);
+    } else if (!strcmp(name, "ticket_lock")) {
+        int64_t zeros[3] = {0, 0, 0}, one = 1, dummy = 0, ticket, serving, v, got = 0;
+        set_own(0, NEXT_TICKET, zeros, 3, MPI_INT64_T);
+        MPI_Win_lock_all(0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = now_ns();
+        for (long k = 0; k < iters; k++) {
+            MPI_Fetch_and_op(&one, &ticket, MPI_INT64_T, 0, NEXT_TICKET, MPI_SUM, win);
+            MPI_Win_flush(0, win);
+            for (;;) {
+                MPI_Fetch_and_op(&dummy, &serving, MPI_INT64_T, 0, NOW_SERVING, MPI_NO_OP, win);
+                MPI_Win_flush(0, win);
+                if (serving == ticket) break;
+                sched_yield();
+            }
+            MPI_Get(&v, 1, MPI_INT64_T, 0, TICKET_COUNT, 1, MPI_INT64_T, win);
+            MPI_Win_flush(0, win);
+            v += 1;
+            MPI_Put(&v, 1, MPI_INT64_T, 0, TICKET_COUNT, 1, MPI_INT64_T, win);
+            MPI_Win_flush(0, win);
+            MPI_Fetch_and_op(&one, &v, MPI_INT64_T, 0, NOW_SERVING, MPI_SUM, win);
+            MPI_Win_flush(0, win);
+        }
+        t1 = now_ns();
+        MPI_Win_unlock_all(win);
+        get_own(0, TICKET_COUNT, &got, 1, MPI_INT64_T);
+        if (rank == 0) check("ticket_lock count (get, +1, put)", got == total, got, total);
+    } else if (!strcmp(name, "sig_ring") || !strcmp(name, "flag_ring")) {
+        int64_t zero = 0, data[SIG_N], got[SIG_N + 1];
+        uint64_t one = 1, dummy = 0, seen;
+        int r = right();
+        set_own(rank, SIG, &zero, 1, MPI_INT64_T);
+        MPI_Win_lock_all(0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = now_ns();
+        for (long k = 0; k < iters; k++) {
+            for (int i = 0; i < SIG_N; i++) data[i] = k;
+            MPI_Put(data, SIG_N, MPI_INT64_T, r, SIG_DATA, SIG_N, MPI_INT64_T, win);
+            MPI_Win_flush(r, win);
+            MPI_Accumulate(&one, 1, MPI_UINT64_T, r, SIG, 1, MPI_UINT64_T, MPI_SUM, win);
+            MPI_Win_flush(r, win);
+            do {
+                MPI_Fetch_and_op(&dummy, &seen, MPI_UINT64_T, rank, SIG, MPI_NO_OP, win);
+                MPI_Win_flush(rank, win);
+            } while (seen < (uint64_t)k + 1);
+        }
+        t1 = now_ns();
+        MPI_Win_unlock_all(win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        get_own(rank, SIG, got, 1, MPI_INT64_T);
+        get_own(rank, SIG_DATA, got + 1, SIG_N, MPI_INT64_T);
+        int ok = got[0] == iters;
+        for (int i = 1; i <= SIG_N; i++) ok &= got[i] == iters - 1;
+        check("sig_ring/flag_ring signal (and last data)", ok, (long)got[0], iters);
+    } else if (!strcmp(name, "hist_batch") || !strcmp(name, "hist_each")) {
+        static int64_t zeros[HIST_BINS], bins[HIST_BINS];
+        static int tgt[HIST_BATCHES][HIST_UPDATES], bin[HIST_BATCHES][HIST_UPDATES];
+        int batch = !strcmp(name, "hist_batch");
+        int64_t one = 1;
+        set_own(rank, HIST_OFF, zeros, HIST_BINS, MPI_INT64_T);
+        for (int b = 0; b < HIST_BATCHES; b++)
+            for (int k = 0; k < HIST_UPDATES; k++) hist_update(rank, b, k, size, &tgt[b][k], &bin[b][k]);
+        int64_t *counts = calloc((size_t)size * HIST_BINS, sizeof *counts);
+        int *displs = malloc(sizeof *displs * HIST_BINS);
+        int64_t *vals = malloc(sizeof *vals * HIST_BINS);
+        MPI_Win_lock_all(0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = now_ns();
+        for (long k = 0; k < iters; k++) {
+            int b = (int)(k % HIST_BATCHES);
+            if (!batch) {
+                for (int u = 0; u < HIST_UPDATES; u++)
+                    MPI_Accumulate(&one, 1, MPI_INT64_T, tgt[b][u], HIST_OFF + bin[b][u], 1,
+                                   MPI_INT64_T, MPI_SUM, win);
+            } else {
+                /* combine per target, then one accumulate per target */
+                for (int u = 0; u < HIST_UPDATES; u++) counts[tgt[b][u] * HIST_BINS + bin[b][u]]++;
+                for (int t = 0; t < size; t++) {
+                    int n = 0;
+                    for (int i = 0; i < HIST_BINS; i++)
+                        if (counts[t * HIST_BINS + i]) {
+                            displs[n] = HIST_OFF + i;
+                            vals[n++] = counts[t * HIST_BINS + i];
+                            counts[t * HIST_BINS + i] = 0;
+                        }
+                    if (!n) continue;
+                    MPI_Datatype idx;
+                    MPI_Type_create_indexed_block(n, 1, displs, MPI_INT64_T, &idx);
+                    MPI_Type_commit(&idx);
+                    MPI_Accumulate(vals, n, MPI_INT64_T, t, 0, 1, idx, MPI_SUM, win);
+                    MPI_Type_free(&idx);
+                }
+            }
+            MPI_Win_flush_all(win);
+        }
+        t1 = now_ns();
+        MPI_Win_unlock_all(win);
+        free(counts);
+        free(displs);
+        free(vals);
+        get_own(rank, HIST_OFF, bins, HIST_BINS, MPI_INT64_T);
+        long mine = 0;
+        for (int i = 0; i < HIST_BINS; i++) mine += (long)bins[i];
+        long all = sum_over_ranks(mine), expect = total * HIST_UPDATES;
+        if (rank == 0) check("hist total over every rank's bins", all == expect, all, expect);
     } else if (!strcmp(name, "win_alloc")) {
         MPI_Win w;
         void *b;
@@ -308,7 +532,8 @@ static void bench(int s) {
     }
     int per_epoch = !strcmp(name, "fence") || !strcmp(name, "pscw_ring") ||
                     !strcmp(name, "win_alloc");
-    double per = (double)iters * (per_epoch ? 1 : size);
+    int per_update = !strcmp(name, "hist_batch") || !strcmp(name, "hist_each");
+    double per = (double)iters * (per_epoch ? 1 : size) * (per_update ? HIST_UPDATES : 1);
     double *v = malloc(sizeof *v * reps);
     for (int r = 0; r < reps; r++) v[r] = run_once(s, iters) / per * 1e6;
     qsort(v, reps, sizeof *v, cmpd);

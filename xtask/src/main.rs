@@ -45,10 +45,12 @@ Tasks:
                        command that installs them is printed (cargo xtask setup); fails
                        if a contended final-value check failed
   bench --scaling [--ranks 2,4,...] [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
+                [--scenarios NAME,...]
                        rank scaling: rma-scale (rma_atomic, rma_atomic_park, rma_queued,
                        rma_mpi) and benches/c/mpi_rma_scale.c (ompi_sm, mpich) at N = 2,
                        4, 8, ... up to the CPUs and 2x the CPUs (oversubscribed), or
-                       --ranks; rounds x N x configurations interleaved (default 3
+                       --ranks (--scenarios: only these, benches/SCENARIOS.md);
+                       rounds x N x configurations interleaved (default 3
                        rounds, --quick 1 shorter round; each run killed after --timeout,
                        default 60 s, 30 s quick); writes
                        target/bench/scaling/{scaling.md,scaling.json,scaling.svg}; fails

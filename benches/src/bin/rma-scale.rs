@@ -19,7 +19,10 @@
 //! end; it never stops the other scenarios.
 #![forbid(unsafe_code)]
 
-use rma_win::{Assert, Group, Info, LockType, Op, Rank, Result, Window, World};
+use rma_win::{
+    Assert, Cmp, Counter, CounterOptions, Group, Info, LockType, Mutex, Op, Rank, Result, SignalOp,
+    Window, World,
+};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -36,6 +39,14 @@ const SCENARIOS: &[&str] = &[
     "pscw_ring",
     "gacc_poll",
     "win_alloc",
+    "counter",
+    "counter_block",
+    "mutex",
+    "ticket_lock",
+    "sig_ring",
+    "flag_ring",
+    "hist_batch",
+    "hist_each",
     "mem",
 ];
 
@@ -45,6 +56,20 @@ const EXCL_COUNT: i64 = 1; // lock_excl (get, +1, put under an exclusive lock)
 const SHARED_COUNT: i64 = 2; // lock_shared (accumulate +1 under a shared lock)
 const FLAG: i64 = 3; // gacc_poll
 const PSCW_SLOT: i64 = 4; // pscw_ring
+const MUTEX_COUNT: i64 = 5; // mutex (get, +1, put under the MCS mutex)
+const NEXT_TICKET: i64 = 6; // ticket_lock
+const NOW_SERVING: i64 = 7;
+const TICKET_COUNT: i64 = 8;
+const SIG: i64 = 9; // sig_ring / flag_ring: the signal word
+const SIG_DATA: i64 = 576; // sig_ring / flag_ring: SIG_N i64 of data
+const SIG_N: usize = 8;
+const HIST_OFF: i64 = 640; // hist_batch / hist_each: HIST_BINS i64
+const HIST_BINS: usize = 256;
+/// Updates per hist_batch call, and the distinct batches cycled through.
+const HIST_UPDATES: usize = 256;
+const HIST_BATCHES: usize = 16;
+/// Values counter_block reserves per call.
+const COUNTER_BLOCK: u64 = 64;
 const HOT_OFF: i64 = 64; // hot_acc: HOT_N i64
 const HOT_N: usize = 512; // 4 KiB
 const RING_OFF: i64 = 1024; // ring_acc: RING_N f64
@@ -131,6 +156,18 @@ fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Rank `me`'s `k`-th update of batch `b` in hist_batch / hist_each: (target, bin).
+/// The C program computes the same.
+fn hist_update(me: usize, b: usize, k: usize, n: usize) -> (usize, usize) {
+    let mut x = ((me * HIST_BATCHES + b) * HIST_UPDATES + k) as u64;
+    x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 29;
+    (
+        (x % n as u64) as usize,
+        ((x >> 16) % HIST_BINS as u64) as usize,
+    )
 }
 
 /// Median, minimum and maximum of a sample (sorted in place).
@@ -438,6 +475,185 @@ impl Scale<'_> {
                 self.win.unlock_all()?;
                 self.check("gacc_poll value read", bad == 0, (bad, last), FLAG_VALUE);
             }
+            "counter" | "counter_block" => {
+                // the Counter building block on rank 0: one fetch_add per value, or
+                // one per COUNTER_BLOCK values
+                let block = if scenario == "counter" {
+                    1
+                } else {
+                    COUNTER_BLOCK
+                };
+                let opts = CounterOptions {
+                    block,
+                    ..CounterOptions::default()
+                };
+                let c = Counter::with_options(self.world, opts, self.info)?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for _ in 0..iters {
+                    c.next()?;
+                }
+                t1 = now_ns();
+                self.world.barrier()?;
+                let got = c.read()?;
+                let expect = (n as u64 * (iters as u64).div_ceil(block) * block) as i64;
+                if self.me() == 0 {
+                    self.check("counter value", got == expect, got, expect);
+                }
+                self.world.barrier()?;
+                c.free()?;
+            }
+            "mutex" => {
+                // the Mutex building block (MCS), guarding a plain get, +1, put
+                self.set_own(0, MUTEX_COUNT, &[0i64])?;
+                let m = Mutex::new(self.world, self.info)?;
+                self.win.lock_all(Assert::NONE)?;
+                self.world.barrier()?;
+                let mut v = [0i64];
+                t0 = now_ns();
+                for _ in 0..iters {
+                    let g = m.lock()?;
+                    self.win.get(&mut v, zero, MUTEX_COUNT)?;
+                    self.win.flush(zero)?;
+                    self.win.put(&[v[0] + 1], zero, MUTEX_COUNT)?;
+                    self.win.flush(zero)?;
+                    g.unlock()?;
+                }
+                t1 = now_ns();
+                self.win.unlock_all()?;
+                let mut got = [0i64];
+                self.get_own(0, MUTEX_COUNT, &mut got)?;
+                if self.me() == 0 {
+                    self.check("mutex count (get, +1, put)", got[0] == total, got[0], total);
+                }
+                m.free()?;
+            }
+            "ticket_lock" => {
+                // the ticket lock of the ticket_lock example (fetch_and_op under
+                // lock_all, polling with a yield), guarding the same get, +1, put
+                self.set_own(0, NEXT_TICKET, &[0i64, 0, 0])?;
+                self.win.lock_all(Assert::NONE)?;
+                self.world.barrier()?;
+                let mut v = [0i64];
+                t0 = now_ns();
+                for _ in 0..iters {
+                    let ticket = self.win.fetch_and_op(1i64, zero, NEXT_TICKET, Op::Sum)?;
+                    self.win.flush(zero)?;
+                    loop {
+                        let serving = self.win.fetch_and_op(0i64, zero, NOW_SERVING, Op::NoOp)?;
+                        self.win.flush(zero)?;
+                        if serving == ticket {
+                            break;
+                        }
+                        std::thread::yield_now();
+                    }
+                    self.win.get(&mut v, zero, TICKET_COUNT)?;
+                    self.win.flush(zero)?;
+                    self.win.put(&[v[0] + 1], zero, TICKET_COUNT)?;
+                    self.win.flush(zero)?;
+                    self.win.fetch_and_op(1i64, zero, NOW_SERVING, Op::Sum)?;
+                    self.win.flush(zero)?;
+                }
+                t1 = now_ns();
+                self.win.unlock_all()?;
+                let mut got = [0i64];
+                self.get_own(0, TICKET_COUNT, &mut got)?;
+                if self.me() == 0 {
+                    self.check(
+                        "ticket_lock count (get, +1, put)",
+                        got[0] == total,
+                        got[0],
+                        total,
+                    );
+                }
+            }
+            "sig_ring" | "flag_ring" => {
+                // every rank sends SIG_N i64 to its right neighbour and counts them in
+                // its signal, then waits for its own signal to count this round:
+                // put_signal, or put + flush + accumulate(+1) + flush
+                let me = self.me();
+                self.set_own(me, SIG, &[0i64])?;
+                let right = Rank::new(self.right() as u32);
+                let epoch = self.win.lock_all_epoch(Assert::NONE)?;
+                let h = epoch.target(right)?;
+                let signal = scenario == "sig_ring";
+                let mut data = [0i64; SIG_N];
+                self.world.barrier()?;
+                t0 = now_ns();
+                for j in 0..iters {
+                    data.fill(j as i64);
+                    if signal {
+                        h.put_signal(&data, SIG_DATA, SIG, 1, SignalOp::Add)?;
+                    } else {
+                        h.put(&data, SIG_DATA)?;
+                        h.flush()?;
+                        h.accumulate(&[1u64], SIG, Op::Sum)?;
+                        h.flush()?;
+                    }
+                    self.win.wait_until(SIG as usize, Cmp::Ge, j as u64 + 1)?;
+                }
+                t1 = now_ns();
+                epoch.unlock()?;
+                self.world.barrier()?;
+                let mut got = [0i64; SIG_N + 1];
+                self.win.read_local(SIG as usize, &mut got[..1])?;
+                self.win.read_local(SIG_DATA as usize, &mut got[1..])?;
+                let last = iters as i64 - 1;
+                let ok = got[0] == iters as i64 && got[1..].iter().all(|&x| x == last);
+                self.check(
+                    "sig_ring/flag_ring signal and last data",
+                    ok,
+                    (got[0], got[1]),
+                    (iters, last),
+                );
+                self.world.barrier()?;
+            }
+            "hist_batch" | "hist_each" => {
+                // a histogram over every rank's bins: HIST_UPDATES (+1) per call, to
+                // pseudo-random ranks and bins; one accumulate_indexed, or one
+                // accumulate per update; then flush_all
+                let me = self.me();
+                self.set_own(me, HIST_OFF, &[0i64; HIST_BINS])?;
+                let batches: Vec<Vec<(Rank, i64, i64)>> = (0..HIST_BATCHES)
+                    .map(|b| {
+                        (0..HIST_UPDATES)
+                            .map(|k| {
+                                let (t, bin) = hist_update(me, b, k, n);
+                                (Rank::new(t as u32), HIST_OFF + bin as i64, 1i64)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let batch = scenario == "hist_batch";
+                self.win.lock_all(Assert::NONE)?;
+                self.world.barrier()?;
+                t0 = now_ns();
+                for j in 0..iters {
+                    let updates = &batches[j % HIST_BATCHES];
+                    if batch {
+                        self.win.accumulate_indexed(updates, Op::Sum)?;
+                    } else {
+                        for &(r, d, v) in updates {
+                            self.win.accumulate(&[v], r, d, Op::Sum)?;
+                        }
+                    }
+                    self.win.flush_all()?;
+                }
+                t1 = now_ns();
+                self.win.unlock_all()?;
+                let mut bins = [0i64; HIST_BINS];
+                self.get_own(me, HIST_OFF, &mut bins)?;
+                let all = self.sum_over_ranks(bins.iter().sum::<i64>() as f64)? as i64;
+                let expect = total * HIST_UPDATES as i64;
+                if me == 0 {
+                    self.check(
+                        "hist total over every rank's bins",
+                        all == expect,
+                        all,
+                        expect,
+                    );
+                }
+            }
             "win_alloc" => {
                 self.world.barrier()?;
                 t0 = now_ns();
@@ -484,6 +700,7 @@ impl Scale<'_> {
         // per aggregate operation, or per epoch where every rank takes part in each
         let per = match scenario {
             "fence" | "pscw_ring" | "win_alloc" => iters,
+            "hist_batch" | "hist_each" => iters * self.n() * HIST_UPDATES,
             _ => iters * self.n(),
         } as f64;
         let mut v = Vec::with_capacity(self.flags.reps);

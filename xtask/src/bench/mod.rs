@@ -316,6 +316,8 @@ struct Options {
     scaling: bool,
     /// `--ranks`: the numbers of ranks of a scaling run (default: [`scaling::default_ranks`]).
     ranks: Option<Vec<usize>>,
+    /// `--scenarios`: only these scenarios of a scaling run (the programs' `-s`).
+    scenarios: Option<String>,
 }
 
 impl Options {
@@ -327,6 +329,7 @@ impl Options {
             only: None,
             scaling: false,
             ranks: None,
+            scenarios: None,
         };
         let (mut rounds, mut timeout) = (None, None);
         let mut it = args.iter();
@@ -341,11 +344,15 @@ impl Options {
                     o.only = Some(value("--only")?.split(',').map(str::to_owned).collect());
                 }
                 "--ranks" => o.ranks = Some(scaling::parse_ranks(value("--ranks")?)?),
+                "--scenarios" => o.scenarios = Some(value("--scenarios")?.to_owned()),
                 other => return Err(format!("unknown option {other:?}")),
             }
         }
         if o.ranks.is_some() && !o.scaling {
             return Err("--ranks needs --scaling".into());
+        }
+        if o.scenarios.is_some() && !o.scaling {
+            return Err("--scenarios needs --scaling".into());
         }
         let known = o.configs();
         if let Some(k) = o
@@ -758,9 +765,11 @@ fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
 fn command(c: &Config, p: &Paths, o: &Options, suite: &Suite, ranks: Ranks, csv: &Path) -> Command {
     let mut cmd = launch(c, p, suite, ranks);
     let (reps, secs) = o.reps_secs();
-    cmd.args(["-r", reps, "-t", secs, "-o"])
-        .arg(csv)
-        .current_dir(&p.root);
+    cmd.args(["-r", reps, "-t", secs]);
+    if let Some(only) = &o.scenarios {
+        cmd.args(["-s", only]);
+    }
+    cmd.arg("-o").arg(csv).current_dir(&p.root);
     cmd
 }
 
@@ -1153,6 +1162,9 @@ mod tests {
         assert!(Options::parse(&["--only", "nope"]).is_err());
         assert!(Options::parse(&["--rounds"]).is_err());
         assert!(Options::parse(&["--bogus"]).is_err());
+        assert!(Options::parse(&["--scenarios", "mutex"]).is_err()); // needs --scaling
+        let s = Options::parse(&["--scaling", "--scenarios", "mutex,counter"]).unwrap();
+        assert_eq!(s.scenarios.as_deref(), Some("mutex,counter"));
     }
 
     #[test]
