@@ -65,8 +65,9 @@
  * Likewise "counter" (rma's Counter building block) makes fop_counter's calls, and
  * "counter_block" the same calls with a block of COUNTER_BLOCK values per call;
  * "mutex" is an MCS queue lock written with MPI atomics (the algorithm of MPICH's
- * mcs_mutex, expressed here: fetch_and_op REPLACE into the tail, accumulate REPLACE
- * into the predecessor's next, polling one's own grant with fetch_and_op NO_OP);
+ * mcs_mutex, expressed here: fetch_and_op REPLACE into the tail and into the
+ * predecessor's next, the handover a zero-byte message as in MPICH's test; not run
+ * under MPICH, see main);
  * "sig_ring" and "flag_ring" both make put + flush + accumulate(+1) + flush, what MPI
  * offers for a put with a signal (its calls to different locations are unordered);
  * "hist_batch" combines each call's updates per target and sends one accumulate per
@@ -168,41 +169,40 @@ static void hist_update(int me, int b, int k, int n, int *target, int *bin) {
     *bin = (int)((x >> 16) % HIST_BINS);
 }
 
-/* the MCS mutex of "mutex": per rank [next, granted, tail] (int), tail on rank 0 */
+/* the MCS mutex of "mutex": per rank [next, tail] (int), tail on rank 0; ranks are
+ * stored as rank + 1, so that 0 (a fresh window's value) is the empty queue */
 static MPI_Win mcs;
 #define MCS_NEXT 0
-#define MCS_GRANTED 1
-#define MCS_TAIL 2
+#define MCS_TAIL 1
 static int mcs_read_own(int field) {
     int v, dummy = 0;
     MPI_Fetch_and_op(&dummy, &v, MPI_INT, rank, field, MPI_NO_OP, mcs);
     MPI_Win_flush(rank, mcs);
     return v;
 }
-static void mcs_lock(int *own) {
-    int nil = -1, prev;
-    own[MCS_NEXT] = -1;
-    own[MCS_GRANTED] = 0;
-    MPI_Win_sync(mcs);
-    MPI_Fetch_and_op(&rank, &prev, MPI_INT, 0, MCS_TAIL, MPI_REPLACE, mcs);
+static void mcs_lock(void) {
+    int nil = 0, me = rank + 1, prev, old;
+    MPI_Fetch_and_op(&nil, &old, MPI_INT, rank, MCS_NEXT, MPI_REPLACE, mcs);
+    MPI_Win_flush(rank, mcs);
+    MPI_Fetch_and_op(&me, &prev, MPI_INT, 0, MCS_TAIL, MPI_REPLACE, mcs);
     MPI_Win_flush(0, mcs);
     if (prev != nil) {
-        MPI_Accumulate(&rank, 1, MPI_INT, prev, MCS_NEXT, 1, MPI_INT, MPI_REPLACE, mcs);
-        MPI_Win_flush(prev, mcs);
-        while (mcs_read_own(MCS_GRANTED) == 0) sched_yield();
+        MPI_Fetch_and_op(&me, &old, MPI_INT, prev - 1, MCS_NEXT, MPI_REPLACE, mcs);
+        MPI_Win_flush(prev - 1, mcs);
+        /* the handover, as MPICH's mcs_mutex: a zero-byte message */
+        MPI_Recv(NULL, 0, MPI_BYTE, prev - 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
 }
 static void mcs_unlock(void) {
-    int nil = -1, one = 1, was;
+    int nil = 0, me = rank + 1, was;
     int next = mcs_read_own(MCS_NEXT);
     if (next == nil) {
-        MPI_Compare_and_swap(&nil, &rank, &was, MPI_INT, 0, MCS_TAIL, mcs);
+        MPI_Compare_and_swap(&nil, &me, &was, MPI_INT, 0, MCS_TAIL, mcs);
         MPI_Win_flush(0, mcs);
-        if (was == rank) return;
+        if (was == me) return;
         while ((next = mcs_read_own(MCS_NEXT)) == nil) sched_yield();
     }
-    MPI_Accumulate(&one, 1, MPI_INT, next, MCS_GRANTED, 1, MPI_INT, MPI_REPLACE, mcs);
-    MPI_Win_flush(next, mcs);
+    MPI_Send(NULL, 0, MPI_BYTE, next - 1, 77, MPI_COMM_WORLD);
 }
 
 static double run_once(int s, long iters) {
@@ -369,16 +369,15 @@ static double run_once(int s, long iters) {
         int64_t zero = 0, v, got = 0;
         int *own;
         set_own(0, MUTEX_COUNT, &zero, 1, MPI_INT64_T);
-        MPI_Win_allocate(3 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &own, &mcs);
-        own[MCS_NEXT] = own[MCS_TAIL] = -1;
-        own[MCS_GRANTED] = 0;
+        MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &own, &mcs);
+        own[0] = own[1] = 0;
         MPI_Win_lock_all(0, mcs);
-        MPI_Win_lock_all(0, win);
         MPI_Win_sync(mcs);
+        MPI_Win_lock_all(0, win);
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = now_ns();
         for (long k = 0; k < iters; k++) {
-            mcs_lock(own);
+            mcs_lock();
             MPI_Get(&v, 1, MPI_INT64_T, 0, MUTEX_COUNT, 1, MPI_INT64_T, win);
             MPI_Win_flush(0, win);
             v += 1;
@@ -658,8 +657,26 @@ int main(int argc, char **argv) {
                ver, size, reps, secs);
         fflush(stdout);
     }
+    int mpich = 0;
+    {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int l;
+        MPI_Get_library_version(v, &l);
+        mpich = strstr(v, "MPICH") != NULL;
+    }
     for (size_t s = 0; s < NSCEN; s++) {
         if (!selected[s]) continue;
+        if (mpich && !strcmp(SCENARIOS[s], "mutex")) {
+            /* MPICH 4.0.2 (Debian 12, ch4:ucx) deadlocks in this MCS mutex within the
+             * first iterations: a rank reads a stale value of its own next field
+             * (fetch_and_op NO_OP on itself) and hands the lock to a rank that is not
+             * waiting. Not measured there (rma's Mutex runs under MPICH: rma_mpi). */
+            if (rank == 0) {
+                fprintf(stderr, "mpi_rma_scale: mutex skipped under MPICH (a lost handover in 4.0.2)\n");
+                line("# mutex: skipped under MPICH (MCS handover lost in 4.0.2)");
+            }
+            continue;
+        }
         if (!strcmp(SCENARIOS[s], "mem")) mem();
         else bench((int)s);
     }

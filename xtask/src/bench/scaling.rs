@@ -222,7 +222,7 @@ const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         key: "mutex",
-        what: "every rank: Mutex::lock (MCS), get 8 B + flush, +1, put 8 B + flush, unlock; the C programs: an MCS mutex of MPI atomics (MPICH's mcs_mutex algorithm)",
+        what: "every rank: Mutex::lock (MCS), get 8 B + flush, +1, put 8 B + flush, unlock; the C programs: an MCS mutex of MPI atomics with a zero-byte message as the handover (MPICH's mcs_mutex)",
         unit: "Mlocks/s, all ranks",
         metric: Metric::Rate,
     },
