@@ -19,7 +19,7 @@ pub(crate) mod signal;
 use crate::handle::TargetHandle;
 use crate::window::Window;
 use crate::world::World;
-use rma_core::wait::{Backoff, Step};
+use rma_core::wait::{wait_mode, Backoff, Step, WaitMode};
 use rma_core::{Assert, Error, Info, Rank, Result};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,13 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(20);
 
 /// How long a parked wait sleeps between probes.
 const NAP: Duration = Duration::from_micros(50);
+
+/// How long a wait that reached its parking phase still yields its core between
+/// probes before it sleeps: where ranks outnumber cores, the rank being waited for
+/// (a mutex's holder, a signal's sender) is most often the one a yield lets run, and
+/// a sleep costs at least the timer's slack (~50 µs) per handover. Not under
+/// `RMA_WAIT=park`, which sleeps at once.
+const YIELD_FOR: Duration = Duration::from_millis(2);
 
 /// The pacing and the bounds of one wait of a building block: [`Patience::pause`]
 /// after every probe that found nothing.
@@ -80,7 +87,8 @@ impl Patience {
     }
 
     /// After a probe that found nothing: the checks of [`Patience::check`], then one
-    /// pause paced by `rma_core::wait` (spin, yield, or a 50 µs sleep once parked).
+    /// pause paced by `rma_core::wait` (spin, or yield), and once parked a yield for
+    /// the first 2 ms ([`YIELD_FOR`]), then 50 µs sleeps.
     pub(crate) fn pause(&mut self, world: &World, what: &dyn Fn() -> String) -> Result<()> {
         match self.pace.step() {
             Step::Spin | Step::Yield => {
@@ -92,11 +100,13 @@ impl Patience {
                 Ok(())
             }
             Step::Park => {
-                if self.since.is_none() {
-                    self.since = Some(Instant::now());
-                }
+                let parked = *self.since.get_or_insert_with(Instant::now);
                 self.check(world, what)?;
-                std::thread::sleep(NAP);
+                if wait_mode() != WaitMode::Park && parked.elapsed() < YIELD_FOR {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(NAP);
+                }
                 Ok(())
             }
         }

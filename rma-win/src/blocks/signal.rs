@@ -161,9 +161,11 @@ impl Window<'_> {
     /// The `u64` at element `index` of this rank's window (byte `8 × index`), read
     /// once: a signal's current value.
     pub fn signal_value(&self, index: usize) -> Result<u64> {
-        let mut v = [0u64];
-        self.read_local(index, &mut v)?;
-        Ok(v[0])
+        self.check_alive()?;
+        self.signal_range(index)?;
+        let mut b = [0u8; 8];
+        rma_core::Memory::read_local(&self.win, index * 8, &mut b)?;
+        Ok(u64::from_ne_bytes(b))
     }
 
     /// Waits until the `u64` at element `index` of this rank's window (byte
