@@ -293,6 +293,11 @@ impl rma_core::Memory for ShmWindow<'_> {
         self.mem.flavor()
     }
     fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        // progress first, as MPI's local reads do: on the queued transport this rank
+        // applies what waits in its request rings (a bounded amount), so a rank
+        // polling its own memory for a peer's update (a signal) does not depend on its
+        // progress thread being scheduled
+        self.mem.help();
         self.mem.read_local(offset, out)
     }
     fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {

@@ -305,6 +305,25 @@ impl<'w> Mutex<'w> {
     /// step (joins the queue, or looks once at this rank's grant) and, while the turn
     /// has not come, asks to be polled again, so the executor runs other tasks in
     /// between and no thread blocks. The same errors as `lock`, with the stall bound.
+    ///
+    /// ```
+    /// use rma_win::{Info, Mutex};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let mutex = Mutex::new(&world, &Info::new())?;
+    ///     // windows stay on their rank's thread: a current-thread runtime
+    ///     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    ///     rt.block_on(async {
+    ///         let guard = mutex.lock_async().await?;
+    ///         // ... the critical section ...
+    ///         guard.unlock()
+    ///     })?;
+    ///     world.barrier()?;
+    ///     mutex.free()
+    /// })?
+    /// .into_iter()
+    /// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[cfg(feature = "async")]
     pub fn lock_async(&self) -> LockFuture<'_, 'w> {
         LockFuture {
