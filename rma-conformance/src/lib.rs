@@ -124,7 +124,7 @@ fn or_refused<T>(world: &World, r: Result<T>, across_nodes: bool) -> Result<Opti
 }
 
 /// A shared window of `count` elements of `T` (`Window::allocate_shared`), or `None`
-/// where the world cannot have one ([`or_refused`]).
+/// where the world cannot have one (`or_refused`).
 pub fn shared_window<'w, T: Equivalence>(
     world: &'w World,
     count: usize,
@@ -138,14 +138,14 @@ pub fn shared_window<'w, T: Equivalence>(
 }
 
 /// The world of the ranks giving `color` (`World::split`), or `None` where the world
-/// has no sub-worlds ([`or_refused`]; `Ok(None)` from rma's own backends means only a
+/// has no sub-worlds (`or_refused`; `Ok(None)` from rma's own backends means only a
 /// rank left out).
 pub fn sub_world(world: &World, color: Option<u32>, key: i32) -> Result<Option<World>> {
     Ok(or_refused(world, world.split(color, key), false)?.flatten())
 }
 
 /// A dynamic window (`Window::create_dynamic`), or `None` where the world cannot have
-/// one ([`or_refused`]).
+/// one (`or_refused`).
 pub fn dynamic_window<'w>(world: &'w World, info: &Info) -> Result<Option<Window<'w>>> {
     or_refused(world, Window::create_dynamic(world, info), false)
 }

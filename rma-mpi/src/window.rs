@@ -406,7 +406,7 @@ impl<'a> MpiWindow<'a> {
 
     /// Collectively creates a dynamic window (MPI_Win_create_dynamic) with an arena of
     /// `capacity` bytes on this rank, 64-byte aligned, from which
-    /// [`MpiWindow::attach_region`] attaches regions; byte offsets count from the
+    /// `MpiWindow::attach_region` attaches regions; byte offsets count from the
     /// arena's start, and the window's displacements are addresses (the arena's
     /// MPI_Get_address plus the offset), as MPI's dynamic windows take them.
     pub fn create_dynamic(world: &'a World, capacity: usize, info: &Info) -> Result<MpiWindow<'a>> {

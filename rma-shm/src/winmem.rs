@@ -443,7 +443,7 @@ impl WindowMemory {
 
     /// Collectively allocates a shared window of `len` bytes on this rank
     /// (MPI_Win_allocate_shared): as [`WindowMemory::allocate`], with every rank's part
-    /// reachable by load and store from every rank ([`WindowMemory::shared_ptr`]).
+    /// reachable by load and store from every rank (every rank maps every part).
     /// With `contiguous` the parts lie in one segment, in rank order, each starting at
     /// [`rma_core::shared_offset`]; otherwise each rank's part is page-aligned in a
     /// segment of its own.
