@@ -33,7 +33,7 @@ fn main() -> rma_win::Result<()> {
             .build()
             .map_err(|e| rma_win::Error::arg(format!("tokio: {e}")))?;
         let info = Info::new();
-        let mutex = Mutex::new(&world, &info)?;
+        let mut mutex = Mutex::new(&world, &info)?;
         let win = Window::allocate::<u64>(&world, 4, &info)?;
         world.barrier()?;
         let (me, consumers) = (world.rank(), world.size() as u64 - 1);
@@ -51,15 +51,15 @@ fn main() -> rma_win::Result<()> {
                     zero.put_signal(&[round * 10], VALUE, ROUND, round, SignalOp::Set)?;
                     zero.flush()?;
                 } else {
-                    // the round's signal on rank 0, read remotely: poll it as a request
-                    loop {
-                        let mut r = [0u64];
-                        zero.rget(&mut r, ROUND)?.await?;
-                        if r[0] >= round {
-                            break;
-                        }
+                    // the round's signal on rank 0, read remotely with an atomic
+                    // fetch (a get racing the producer's signal update would be a
+                    // conflicting access), flushed before the value is read
+                    while zero.fetch::<u64>(ROUND)? < round {
+                        zero.flush()?;
                         tokio::task::yield_now().await;
                     }
+                    zero.flush()?;
+                    // the value, as a request the task awaits
                     let mut v = [0u64];
                     zero.rget(&mut v, VALUE)?.await?;
                     taken += v[0];

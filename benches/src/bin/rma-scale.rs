@@ -487,7 +487,7 @@ impl Scale<'_> {
                     block,
                     ..CounterOptions::default()
                 };
-                let c = Counter::with_options(self.world, opts, self.info)?;
+                let mut c = Counter::with_options(self.world, opts, self.info)?;
                 self.world.barrier()?;
                 t0 = now_ns();
                 for _ in 0..iters {
@@ -506,7 +506,7 @@ impl Scale<'_> {
             "mutex" => {
                 // the Mutex building block (MCS), guarding a plain get, +1, put
                 self.set_own(0, MUTEX_COUNT, &[0i64])?;
-                let m = Mutex::new(self.world, self.info)?;
+                let mut m = Mutex::new(self.world, self.info)?;
                 self.win.lock_all(Assert::NONE)?;
                 self.world.barrier()?;
                 let mut v = [0i64];

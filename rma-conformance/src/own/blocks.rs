@@ -47,7 +47,7 @@ pub(crate) fn counter(world: &World, info: &Info) -> Result<()> {
         initial: 100,
         block: 1,
     };
-    let c = Counter::with_options(world, opts, info)?;
+    let mut c = Counter::with_options(world, opts, info)?;
     let mine: Vec<i64> = (0..n).map(|_| c.next()).collect::<Result<_>>()?;
     assert!(
         mine.windows(2).all(|w| w[0] < w[1]),
@@ -88,7 +88,7 @@ pub(crate) fn counter(world: &World, info: &Info) -> Result<()> {
         block: 7,
         ..CounterOptions::default()
     };
-    let c = Counter::with_options(world, opts, info)?;
+    let mut c = Counter::with_options(world, opts, info)?;
     assert_eq!((c.home(), c.block()), (0, 7));
     let mine: Vec<i64> = (0..n).map(|_| c.next()).collect::<Result<_>>()?;
     world.barrier()?;
@@ -196,15 +196,39 @@ pub(crate) fn mutex(world: &World, info: &Info) -> Result<()> {
             "counter and occupancy"
         );
     }
-    // misuse: a second lock while holding, free while holding
+    // misuse: a second lock while holding
     let g = m.lock()?;
     expect_class(m.lock().map(|_| ()), ErrorClass::RmaSync);
     expect_class(m.try_lock().map(|_| ()), ErrorClass::RmaSync);
     g.unlock()?;
     world.barrier()?;
+    // free while a rank is still queued (its wait timed out): every rank refuses
+    // alike, and the queued rank resumes its place afterwards
+    let mut m = m;
+    if me == 0 {
+        let g = m.lock()?;
+        world.barrier()?;
+        world.barrier()?; // rank 1 queued behind
+        g.unlock()?; // handed to rank 1, which has not looked yet
+    } else {
+        world.barrier()?;
+        if me == 1 {
+            assert!(
+                m.lock_timeout(Duration::from_millis(1))?.is_none(),
+                "rank 0 holds it"
+            );
+        }
+        world.barrier()?;
+    }
+    expect_class(m.free(), ErrorClass::RmaSync);
+    if me == 1 {
+        m.lock()?.unlock()?; // resumes the wait: granted already
+    }
+    world.barrier()?;
     let mut data = data;
     data.free()?;
     m.free()?;
+    expect_class(m.lock().map(|_| ()), ErrorClass::Win); // freed
     expect_class(
         Mutex::with_home(world, p, info).map(|_| ()),
         ErrorClass::Rank,
@@ -265,14 +289,26 @@ pub(crate) fn signal(world: &World, info: &Info) -> Result<()> {
         epoch.unlock()?;
     }
     if me == 0 {
+        // every rank's fan-in data is there once the count says so (its first word
+        // may already be its SET put's)
         assert_eq!(win.wait_until(1, Cmp::Eq, p as u64)?, p as u64);
-        assert_eq!(win.wait_until(2, Cmp::Eq, 42)?, 42);
         for from in 0..p {
             let mut got = [0u64; K];
             win.read_local(fan + from * K, &mut got)?;
-            assert_eq!(got[0], 7, "rank {from}'s SET put overwrote its first word");
             let want: Vec<u64> = (1..K).map(|k| value(from, 999, k)).collect();
             assert_eq!(&got[1..], want.as_slice(), "rank {from}'s fan-in data");
+        }
+    }
+    world.barrier()?; // every rank's epoch ended: its SET put-with-signal is complete
+    if me == 0 {
+        assert_eq!(win.wait_until(2, Cmp::Eq, 42)?, 42);
+        for from in 0..p {
+            let mut first = [0u64];
+            win.read_local(fan + from * K, &mut first)?;
+            assert_eq!(
+                first[0], 7,
+                "rank {from}'s SET put overwrote its first word"
+            );
         }
     }
     world.barrier()?;

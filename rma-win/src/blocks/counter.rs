@@ -42,7 +42,7 @@ impl Default for CounterOptions {
 /// let per_rank = rma_win::run_threads(4, |world| -> rma_win::Result<Vec<i64>> {
 ///     // values are handed out in blocks of 8: one call to rank 0 per 8 values
 ///     let opts = CounterOptions { block: 8, ..CounterOptions::default() };
-///     let counter = Counter::with_options(&world, opts, &Info::new())?;
+///     let mut counter = Counter::with_options(&world, opts, &Info::new())?;
 ///     let mine = (0..20).map(|_| counter.next()).collect::<rma_win::Result<Vec<_>>>()?;
 ///     world.barrier()?;
 ///     assert_eq!(counter.read()?, 4 * 24); // 3 blocks of 8 reserved per rank
@@ -185,7 +185,7 @@ impl<'w> Counter<'w> {
 
     /// Collectively frees the counter's window. Dropping the counter instead is sound
     /// and does what dropping a [`crate::Window`] does.
-    pub fn free(self) -> Result<()> {
+    pub fn free(&mut self) -> Result<()> {
         self.owned.free()
     }
 }

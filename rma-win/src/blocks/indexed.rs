@@ -41,13 +41,15 @@ impl TargetHandle<'_, '_> {
     /// handle's target with `op`, each element atomically (accumulate semantics, so
     /// concurrent batches and accumulates from other ranks mix safely); one call
     /// instead of `updates.len()`. The same displacement may appear more than once:
-    /// each occurrence is applied, in the order given.
+    /// each occurrence is applied, in the order given (for REPLACE, the last wins),
+    /// unless the window's `accumulate_ordering` was relaxed (then, as for separate
+    /// accumulates, the order of updates to one element is not kept).
     ///
     /// Every update is checked (range, alignment, op x type) before any is applied,
     /// so a refused batch changes nothing. On the atomic transport the updates go
     /// straight to the target's memory; elsewhere they travel as one accumulate with
-    /// an indexed target layout (adjacent displacements merged into runs), split only
-    /// where a displacement repeats.
+    /// an indexed target layout (adjacent displacements merged into runs), one more
+    /// for each further occurrence of the most repeated displacement.
     ///
     /// ```
     /// use rma_win::{Assert, Info, Op, Rank, Window};
@@ -115,10 +117,11 @@ impl TargetHandle<'_, '_> {
         Ok(())
     }
 
-    /// The updates as accumulates with indexed target layouts: sorted by offset
-    /// (stably: a repeated displacement keeps its order), adjacent elements merged
-    /// into runs, a new call wherever a displacement repeats (a target layout must not
-    /// overlap itself).
+    /// The updates as accumulates with indexed target layouts: in rounds (the k-th
+    /// occurrence of a displacement in round k, so a repeated displacement keeps its
+    /// order), each sorted by offset with adjacent elements merged into runs, a new
+    /// call where a round starts or an element would overlap the last one (a target
+    /// layout must not overlap itself).
     fn send_runs<T: Equivalence>(
         &self,
         checked: &Checked,
@@ -127,11 +130,25 @@ impl TargetHandle<'_, '_> {
     ) -> Result<()> {
         let size = std::mem::size_of::<T>();
         let values: Vec<T> = values.collect();
+        let offs = &checked.offsets;
         let mut order: Vec<usize> = (0..values.len()).collect();
-        order.sort_by_key(|&i| checked.offsets[i]);
+        // the k-th occurrence of a displacement goes in round k: one call per round
+        // (as many calls as the most repeated displacement has occurrences), rounds
+        // in order, so repeats keep their order
+        order.sort_by_key(|&i| offs[i]); // stable: repeats stay in the order given
+        let mut round = vec![0u32; values.len()];
+        for w in 1..order.len() {
+            if offs[order[w]] == offs[order[w - 1]] {
+                round[order[w]] = round[order[w - 1]] + 1;
+            }
+        }
+        order.sort_by_key(|&i| (round[i], offs[i]));
         let mut runs: Vec<Run> = Vec::new();
         let mut data: Vec<u8> = Vec::with_capacity(values.len() * size);
-        let mut last: Option<usize> = None;
+        // the end of the last element placed in this call: an element that starts
+        // before it (a repeated displacement, or an element of 16 bytes 8 bytes on)
+        // would overlap it, so it goes in the next call
+        let mut last_end: Option<usize> = None;
         let send = |runs: &mut Vec<Run>, data: &mut Vec<u8>| -> Result<()> {
             let layout = Runs {
                 runs: std::mem::take(runs),
@@ -153,7 +170,7 @@ impl TargetHandle<'_, '_> {
         };
         for i in order {
             let off = checked.offsets[i];
-            if last == Some(off) {
+            if last_end.is_some_and(|end| off < end) {
                 send(&mut runs, &mut data)?;
             }
             match runs.last_mut() {
@@ -164,7 +181,7 @@ impl TargetHandle<'_, '_> {
                 }),
             }
             data.extend_from_slice(rma_datatype::bytes_of(std::slice::from_ref(&values[i])));
-            last = Some(off);
+            last_end = Some(off + size);
         }
         send(&mut runs, &mut data)
     }
@@ -206,6 +223,9 @@ impl Window<'_> {
         updates: &[(Rank, Disp, T)],
         op: Op,
     ) -> Result<()> {
+        // the element type and op are checked even when no update reaches a rank
+        let basic = single_basic::<T>("accumulate_indexed")?;
+        rma_ops::check(op, basic, RmaCall::Accumulate)?;
         // group by target, keeping each target's order
         let mut targets: Vec<Rank> = Vec::new();
         let mut slot_of = vec![usize::MAX; self.size()];
@@ -229,6 +249,11 @@ impl Window<'_> {
                 groups.push(Vec::new());
             }
             groups[slot_of[t]].push(i);
+        }
+        if targets.is_empty() {
+            // nothing but the null rank (or nothing): an epoch must still be open
+            self.begin("accumulate_indexed", Rank::NULL)?;
+            return Ok(());
         }
         // check everything first
         let mut batches = Vec::with_capacity(targets.len());

@@ -44,19 +44,31 @@ pub(crate) struct Patience {
     probes: u32,
     /// When the wait stopped spinning (the clock is read only from then on).
     since: Option<Instant>,
+    /// For a caller's timeout: when the wait began (its limit counts from here).
+    started: Option<Instant>,
     last_check: Option<Instant>,
     limit: Duration,
 }
 
 impl Patience {
-    /// A wait ended after `limit` (the stall bound, or the caller's timeout).
+    /// A wait ended after `limit` (the stall bound), counted from when it stops
+    /// spinning (the clock is not read while it spins).
     pub(crate) fn new(limit: Duration) -> Patience {
         Patience {
             pace: Backoff::new(),
             probes: 0,
             since: None,
+            started: None,
             last_check: None,
             limit,
+        }
+    }
+
+    /// A wait ended after the caller's `timeout`, counted from now.
+    pub(crate) fn timeout(timeout: Duration) -> Patience {
+        Patience {
+            started: Some(Instant::now()),
+            ..Patience::new(timeout)
         }
     }
 
@@ -69,7 +81,7 @@ impl Patience {
             return Ok(());
         }
         let now = Instant::now();
-        let since = *self.since.get_or_insert(now);
+        let since = self.started.unwrap_or(*self.since.get_or_insert(now));
         let last = *self.last_check.get_or_insert(since);
         if now.duration_since(last) >= LIVENESS_EVERY {
             self.last_check = Some(now);
@@ -92,7 +104,7 @@ impl Patience {
     pub(crate) fn pause(&mut self, world: &World, what: &dyn Fn() -> String) -> Result<()> {
         match self.pace.step() {
             Step::Spin | Step::Yield => {
-                if self.since.is_some() {
+                if self.since.is_some() || self.started.is_some() {
                     self.check(world, what)?;
                 } else {
                     self.probes = self.probes.wrapping_add(1);
@@ -160,8 +172,8 @@ impl<'w> Owned<'w> {
         TargetHandle::new(&self.win, rank, false)
     }
 
-    /// Collective: ends the epoch and frees the window.
-    pub(crate) fn free(mut self) -> Result<()> {
+    /// Collective: ends the epoch and frees the window (later calls: class WIN).
+    pub(crate) fn free(&mut self) -> Result<()> {
         self.win.unlock_all()?;
         self.win.free()
     }

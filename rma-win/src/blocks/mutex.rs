@@ -24,6 +24,10 @@ enum State {
     Queued,
     /// Holding the lock (a guard is alive, or was forgotten).
     Held,
+    /// A call failed after this rank had joined the queue (the swap into the tail, or
+    /// a handover, was done and a later step failed: a peer died, or the mutex's
+    /// memory was corrupt): the queue may be cut, so every later call is refused.
+    Broken,
 }
 
 /// A mutex over the ranks of a world: one rank at a time holds it. Queue-based (MCS):
@@ -36,15 +40,21 @@ enum State {
 /// section's RMA calls before releasing it, as with MPI.
 ///
 /// Waits are bounded: a rank that died while holding or queued ends the others' waits
-/// with PROC_FAILED naming it; a holder alive but not releasing ends `lock` after the
-/// stall bound (`RMA_STALL_MS`, class INTERN) with this rank still queued (call `lock`
-/// again to go on waiting); [`Mutex::lock_timeout`] gives up after the caller's time
-/// instead, also still queued.
+/// with PROC_FAILED naming it; `lock` ends after the stall bound (`RMA_STALL_MS`,
+/// class INTERN; the bound is on the whole wait, so with a long queue of long critical
+/// sections use [`Mutex::lock_timeout`] in a loop) with this rank still queued: call
+/// `lock` again to go on waiting. `lock_timeout` gives up after the caller's time
+/// instead, also still queued. A call that fails after this rank joined the queue
+/// (a peer died mid-handover) leaves the mutex broken on this rank: later calls fail
+/// with class INTERN, and only `free` remains.
+///
+/// The mutex is per rank, not per task: a second `lock` (or `lock_async` from another
+/// task) while this rank holds it is refused with RMA_SYNC rather than queued.
 ///
 /// ```
 /// use rma_win::{Assert, Info, Mutex, Op, Rank, Window};
 /// rma_win::run_threads(4, |world| -> rma_win::Result<()> {
-///     let mutex = Mutex::new(&world, &Info::new())?;
+///     let mut mutex = Mutex::new(&world, &Info::new())?;
 ///     let data = Window::allocate::<u64>(&world, 1, &Info::new())?;
 ///     let epoch = data.lock_all_epoch(Assert::NONE)?;
 ///     let zero = epoch.target(Rank::new(0))?;
@@ -143,13 +153,14 @@ impl<'w> Mutex<'w> {
     }
 
     fn refuse_held(&self, call: &'static str) -> Result<()> {
-        if self.state.get() == State::Held {
-            return Err(Error::sync(
+        match self.state.get() {
+            State::Held => Err(Error::sync(
                 call,
                 "this rank holds the mutex already (its guard is alive, or was forgotten); a second lock would wait for itself",
-            ));
+            )),
+            State::Broken => Err(broken()),
+            State::Idle | State::Queued => Ok(()),
         }
-        Ok(())
     }
 
     /// Clears this rank's queue fields before it joins the queue (no one else writes
@@ -164,6 +175,8 @@ impl<'w> Mutex<'w> {
         self.prepare()?;
         let tail = self.owned.target(self.home)?;
         let prev = tail.swap(self.me, TAIL)?;
+        // in the queue from here on: a failure now leaves it cut
+        self.state.set(State::Broken);
         tail.flush()?;
         if prev == NIL {
             self.state.set(State::Held);
@@ -222,7 +235,7 @@ impl<'w> Mutex<'w> {
         if self.state.get() == State::Idle && self.enqueue()? {
             return Ok(Some(self.guard()));
         }
-        let mut patience = Patience::new(timeout);
+        let mut patience = Patience::timeout(timeout);
         let what = || String::new();
         loop {
             if self.granted()? {
@@ -247,19 +260,27 @@ impl<'w> Mutex<'w> {
         self.prepare()?;
         let tail = self.owned.target(self.home)?;
         let prev = tail.compare_and_swap(self.me, NIL, TAIL)?;
-        tail.flush()?;
         if prev == NIL {
+            self.state.set(State::Broken); // holding, until the flush completes
+            tail.flush()?;
             self.state.set(State::Held);
             return Ok(Some(self.guard()));
         }
+        tail.flush()?;
         Ok(None)
     }
 
     /// Hands the mutex to the next rank in the queue, or empties the queue.
     fn unlock(&self) -> Result<()> {
-        if self.state.get() != State::Held {
-            return Err(Error::sync("unlock", "this rank does not hold the mutex"));
+        match self.state.get() {
+            State::Held => {}
+            State::Broken => return Err(broken()),
+            State::Idle | State::Queued => {
+                return Err(Error::sync("unlock", "this rank does not hold the mutex"))
+            }
         }
+        // a failure from here on leaves the queue cut (the successor never granted)
+        self.state.set(State::Broken);
         let mut next = self.own(NEXT)?;
         if next == NIL {
             let tail = self.owned.target(self.home)?;
@@ -289,13 +310,18 @@ impl<'w> Mutex<'w> {
         Ok(())
     }
 
-    /// Collectively frees the mutex's window. RMA_SYNC (on this rank) while this rank
-    /// holds the mutex or is queued for it.
-    pub fn free(self) -> Result<()> {
-        if self.state.get() != State::Idle {
+    /// Collectively frees the mutex's window. Every rank refuses alike (RMA_SYNC) while
+    /// any rank holds the mutex or is queued for it (the states are exchanged first); a
+    /// mutex broken by an earlier failure is freed as far as the world allows.
+    pub fn free(&mut self) -> Result<()> {
+        let busy = matches!(self.state.get(), State::Held | State::Queued);
+        let all = self.world().allgather(&[u8::from(busy)])?;
+        if let Some(r) = all.iter().position(|b| b.first() == Some(&1)) {
             return Err(Error::sync(
                 "free",
-                "this rank holds the mutex or is queued for it; release it (or wait for it and release it) first",
+                format!(
+                    "rank {r} holds the mutex or is queued for it; it must be released (or waited for and released) before free"
+                ),
             ));
         }
         self.owned.free()
@@ -309,7 +335,7 @@ impl<'w> Mutex<'w> {
     /// ```
     /// use rma_win::{Info, Mutex};
     /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
-    ///     let mutex = Mutex::new(&world, &Info::new())?;
+    ///     let mut mutex = Mutex::new(&world, &Info::new())?;
     ///     // windows stay on their rank's thread: a current-thread runtime
     ///     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     ///     rt.block_on(async {
@@ -330,6 +356,13 @@ impl<'w> Mutex<'w> {
             mutex: self,
             patience: Patience::new(rma_core::stall_limit()),
         }
+    }
+}
+
+/// The error of every call on a mutex after a failure left its queue cut.
+fn broken() -> Error {
+    Error::Internal {
+        reason: "this mutex broke on this rank: an earlier call failed after joining its queue or while handing it over (a peer died, or its memory was corrupt); only free remains".into(),
     }
 }
 
@@ -354,7 +387,7 @@ impl<'m, 'w> std::future::Future for LockFuture<'m, 'w> {
         let m = self.mutex;
         let step = || -> Result<bool> {
             match m.state.get() {
-                State::Held => m.refuse_held("lock_async").map(|()| false),
+                State::Held | State::Broken => m.refuse_held("lock_async").map(|()| false),
                 State::Idle => m.enqueue(),
                 State::Queued => m.granted(),
             }

@@ -63,7 +63,8 @@ impl Cmp {
 
 impl TargetHandle<'_, '_> {
     /// Writes `origin` at `disp` (a put), then updates the `u64` signal at displacement
-    /// `signal` with `op` and `value`, atomically: a rank that sees the signal's new
+    /// `signal` (in the window's displacement units, as `disp`) with `op` and `value`,
+    /// atomically: a rank that sees the signal's new
     /// value (with [`Window::wait_until`], or any atomic read followed by a
     /// synchronization) sees the data. Both live in this handle's target. The call is
     /// complete at origin when it returns (`origin` may be reused) and at the target at
@@ -158,18 +159,23 @@ impl TargetHandle<'_, '_> {
 }
 
 impl Window<'_> {
-    /// The `u64` at element `index` of this rank's window (byte `8 × index`), read
-    /// once: a signal's current value.
+    /// The `u64` at element `index` of this rank's window (byte `8 × index`, whatever
+    /// the window's displacement unit), read once: a signal's current value. It is
+    /// followed by an acquire fence, so the data of every put-with-signal whose update
+    /// it shows is visible to this rank's later reads.
     pub fn signal_value(&self, index: usize) -> Result<u64> {
         self.check_alive()?;
         self.signal_range(index)?;
         let mut b = [0u8; 8];
         rma_core::Memory::read_local(&self.win, index * 8, &mut b)?;
+        fence(Ordering::Acquire);
         Ok(u64::from_ne_bytes(b))
     }
 
     /// Waits until the `u64` at element `index` of this rank's window (byte
-    /// `8 × index`: a signal word [`TargetHandle::put_signal`] updates) compares to
+    /// `8 × index`, whatever the window's displacement unit — on a window of 8-byte
+    /// elements the same number as `put_signal`'s `signal`; on a byte window signal
+    /// displacement 8 is index 1: a signal word [`TargetHandle::put_signal`] updates) compares to
     /// `value` as `cmp` says; returns the value seen. Once it returns, the data of
     /// every put-with-signal whose update it saw is visible here (`read_local`).
     ///
@@ -209,7 +215,11 @@ impl Window<'_> {
         limit: Duration,
     ) -> Result<Option<u64>> {
         self.signal_range(index)?;
-        let mut patience = Patience::new(limit);
+        let mut patience = if limit == rma_core::stall_limit() {
+            Patience::new(limit)
+        } else {
+            Patience::timeout(limit)
+        };
         let what = || String::new();
         loop {
             if let Some(v) = self.signal_seen(index, cmp, value)? {
@@ -223,30 +233,41 @@ impl Window<'_> {
         }
     }
 
-    /// RMA_RANGE unless this rank's window holds a `u64` at element `index`.
+    /// RMA_RANGE unless this rank's window holds a `u64` at element `index`; DISP if
+    /// it is not 8-byte aligned (a window created over a caller's buffer).
     fn signal_range(&self, index: usize) -> Result<()> {
         let len = self.local_len();
         match index.checked_mul(8).and_then(|s| s.checked_add(8)) {
-            Some(end) if end <= len => Ok(()),
-            _ => Err(Error::OutOfWindow {
-                rank: rma_core::Rank::new(self.rank() as u32),
-                start: index as i128 * 8,
-                end: index as i128 * 8 + 8,
-                window_len: len,
-            }),
+            Some(end) if end <= len => {}
+            _ => {
+                return Err(Error::OutOfWindow {
+                    rank: rma_core::Rank::new(self.rank() as u32),
+                    start: index as i128 * 8,
+                    end: index as i128 * 8 + 8,
+                    window_len: len,
+                })
+            }
         }
+        let shape = &self.shapes[self.rank()];
+        if shape.addr.wrapping_add(index * 8) % 8 != 0 {
+            return Err(Error::Misaligned {
+                call: "wait_until",
+                basic: BasicType::U64,
+                align: 8,
+                disp: index as Disp,
+                disp_unit: 8,
+                offset: index * 8,
+            });
+        }
+        Ok(())
     }
 
     /// One look at the signal: its value if it compares as asked (then fenced, so the
     /// data the update ordered before it is visible).
     fn signal_seen(&self, index: usize, cmp: Cmp, value: u64) -> Result<Option<u64>> {
         self.check_world()?;
-        let v = self.signal_value(index)?;
-        if cmp.holds(v, value) {
-            fence(Ordering::Acquire);
-            return Ok(Some(v));
-        }
-        Ok(None)
+        let v = self.signal_value(index)?; // (fenced)
+        Ok(cmp.holds(v, value).then_some(v))
     }
 
     /// [`Window::wait_until`] as a future (feature `async`): each poll looks once at
