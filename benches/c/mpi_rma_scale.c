@@ -205,6 +205,17 @@ static void mcs_unlock(void) {
     MPI_Send(NULL, 0, MPI_BYTE, next - 1, 77, MPI_COMM_WORLD);
 }
 
+/* a read-modify-write with no atomics of the i64 at `disp` on rank 0: get + flush,
+ * +1, put + flush (exact only under a lock that excludes) */
+static void plus_one(MPI_Aint disp) {
+    int64_t v;
+    MPI_Get(&v, 1, MPI_INT64_T, 0, disp, 1, MPI_INT64_T, win);
+    MPI_Win_flush(0, win);
+    v += 1;
+    MPI_Put(&v, 1, MPI_INT64_T, 0, disp, 1, MPI_INT64_T, win);
+    MPI_Win_flush(0, win);
+}
+
 static double run_once(int s, long iters) {
     const char *name = SCENARIOS[s];
     long total = (long)size * iters;
@@ -366,7 +377,7 @@ static double run_once(int s, long iters) {
         long expect = (long)size * ((iters + block - 1) / block) * block;
         if (rank == 0) check(name, got == expect, got, expect);
     } else if (!strcmp(name, "mutex")) {
-        int64_t zero = 0, v, got = 0;
+        int64_t zero = 0, got = 0;
         int *own;
         set_own(0, MUTEX_COUNT, &zero, 1, MPI_INT64_T);
         MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &own, &mcs);
@@ -378,11 +389,7 @@ static double run_once(int s, long iters) {
         t0 = now_ns();
         for (long k = 0; k < iters; k++) {
             mcs_lock();
-            MPI_Get(&v, 1, MPI_INT64_T, 0, MUTEX_COUNT, 1, MPI_INT64_T, win);
-            MPI_Win_flush(0, win);
-            v += 1;
-            MPI_Put(&v, 1, MPI_INT64_T, 0, MUTEX_COUNT, 1, MPI_INT64_T, win);
-            MPI_Win_flush(0, win);
+            plus_one(MUTEX_COUNT);
             mcs_unlock();
         }
         t1 = now_ns();
@@ -406,11 +413,7 @@ static double run_once(int s, long iters) {
                 if (serving == ticket) break;
                 sched_yield();
             }
-            MPI_Get(&v, 1, MPI_INT64_T, 0, TICKET_COUNT, 1, MPI_INT64_T, win);
-            MPI_Win_flush(0, win);
-            v += 1;
-            MPI_Put(&v, 1, MPI_INT64_T, 0, TICKET_COUNT, 1, MPI_INT64_T, win);
-            MPI_Win_flush(0, win);
+            plus_one(TICKET_COUNT);
             MPI_Fetch_and_op(&one, &v, MPI_INT64_T, 0, NOW_SERVING, MPI_SUM, win);
             MPI_Win_flush(0, win);
         }

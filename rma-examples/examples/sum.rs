@@ -2,23 +2,15 @@
 //! map distributed alike (m elements per rank), one accumulate per element inside a
 //! fence epoch. Every rank then checks its part of B against a serial computation.
 
-use rma_examples::{run, Flags, Rng};
+use rma_examples::{example_11_3_data, example_11_3_expected, run, Flags};
 use rma_win::{Assert, Op, Rank, Window};
-
-/// Rank `r`'s part of A and map: small integers in A so float sums are exact.
-fn data(seed: u64, r: usize, m: usize, p: usize) -> (Vec<f32>, Vec<usize>) {
-    let mut rng = Rng::new(seed, r as u64);
-    let a = (0..m).map(|_| rng.below(100) as f32).collect();
-    let map = (0..m).map(|_| rng.below((m * p) as u64) as usize).collect();
-    (a, map)
-}
 
 fn main() {
     let flags = Flags::parse(10_000);
     let info = flags.info();
     run(&flags, |world| {
         let (me, p, m) = (world.rank(), world.size(), flags.n);
-        let (a, map) = data(flags.seed, me, m, p);
+        let (a, map) = example_11_3_data(flags.seed, me, m, p);
         let win = Window::allocate::<f32>(world, m, &info)?;
         win.fence(Assert::NOPRECEDE)?;
         for i in 0..m {
@@ -27,16 +19,7 @@ fn main() {
         }
         win.fence(Assert::NOSUCCEED)?;
         let b: Vec<f32> = win.local_vec()?;
-        // serial reference for my block of B
-        let mut expect = vec![0f32; m];
-        for r in 0..p {
-            let (ra, rmap) = data(flags.seed, r, m, p);
-            for i in 0..m {
-                if rmap[i] / m == me {
-                    expect[rmap[i] % m] += ra[i];
-                }
-            }
-        }
+        let expect = example_11_3_expected(flags.seed, me, m, p);
         let ok = b == expect;
         if me == 0 || !ok {
             let total: f64 = b.iter().map(|v| *v as f64).sum();

@@ -5,37 +5,20 @@
 //! times, the fastest of 3 fence epochs each; both results are checked against a
 //! serial computation.
 
-use rma_examples::{run, Flags, Rng};
+use rma_examples::{example_11_3_data, example_11_3_expected, run, Flags};
 use rma_win::{Assert, Op, Rank, Window};
 use std::time::Instant;
-
-/// Rank `r`'s part of A and map (as in `sum`).
-fn data(seed: u64, r: usize, m: usize, p: usize) -> (Vec<f32>, Vec<usize>) {
-    let mut rng = Rng::new(seed, r as u64);
-    let a = (0..m).map(|_| rng.below(100) as f32).collect();
-    let map = (0..m).map(|_| rng.below((m * p) as u64) as usize).collect();
-    (a, map)
-}
 
 fn main() {
     let flags = Flags::parse(10_000);
     let info = flags.info();
     run(&flags, |world| {
         let (me, p, m) = (world.rank(), world.size(), flags.n);
-        let (a, map) = data(flags.seed, me, m, p);
+        let (a, map) = example_11_3_data(flags.seed, me, m, p);
         let updates: Vec<(Rank, i64, f32)> = (0..m)
             .map(|i| (Rank::new((map[i] / m) as u32), (map[i] % m) as i64, a[i]))
             .collect();
-        // serial reference for my block of B
-        let mut expect = vec![0f32; m];
-        for r in 0..p {
-            let (ra, rmap) = data(flags.seed, r, m, p);
-            for i in 0..m {
-                if rmap[i] / m == me {
-                    expect[rmap[i] % m] += ra[i];
-                }
-            }
-        }
+        let expect = example_11_3_expected(flags.seed, me, m, p);
         let win = Window::allocate::<f32>(world, m, &info)?;
         let mut ok = true;
         let (mut plain, mut batched) = (f64::MAX, f64::MAX);

@@ -290,6 +290,18 @@ impl Scale<'_> {
         self.world.barrier()
     }
 
+    /// A read-modify-write with no atomics of the i64 at `disp` on rank 0 (get +
+    /// flush, +1, put + flush), inside a passive-target epoch: exact only under a lock
+    /// that excludes.
+    fn plus_one(&self, disp: i64) -> Result<()> {
+        let zero = Rank::new(0);
+        let mut v = [0i64];
+        self.win.get(&mut v, zero, disp)?;
+        self.win.flush(zero)?;
+        self.win.put(&[v[0] + 1], zero, disp)?;
+        self.win.flush(zero)
+    }
+
     /// Collective: `iters` iterations of `scenario` on every rank, with its exact
     /// check; its span in seconds, on every rank.
     fn run_once(&mut self, scenario: &str, iters: usize) -> Result<f64> {
@@ -509,14 +521,10 @@ impl Scale<'_> {
                 let mut m = Mutex::new(self.world, self.info)?;
                 self.win.lock_all(Assert::NONE)?;
                 self.world.barrier()?;
-                let mut v = [0i64];
                 t0 = now_ns();
                 for _ in 0..iters {
                     let g = m.lock()?;
-                    self.win.get(&mut v, zero, MUTEX_COUNT)?;
-                    self.win.flush(zero)?;
-                    self.win.put(&[v[0] + 1], zero, MUTEX_COUNT)?;
-                    self.win.flush(zero)?;
+                    self.plus_one(MUTEX_COUNT)?;
                     g.unlock()?;
                 }
                 t1 = now_ns();
@@ -534,7 +542,6 @@ impl Scale<'_> {
                 self.set_own(0, NEXT_TICKET, &[0i64, 0, 0])?;
                 self.win.lock_all(Assert::NONE)?;
                 self.world.barrier()?;
-                let mut v = [0i64];
                 t0 = now_ns();
                 for _ in 0..iters {
                     let ticket = self.win.fetch_and_op(1i64, zero, NEXT_TICKET, Op::Sum)?;
@@ -547,10 +554,7 @@ impl Scale<'_> {
                         }
                         std::thread::yield_now();
                     }
-                    self.win.get(&mut v, zero, TICKET_COUNT)?;
-                    self.win.flush(zero)?;
-                    self.win.put(&[v[0] + 1], zero, TICKET_COUNT)?;
-                    self.win.flush(zero)?;
+                    self.plus_one(TICKET_COUNT)?;
                     self.win.fetch_and_op(1i64, zero, NOW_SERVING, Op::Sum)?;
                     self.win.flush(zero)?;
                 }
