@@ -161,6 +161,31 @@ impl Rng {
     }
 }
 
+/// The MPI standard's Example 11.3 (`sum`, `sum_batched`): rank `r`'s part of A and
+/// of map, `m` elements each over `p` ranks; small integers in A so that float sums
+/// are exact whatever their order.
+pub fn example_11_3_data(seed: u64, r: usize, m: usize, p: usize) -> (Vec<f32>, Vec<usize>) {
+    let mut rng = Rng::new(seed, r as u64);
+    let a = (0..m).map(|_| rng.below(100) as f32).collect();
+    let map = (0..m).map(|_| rng.below((m * p) as u64) as usize).collect();
+    (a, map)
+}
+
+/// Example 11.3's serial reference: rank `me`'s block of B (B(j) = the sum of A(i)
+/// over map(i) = j), computed from every rank's data.
+pub fn example_11_3_expected(seed: u64, me: usize, m: usize, p: usize) -> Vec<f32> {
+    let mut expect = vec![0f32; m];
+    for r in 0..p {
+        let (ra, rmap) = example_11_3_data(seed, r, m, p);
+        for i in 0..m {
+            if rmap[i] / m == me {
+                expect[rmap[i] % m] += ra[i];
+            }
+        }
+    }
+    expect
+}
+
 #[cfg(test)]
 mod tests {
     use super::Flags;
@@ -206,29 +231,4 @@ mod tests {
         assert_eq!(parse(&["--help"]).unwrap_err().exit_code(), 0);
         assert!(!parse(&["--help"]).unwrap_err().use_stderr());
     }
-}
-
-/// The MPI standard's Example 11.3 (`sum`, `sum_batched`): rank `r`'s part of A and
-/// of map, `m` elements each over `p` ranks; small integers in A so that float sums
-/// are exact whatever their order.
-pub fn example_11_3_data(seed: u64, r: usize, m: usize, p: usize) -> (Vec<f32>, Vec<usize>) {
-    let mut rng = Rng::new(seed, r as u64);
-    let a = (0..m).map(|_| rng.below(100) as f32).collect();
-    let map = (0..m).map(|_| rng.below((m * p) as u64) as usize).collect();
-    (a, map)
-}
-
-/// Example 11.3's serial reference: rank `me`'s block of B (B(j) = the sum of A(i)
-/// over map(i) = j), computed from every rank's data.
-pub fn example_11_3_expected(seed: u64, me: usize, m: usize, p: usize) -> Vec<f32> {
-    let mut expect = vec![0f32; m];
-    for r in 0..p {
-        let (ra, rmap) = example_11_3_data(seed, r, m, p);
-        for i in 0..m {
-            if rmap[i] / m == me {
-                expect[rmap[i] % m] += ra[i];
-            }
-        }
-    }
-    expect
 }
