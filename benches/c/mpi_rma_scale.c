@@ -77,8 +77,8 @@ static const char *SCENARIOS[] = {"fence",       "fop_counter", "h_fop_counter",
                                   "lock_shared", "pscw_ring",   "gacc_poll",
                                   "win_alloc",   "counter",     "counter_block",
                                   "mutex",       "ticket_lock", "sig_ring",
-                                  "flag_ring",   "hist_batch",  "hist_each",
-                                  "mem"};
+                                  "flag_ring",   "sig_stream",  "flag_stream",
+                                  "hist_batch",  "hist_each",   "mem"};
 #define NSCEN (sizeof SCENARIOS / sizeof *SCENARIOS)
 
 static int rank, size;
@@ -421,6 +421,33 @@ static double run_once(int s, long iters) {
         MPI_Win_unlock_all(win);
         get_own(0, TICKET_COUNT, &got, 1, MPI_INT64_T);
         if (rank == 0) check("ticket_lock count (get, +1, put)", got == total, got, total);
+    } else if (!strcmp(name, "sig_stream") || !strcmp(name, "flag_stream")) {
+        int64_t zero = 0, data[SIG_N], got[SIG_N + 1];
+        uint64_t one = 1, dummy = 0, seen;
+        int r = right();
+        set_own(rank, SIG, &zero, 1, MPI_INT64_T);
+        MPI_Win_lock_all(0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = now_ns();
+        for (long k = 0; k < iters; k++) {
+            for (int i = 0; i < SIG_N; i++) data[i] = k;
+            MPI_Put(data, SIG_N, MPI_INT64_T, r, SIG_DATA, SIG_N, MPI_INT64_T, win);
+            MPI_Win_flush(r, win);
+            MPI_Accumulate(&one, 1, MPI_UINT64_T, r, SIG, 1, MPI_UINT64_T, MPI_SUM, win);
+            MPI_Win_flush(r, win);
+        }
+        do {
+            MPI_Fetch_and_op(&dummy, &seen, MPI_UINT64_T, rank, SIG, MPI_NO_OP, win);
+            MPI_Win_flush(rank, win);
+        } while (seen < (uint64_t)iters);
+        t1 = now_ns();
+        MPI_Win_unlock_all(win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        get_own(rank, SIG, got, 1, MPI_INT64_T);
+        get_own(rank, SIG_DATA, got + 1, SIG_N, MPI_INT64_T);
+        int ok = got[0] == iters;
+        for (int i = 1; i <= SIG_N; i++) ok &= got[i] == iters - 1;
+        check("sig_stream/flag_stream signal (and last data)", ok, (long)got[0], iters);
     } else if (!strcmp(name, "sig_ring") || !strcmp(name, "flag_ring")) {
         int64_t zero = 0, data[SIG_N], got[SIG_N + 1];
         uint64_t one = 1, dummy = 0, seen;

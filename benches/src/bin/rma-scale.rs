@@ -45,6 +45,8 @@ const SCENARIOS: &[&str] = &[
     "ticket_lock",
     "sig_ring",
     "flag_ring",
+    "sig_stream",
+    "flag_stream",
     "hist_batch",
     "hist_each",
     "mem",
@@ -606,6 +608,49 @@ impl Scale<'_> {
                 let ok = got[0] == iters as i64 && got[1..].iter().all(|&x| x == last);
                 self.check(
                     "sig_ring/flag_ring signal and last data",
+                    ok,
+                    (got[0], got[1]),
+                    (iters, last),
+                );
+                self.world.barrier()?;
+            }
+            "sig_stream" | "flag_stream" => {
+                // every rank streams `iters` signalled puts of SIG_N i64 to its right
+                // neighbour (signal +1 each), then waits until its own signal counts
+                // all of its left neighbour's: the origin's cost of a put with a
+                // signal, against put + flush + accumulate(+1) + flush
+                let me = self.me();
+                self.set_own(me, SIG, &[0i64])?;
+                let right = Rank::new(self.right() as u32);
+                let epoch = self.win.lock_all_epoch(Assert::NONE)?;
+                let h = epoch.target(right)?;
+                let signal = scenario == "sig_stream";
+                let mut data = [0i64; SIG_N];
+                self.world.barrier()?;
+                t0 = now_ns();
+                for j in 0..iters {
+                    data.fill(j as i64);
+                    if signal {
+                        h.put_signal(&data, SIG_DATA, SIG, 1, SignalOp::Add)?;
+                    } else {
+                        h.put(&data, SIG_DATA)?;
+                        h.flush()?;
+                        h.accumulate(&[1u64], SIG, Op::Sum)?;
+                        h.flush()?;
+                    }
+                }
+                h.flush()?;
+                self.win.wait_until(SIG as usize, Cmp::Eq, iters as u64)?;
+                t1 = now_ns();
+                epoch.unlock()?;
+                self.world.barrier()?;
+                let mut got = [0i64; SIG_N + 1];
+                self.win.read_local(SIG as usize, &mut got[..1])?;
+                self.win.read_local(SIG_DATA as usize, &mut got[1..])?;
+                let last = iters as i64 - 1;
+                let ok = got[0] == iters as i64 && got[1..].iter().all(|&x| x == last);
+                self.check(
+                    "sig_stream/flag_stream signal and last data",
                     ok,
                     (got[0], got[1]),
                     (iters, last),

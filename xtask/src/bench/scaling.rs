@@ -245,6 +245,18 @@ const SCENARIOS: &[Scenario] = &[
         metric: Metric::Rate,
     },
     Scenario {
+        key: "sig_stream",
+        what: "every rank streams put_signal of 64 B (signal +1) to its right neighbour, then waits until its own signal counts them all; the C programs: put + flush + accumulate(+1) + flush each",
+        unit: "M signalled puts/s, all ranks",
+        metric: Metric::Rate,
+    },
+    Scenario {
+        key: "flag_stream",
+        what: "sig_stream with put + flush + accumulate(+1) + flush instead of put_signal (the C programs: the same calls as sig_stream)",
+        unit: "M signalled puts/s, all ranks",
+        metric: Metric::Rate,
+    },
+    Scenario {
         key: "hist_batch",
         what: "every rank: 256 (+1) updates to pseudo-random bins of every rank in one Window::accumulate_indexed, then flush_all; the C programs: counts combined per target, one accumulate with an indexed-block datatype per target",
         unit: "M updates/s, all ranks",
