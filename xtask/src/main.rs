@@ -784,9 +784,17 @@ fn main() -> ExitCode {
             doc.args(["doc", "--workspace", "--no-deps"])
                 .env("RUSTDOCFLAGS", "-D warnings");
             // every library crate packages and builds from its own tarball (what
-            // `cargo publish --dry-run` checks), against the others as packaged
+            // `cargo publish --dry-run` checks), against the others as packaged, in a
+            // target directory of its own made afresh: the tarballs come through a
+            // local registry, and cargo never rebuilds a registry crate of a version it
+            // already built, so a kept directory would check against an older rma-core
+            let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+            let verify = format!("{target}/package-verify");
+            let _ = std::fs::remove_dir_all(&verify);
             let mut package = cargo();
-            package.args(["package", "--workspace", "--allow-dirty"]);
+            package
+                .args(["package", "--workspace", "--allow-dirty"])
+                .env("CARGO_TARGET_DIR", &verify);
             for p in UNPUBLISHED {
                 package.args(["--exclude", p]);
             }
