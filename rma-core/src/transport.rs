@@ -298,8 +298,9 @@ pub trait Transport: Send + Sync {
     ///
     /// The default completes the put before the signal is updated (put, flush,
     /// accumulate): correct on every transport, MPI's included, whose calls to
-    /// different locations are unordered. A transport that applies one origin's calls
-    /// in order, or in place, overrides it with no flush.
+    /// different locations are unordered, and free of any round trip where a flush is
+    /// only a fence (rma-shm's atomic transport). A transport that applies one origin's
+    /// calls in order overrides it with no flush (the queued one).
     fn put_signal(
         &self,
         at: Access<'_>,

@@ -296,22 +296,6 @@ impl Transport for AtomicTransport {
             .accumulate_bits(offset, exclusive, basic, op, origin)
     }
 
-    // The put is in target memory when it returns; the release fence orders its
-    // (relaxed) stores before the signal's update, so a reader that sees the signal and
-    // then fences with acquire sees the data: no flush needed.
-    fn put_signal(
-        &self,
-        at: Access<'_>,
-        data: &[u8],
-        signal: usize,
-        op: Op,
-        value: u64,
-    ) -> Result<()> {
-        self.put(at, data)?;
-        rma_ops::flush_fence();
-        self.accumulate_bits(at.target, signal, at.exclusive, BasicType::U64, op, value)
-    }
-
     // Every call completed in target memory before it returned. What a flush still
     // owes is order: puts and gets are relaxed word accesses, so a flag put after a
     // flush could be seen before the data put before it, and a get after a flush

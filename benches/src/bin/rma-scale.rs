@@ -573,16 +573,19 @@ impl Scale<'_> {
                     );
                 }
             }
-            "sig_ring" | "flag_ring" => {
+            "sig_ring" | "flag_ring" | "sig_stream" | "flag_stream" => {
                 // every rank sends SIG_N i64 to its right neighbour and counts them in
-                // its signal, then waits for its own signal to count this round:
-                // put_signal, or put + flush + accumulate(+1) + flush
+                // its signal: put_signal (sig_*), or put + flush + accumulate(+1) +
+                // flush (flag_*). A ring waits for its own signal to count each round;
+                // a stream sends every round, then waits once for all of them (the
+                // origin's cost)
                 let me = self.me();
                 self.set_own(me, SIG, &[0i64])?;
                 let right = Rank::new(self.right() as u32);
                 let epoch = self.win.lock_all_epoch(Assert::NONE)?;
                 let h = epoch.target(right)?;
-                let signal = scenario == "sig_ring";
+                let signal = scenario.starts_with("sig");
+                let stream = scenario.ends_with("stream");
                 let mut data = [0i64; SIG_N];
                 self.world.barrier()?;
                 t0 = now_ns();
@@ -596,51 +599,14 @@ impl Scale<'_> {
                         h.accumulate(&[1u64], SIG, Op::Sum)?;
                         h.flush()?;
                     }
-                    self.win.wait_until(SIG as usize, Cmp::Ge, j as u64 + 1)?;
-                }
-                t1 = now_ns();
-                epoch.unlock()?;
-                self.world.barrier()?;
-                let mut got = [0i64; SIG_N + 1];
-                self.win.read_local(SIG as usize, &mut got[..1])?;
-                self.win.read_local(SIG_DATA as usize, &mut got[1..])?;
-                let last = iters as i64 - 1;
-                let ok = got[0] == iters as i64 && got[1..].iter().all(|&x| x == last);
-                self.check(
-                    "sig_ring/flag_ring signal and last data",
-                    ok,
-                    (got[0], got[1]),
-                    (iters, last),
-                );
-                self.world.barrier()?;
-            }
-            "sig_stream" | "flag_stream" => {
-                // every rank streams `iters` signalled puts of SIG_N i64 to its right
-                // neighbour (signal +1 each), then waits until its own signal counts
-                // all of its left neighbour's: the origin's cost of a put with a
-                // signal, against put + flush + accumulate(+1) + flush
-                let me = self.me();
-                self.set_own(me, SIG, &[0i64])?;
-                let right = Rank::new(self.right() as u32);
-                let epoch = self.win.lock_all_epoch(Assert::NONE)?;
-                let h = epoch.target(right)?;
-                let signal = scenario == "sig_stream";
-                let mut data = [0i64; SIG_N];
-                self.world.barrier()?;
-                t0 = now_ns();
-                for j in 0..iters {
-                    data.fill(j as i64);
-                    if signal {
-                        h.put_signal(&data, SIG_DATA, SIG, 1, SignalOp::Add)?;
-                    } else {
-                        h.put(&data, SIG_DATA)?;
-                        h.flush()?;
-                        h.accumulate(&[1u64], SIG, Op::Sum)?;
-                        h.flush()?;
+                    if !stream {
+                        self.win.wait_until(SIG as usize, Cmp::Ge, j as u64 + 1)?;
                     }
                 }
-                h.flush()?;
-                self.win.wait_until(SIG as usize, Cmp::Eq, iters as u64)?;
+                if stream {
+                    h.flush()?;
+                    self.win.wait_until(SIG as usize, Cmp::Eq, iters as u64)?;
+                }
                 t1 = now_ns();
                 epoch.unlock()?;
                 self.world.barrier()?;
@@ -650,7 +616,7 @@ impl Scale<'_> {
                 let last = iters as i64 - 1;
                 let ok = got[0] == iters as i64 && got[1..].iter().all(|&x| x == last);
                 self.check(
-                    "sig_stream/flag_stream signal and last data",
+                    "signal rings/streams: signal and last data",
                     ok,
                     (got[0], got[1]),
                     (iters, last),

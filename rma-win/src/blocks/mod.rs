@@ -42,102 +42,104 @@ const YIELD_FOR: Duration = Duration::from_millis(2);
 pub(crate) struct Patience {
     pace: Backoff,
     probes: u32,
-    /// When the wait stopped spinning (the clock is read only from then on).
-    since: Option<Instant>,
-    /// For a caller's timeout: when the wait began (its limit counts from here).
-    started: Option<Instant>,
+    /// When the wait began: the first clock read (after at most 64 probes), or the
+    /// call, for a caller's timeout. The limit counts from here.
+    start: Option<Instant>,
+    /// When the wait reached its parking phase (the clock is read at every probe
+    /// from then on, and every 64th before).
+    parked: Option<Instant>,
     last_check: Option<Instant>,
     limit: Duration,
 }
 
 impl Patience {
-    /// A wait ended after `limit` (the stall bound), counted from when it stops
-    /// spinning (the clock is not read while it spins).
-    pub(crate) fn new(limit: Duration) -> Patience {
+    /// A wait bounded by the stall bound (`RMA_STALL_MS`).
+    pub(crate) fn stall() -> Patience {
         Patience {
             pace: Backoff::new(),
             probes: 0,
-            since: None,
-            started: None,
+            start: None,
+            parked: None,
             last_check: None,
-            limit,
+            limit: rma_core::stall_limit(),
         }
     }
 
-    /// A wait ended after the caller's `timeout`, counted from now.
+    /// A wait bounded by the caller's `timeout`, counted from now.
     pub(crate) fn timeout(timeout: Duration) -> Patience {
         Patience {
-            started: Some(Instant::now()),
-            ..Patience::new(timeout)
+            start: Some(Instant::now()),
+            limit: timeout,
+            ..Patience::stall()
         }
     }
 
     /// The checks of a wait that found nothing yet, without pausing (a future's poll):
-    /// PROC_FAILED once a peer is dead, [`Error::Stalled`] naming `what` past the limit.
-    /// Reads the clock once every 64 probes.
-    pub(crate) fn check(&mut self, world: &World, what: &dyn Fn() -> String) -> Result<()> {
+    /// PROC_FAILED once a peer is dead; `Ok(false)` once the limit passed.
+    pub(crate) fn check(&mut self, world: &World) -> Result<bool> {
         self.probes = self.probes.wrapping_add(1);
-        if self.probes % 64 != 0 && self.since.is_none() {
-            return Ok(());
+        if self.parked.is_none() && self.probes % 64 != 0 {
+            return Ok(true);
         }
         let now = Instant::now();
-        let since = self.started.unwrap_or(*self.since.get_or_insert(now));
-        let last = *self.last_check.get_or_insert(since);
+        let start = *self.start.get_or_insert(now);
+        let last = *self.last_check.get_or_insert(now);
         if now.duration_since(last) >= LIVENESS_EVERY {
             self.last_check = Some(now);
             world.check_peers()?;
         }
-        let waited = now.duration_since(since);
-        if waited >= self.limit {
+        if now.duration_since(start) >= self.limit {
             world.check_peers()?;
-            return Err(Error::Stalled {
-                what: what(),
-                waited_ms: waited.as_millis() as u64,
-            });
+            return Ok(false);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// After a probe that found nothing: the checks of [`Patience::check`], then one
     /// pause paced by `rma_core::wait` (spin, or yield), and once parked a yield for
-    /// the first 2 ms ([`YIELD_FOR`]), then 50 µs sleeps.
-    pub(crate) fn pause(&mut self, world: &World, what: &dyn Fn() -> String) -> Result<()> {
-        match self.pace.step() {
-            Step::Spin | Step::Yield => {
-                if self.since.is_some() || self.started.is_some() {
-                    self.check(world, what)?;
-                } else {
-                    self.probes = self.probes.wrapping_add(1);
-                }
-                Ok(())
+    /// the first 2 ms ([`YIELD_FOR`]), then 50 µs sleeps. `Ok(false)` once the limit
+    /// passed.
+    pub(crate) fn pause(&mut self, world: &World) -> Result<bool> {
+        let step = self.pace.step();
+        if step == Step::Park && self.parked.is_none() {
+            self.parked = Some(Instant::now());
+        }
+        if !self.check(world)? {
+            return Ok(false);
+        }
+        if let Some(parked) = self.parked {
+            if wait_mode() != WaitMode::Park && parked.elapsed() < YIELD_FOR {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(NAP);
             }
-            Step::Park => {
-                let parked = *self.since.get_or_insert_with(Instant::now);
-                self.check(world, what)?;
-                if wait_mode() != WaitMode::Park && parked.elapsed() < YIELD_FOR {
-                    std::thread::yield_now();
-                } else {
-                    std::thread::sleep(NAP);
-                }
-                Ok(())
-            }
+        }
+        Ok(true)
+    }
+}
+
+/// Polls `probe` until it gives a value, pacing and bounding the wait with
+/// `patience`: `Ok(None)` once its limit passed.
+pub(crate) fn wait_for<T>(
+    world: &World,
+    mut patience: Patience,
+    mut probe: impl FnMut() -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    loop {
+        if let Some(v) = probe()? {
+            return Ok(Some(v));
+        }
+        if !patience.pause(world)? {
+            return Ok(None);
         }
     }
 }
 
-/// Polls `probe` until it gives a value, pacing and bounding the wait ([`Patience`]).
-pub(crate) fn wait_for<T>(
-    world: &World,
-    limit: Duration,
-    what: &dyn Fn() -> String,
-    mut probe: impl FnMut() -> Result<Option<T>>,
-) -> Result<T> {
-    let mut patience = Patience::new(limit);
-    loop {
-        if let Some(v) = probe()? {
-            return Ok(v);
-        }
-        patience.pause(world, what)?;
+/// The error of a wait that reached the stall bound, naming what it waited for.
+pub(crate) fn stalled(what: String) -> Error {
+    Error::Stalled {
+        what,
+        waited_ms: rma_core::stall_limit().as_millis() as u64,
     }
 }
 

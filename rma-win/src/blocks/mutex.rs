@@ -1,7 +1,7 @@
 //! [`Mutex`]: a distributed queue lock (Mellor-Crummey and Scott's MCS lock, as MPICH's
 //! `mcs_mutex` builds it from RMA atomics), with a guard.
 
-use super::{wait_for, Owned, Patience};
+use super::{stalled, wait_for, Owned, Patience};
 use crate::world::World;
 use rma_core::{Error, Info, Op, Rank, Result};
 use std::cell::Cell;
@@ -215,16 +215,18 @@ impl<'w> Mutex<'w> {
         if self.state.get() == State::Idle && self.enqueue()? {
             return Ok(self.guard());
         }
-        let me = self.me;
-        wait_for(
-            self.world(),
-            rma_core::stall_limit(),
-            &|| {
-                format!("rank {me}'s turn of a mutex (queued behind a live rank that does not release it)")
-            },
-            || Ok(self.granted()?.then_some(())),
-        )?;
+        wait_for(self.world(), Patience::stall(), || {
+            Ok(self.granted()?.then_some(()))
+        })?
+        .ok_or_else(|| self.turn_stalled())?;
         Ok(self.guard())
+    }
+
+    fn turn_stalled(&self) -> Error {
+        stalled(format!(
+            "rank {}'s turn of a mutex (queued behind a live rank that does not release it)",
+            self.me
+        ))
     }
 
     /// [`Mutex::lock`] for at most `timeout`: `Ok(None)` if the mutex was not handed
@@ -235,18 +237,10 @@ impl<'w> Mutex<'w> {
         if self.state.get() == State::Idle && self.enqueue()? {
             return Ok(Some(self.guard()));
         }
-        let mut patience = Patience::timeout(timeout);
-        let what = || String::new();
-        loop {
-            if self.granted()? {
-                return Ok(Some(self.guard()));
-            }
-            match patience.pause(self.world(), &what) {
-                Ok(()) => {}
-                Err(Error::Stalled { .. }) => return Ok(None),
-                Err(e) => return Err(e),
-            }
-        }
+        let granted = wait_for(self.world(), Patience::timeout(timeout), || {
+            Ok(self.granted()?.then_some(()))
+        })?;
+        Ok(granted.map(|()| self.guard()))
     }
 
     /// Takes the mutex if no rank holds it or waits for it (one compare-and-swap);
@@ -291,16 +285,16 @@ impl<'w> Mutex<'w> {
                 return Ok(());
             }
             // a rank swapped itself into the tail and is about to name itself here
-            let me = self.me;
-            next = wait_for(
-                self.world(),
-                rma_core::stall_limit(),
-                &|| format!("the rank queued behind rank {me} on a mutex to name itself"),
-                || {
-                    let n = self.own(NEXT)?;
-                    Ok((n != NIL).then_some(n))
-                },
-            )?;
+            next = wait_for(self.world(), Patience::stall(), || {
+                let n = self.own(NEXT)?;
+                Ok((n != NIL).then_some(n))
+            })?
+            .ok_or_else(|| {
+                stalled(format!(
+                    "the rank queued behind rank {} on a mutex to name itself",
+                    self.me
+                ))
+            })?;
         }
         let n = self.rank_of(next, "successor")?;
         let h = self.owned.target(n)?;
@@ -354,7 +348,7 @@ impl<'w> Mutex<'w> {
     pub fn lock_async(&self) -> LockFuture<'_, 'w> {
         LockFuture {
             mutex: self,
-            patience: Patience::new(rma_core::stall_limit()),
+            patience: Patience::stall(),
         }
     }
 }
@@ -397,16 +391,14 @@ impl<'m, 'w> std::future::Future for LockFuture<'m, 'w> {
             Ok(false) => {}
             Err(e) => return Poll::Ready(Err(e)),
         }
-        let me = m.me;
-        if let Err(e) = self.patience.check(m.world(), &|| {
-            format!(
-                "rank {me}'s turn of a mutex (queued behind a live rank that does not release it)"
-            )
-        }) {
-            return Poll::Ready(Err(e));
+        match self.patience.check(m.world()) {
+            Ok(true) => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Ok(false) => Poll::Ready(Err(m.turn_stalled())),
+            Err(e) => Poll::Ready(Err(e)),
         }
-        cx.waker().wake_by_ref();
-        Poll::Pending
     }
 }
 

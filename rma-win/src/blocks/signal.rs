@@ -2,7 +2,7 @@
 //! atomic update of a signal word at the target, the data visible to whoever sees the
 //! signal; and the target's side, [`Window::wait_until`].
 
-use super::Patience;
+use super::{stalled, wait_for, Patience};
 use crate::handle::TargetHandle;
 use crate::window::Window;
 use rma_core::{Access, BasicType, Contiguous, Disp, Error, Op, Result, Transport};
@@ -185,14 +185,15 @@ impl Window<'_> {
     /// use [`Window::wait_until_timeout`] for longer waits. RMA_RANGE for an index
     /// outside this rank's window.
     pub fn wait_until(&self, index: usize, cmp: Cmp, value: u64) -> Result<u64> {
-        self.wait_signal(index, cmp, value, rma_core::stall_limit())?
-            .ok_or_else(|| Error::Stalled {
-                what: format!(
-                    "the signal at element {index} of rank {} to become {cmp:?} {value}",
-                    self.rank()
-                ),
-                waited_ms: rma_core::stall_limit().as_millis() as u64,
-            })
+        self.wait_signal(index, cmp, value, Patience::stall())?
+            .ok_or_else(|| self.signal_stalled(index, cmp, value))
+    }
+
+    fn signal_stalled(&self, index: usize, cmp: Cmp, value: u64) -> Error {
+        stalled(format!(
+            "the signal at element {index} of rank {} to become {cmp:?} {value}",
+            self.rank()
+        ))
     }
 
     /// [`Window::wait_until`] for at most `timeout`: `Ok(None)` if the signal did not
@@ -204,7 +205,7 @@ impl Window<'_> {
         value: u64,
         timeout: Duration,
     ) -> Result<Option<u64>> {
-        self.wait_signal(index, cmp, value, timeout)
+        self.wait_signal(index, cmp, value, Patience::timeout(timeout))
     }
 
     fn wait_signal(
@@ -212,25 +213,9 @@ impl Window<'_> {
         index: usize,
         cmp: Cmp,
         value: u64,
-        limit: Duration,
+        patience: Patience,
     ) -> Result<Option<u64>> {
-        self.signal_range(index)?;
-        let mut patience = if limit == rma_core::stall_limit() {
-            Patience::new(limit)
-        } else {
-            Patience::timeout(limit)
-        };
-        let what = || String::new();
-        loop {
-            if let Some(v) = self.signal_seen(index, cmp, value)? {
-                return Ok(Some(v));
-            }
-            match patience.pause(self.world, &what) {
-                Ok(()) => {}
-                Err(Error::Stalled { .. }) => return Ok(None),
-                Err(e) => return Err(e),
-            }
-        }
+        wait_for(self.world, patience, || self.signal_seen(index, cmp, value))
     }
 
     /// RMA_RANGE unless this rank's window holds a `u64` at element `index`; DISP if
@@ -281,7 +266,7 @@ impl Window<'_> {
             index,
             cmp,
             value,
-            patience: Patience::new(rma_core::stall_limit()),
+            patience: Patience::stall(),
         }
     }
 }
@@ -308,21 +293,18 @@ impl std::future::Future for SignalWait<'_, '_> {
     ) -> std::task::Poll<Self::Output> {
         use std::task::Poll;
         let (win, index, cmp, value) = (self.win, self.index, self.cmp, self.value);
-        let seen = win
-            .signal_range(index)
-            .and_then(|()| win.signal_seen(index, cmp, value));
-        match seen {
+        match win.signal_seen(index, cmp, value) {
             Ok(Some(v)) => return Poll::Ready(Ok(v)),
             Ok(None) => {}
             Err(e) => return Poll::Ready(Err(e)),
         }
-        let me = win.rank();
-        if let Err(e) = self.patience.check(win.world, &|| {
-            format!("the signal at element {index} of rank {me} to become {cmp:?} {value}")
-        }) {
-            return Poll::Ready(Err(e));
+        match self.patience.check(win.world) {
+            Ok(true) => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Ok(false) => Poll::Ready(Err(win.signal_stalled(index, cmp, value))),
+            Err(e) => Poll::Ready(Err(e)),
         }
-        cx.waker().wake_by_ref();
-        Poll::Pending
     }
 }
