@@ -95,13 +95,20 @@ impl AnyWorld {
             return Ok(Some(AnyWorld::Shm(w)));
         }
         // MPI_THREAD_SERIALIZED is enough: rma-win's World and Window are neither Send
-        // nor Sync, so one thread makes the process's MPI calls (rma-mpi's gate
-        // serializes any others, such as its progress thread's). Asking for
-        // MULTIPLE would make the library lock around each call (MPICH 4.0: about
-        // 0.1-0.3 µs per call on this machine kind, benches/results). RMA_MPI_THREAD
-        // asks for another level (`single`: no locks in Open MPI, no progress thread).
+        // nor Sync, so one thread makes the process's MPI calls, and the world is
+        // confined to it (rma-mpi then takes no lock per call; its gate serializes
+        // only a progress thread's calls with that thread's). Asking for MULTIPLE
+        // would make the library lock around each call (MPICH 4.0: about 0.1-0.3 µs
+        // per call on this machine kind, benches/results). RMA_MPI_THREAD asks for
+        // another level (`single`: no locks in Open MPI, no progress thread).
         let level = rma_mpi::ThreadLevel::from_env(rma_mpi::ThreadLevel::Serialized)?;
-        Ok(rma_mpi::World::from_env_thread(level)?.map(AnyWorld::Mpi))
+        match rma_mpi::World::from_env_thread(level)? {
+            Some(mut w) => {
+                w.confine()?;
+                Ok(Some(AnyWorld::Mpi(w)))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Collectively splits the world (MPI_Comm_split): the ranks giving the same

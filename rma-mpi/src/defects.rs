@@ -102,7 +102,22 @@ impl Guards {
 
     /// The refusal of an accumulate-family call with `op` on `basic` in a window of
     /// `flavor`, if any.
+    #[inline]
     pub(crate) fn check_accumulate(
+        &self,
+        basic: BasicType,
+        op: Op,
+        flavor: Flavor,
+    ) -> Result<(), Error> {
+        if !self.refuse && !self.mpich_signed_max {
+            return Ok(());
+        }
+        self.check_accumulate_guarded(basic, op, flavor)
+    }
+
+    /// [`Guards::check_accumulate`] where a guard is on.
+    #[inline]
+    fn check_accumulate_guarded(
         &self,
         basic: BasicType,
         op: Op,

@@ -34,10 +34,10 @@ impl MpiWindow<'_> {
             c_len(data.len())?,
         );
         let call = Call::new("MPI_Put").rank(spot.rank).placed(&p, data.len());
-        self.issue_copied(p.rank, data, mode, call, |origin| {
+        self.issue_copied(p.rank, data, mode, call, |api, origin| {
             // SAFETY: `origin` holds `n` bytes, kept until a synchronization completes
             // the put; the placement's type and the window are live.
-            self.world.mpi(|api| unsafe {
+            unsafe {
                 (api.put)(
                     origin.cast(),
                     n,
@@ -48,7 +48,7 @@ impl MpiWindow<'_> {
                     p.ty,
                     self.win,
                 )
-            })
+            }
         })
     }
 
@@ -108,10 +108,10 @@ impl MpiWindow<'_> {
             .rank(spot.rank)
             .typed(basic, Some(op))
             .placed(&p, data.len());
-        self.issue_copied(p.rank, data, mode, call, |origin| {
+        self.issue_copied(p.rank, data, mode, call, |api, origin| {
             // SAFETY: `origin` holds `n` elements, kept until a synchronization completes
             // the call; the placement's type and the window are live.
-            self.world.mpi(|api| unsafe {
+            unsafe {
                 (api.accumulate)(
                     origin.cast(),
                     n,
@@ -123,7 +123,7 @@ impl MpiWindow<'_> {
                     op as c_int,
                     self.win,
                 )
-            })
+            }
         })
     }
 

@@ -9,18 +9,22 @@
 //! has been issued to since is *clean*, and flushing it again is skipped. One call
 //! plus one flush is what a C program makes; this keeps the transport at that.
 //!
-//! Threads may share a window, so both records are written in an order that never
-//! loses a call:
-//! - a call marks its target dirty *after* MPI has it, and a flush clears the mark
-//!   *before* calling MPI: a call whose mark the flush cleared was issued before the
-//!   flush began, so the flush completes it; a mark set later survives the flush.
-//! - each copy gets a sequence number when it is kept, after its call was issued; a
-//!   flush notes the next number before calling MPI and afterwards drops only its
-//!   target's copies numbered below it.
+//! The copies live in [`Copies`], which the window updates in the same turn of the
+//! world as the MPI call they belong to ([`crate::World::mpi_turned`]): a call and
+//! its copy, or a flush and the release of the copies it completed, are one step for
+//! every other thread, so a flush drops exactly the copies of the calls issued before
+//! it. Small copies are cut from per-target chunks that a synchronization recycles,
+//! so a put or accumulate allocates nothing in the steady state.
+//!
+//! The dirty marks are atomics read without the turn (a flush of a clean target
+//! takes no lock). A call marks its target *after* MPI has it; a flush clears the
+//! mark inside its turn, *before* calling MPI. A mark set between the flush's read
+//! and its clearing belongs to a call whose turn ended before the flush's began (or,
+//! at MPI_THREAD_MULTIPLE, whose MPI call returned before the flush's was made), so
+//! the flush completes that call too; a mark set later survives the flush.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Copies kept in a passive-target epoch before the window completes them all locally
 /// (MPI_Win_flush_local_all), so that a long run of calls without a flush holds
@@ -28,95 +32,201 @@ use std::sync::{Mutex, PoisonError};
 const MAX_COPIES: usize = 16 * 1024;
 /// Bytes kept likewise.
 const MAX_BYTES: usize = 64 << 20;
+/// The size of the chunks small copies are cut from.
+const CHUNK: usize = 4096;
+/// Copies larger than this get an allocation of their own.
+const SMALL: usize = 256;
+/// Each copy in a chunk starts at a multiple of this (any basic type's alignment);
+/// a copy of at most 8 bytes at a multiple of 8 (its element's alignment at most).
+const ALIGN: usize = 16;
+/// Chunks a target keeps for its next calls when its copies are dropped (128 KiB):
+/// a long run of calls between flushes reuses warm memory instead of allocating.
+const KEEP: usize = 32;
 
-/// One origin copy MPI may still read.
-struct Copy {
-    rank: c_int,
-    seq: u64,
-    /// Boxed: MPI holds its address, which moving the record does not change.
-    data: Box<[u8]>,
+/// A chunk: 16-byte aligned storage for small copies.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Block([u8; ALIGN]);
+
+/// The copies of calls to one target.
+#[derive(Default)]
+struct Slab {
+    /// Boxed: MPI holds addresses into them, which growing the list does not move.
+    chunks: Vec<Box<[Block]>>,
+    /// The chunk being cut, and the bytes of it used.
+    chunk: usize,
+    used: usize,
+    /// Copies larger than [`SMALL`].
+    big: Vec<Box<[u8]>>,
+    /// Copies kept, and their bytes.
+    count: usize,
+    bytes: usize,
 }
 
-#[derive(Default)]
-struct Copies {
-    kept: Vec<Copy>,
+impl Slab {
+    /// A place for `data` that stays put until [`Slab::reset`]; its address.
+    #[inline]
+    fn keep(&mut self, data: &[u8]) -> *const u8 {
+        self.count += 1;
+        self.bytes += data.len();
+        if data.len() > SMALL {
+            let copy: Box<[u8]> = data.into();
+            let at = copy.as_ptr();
+            self.big.push(copy);
+            return at;
+        }
+        let at = self
+            .used
+            .next_multiple_of(if data.len() <= 8 { 8 } else { ALIGN });
+        let (chunk, at) = if at + data.len() <= CHUNK && self.chunk < self.chunks.len() {
+            (self.chunk, at)
+        } else if self.chunks.is_empty() {
+            (0, 0)
+        } else {
+            (self.chunk + 1, 0)
+        };
+        if chunk == self.chunks.len() {
+            self.chunks
+                .push(vec![Block([0; ALIGN]); CHUNK / ALIGN].into_boxed_slice());
+        }
+        self.chunk = chunk;
+        self.used = at + data.len();
+        // SAFETY: the chunk holds CHUNK bytes (CHUNK / ALIGN blocks of ALIGN bytes,
+        // no padding), `at + data.len() <= CHUNK` (a copy of at most SMALL < CHUNK
+        // bytes starts a fresh chunk when it does not fit), and the bytes are written
+        // through the chunk's own pointer, which no reference elsewhere covers; the
+        // 8-byte source is read unaligned (`[u8; 8]` has alignment 1 anyway).
+        unsafe {
+            let dst = self.chunks[chunk].as_mut_ptr().cast::<u8>().add(at);
+            if data.len() == 8 {
+                // the common one-element call: one move, no library call
+                dst.cast::<[u8; 8]>()
+                    .write(data.as_ptr().cast::<[u8; 8]>().read_unaligned());
+            } else {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+            }
+            dst
+        }
+    }
+
+    /// Forgets the copies (their calls are complete); keeps up to [`KEEP`] chunks for
+    /// the next.
+    fn reset(&mut self) {
+        self.chunks.truncate(KEEP);
+        self.big.clear();
+        self.chunk = 0;
+        self.used = 0;
+        self.count = 0;
+        self.bytes = 0;
+    }
+}
+
+/// The origin copies of one window, by target; updated only in the world's turn.
+pub(crate) struct Copies {
+    slabs: Box<[Slab]>,
+    kept: usize,
     bytes: usize,
+}
+
+impl Copies {
+    /// Keeps a copy of `data`, the origin of a call to `rank` about to be issued in
+    /// this turn; its address, and `true` when the window holds enough copies that it
+    /// should complete them. A rank outside the window is a caller's error; its copy
+    /// goes with the last rank's.
+    #[inline]
+    pub(crate) fn keep(&mut self, rank: c_int, data: &[u8]) -> (*const u8, bool) {
+        let last = self.slabs.len().saturating_sub(1);
+        let slab = &mut self.slabs[(rank as usize).min(last)];
+        let at = slab.keep(data);
+        self.kept += 1;
+        self.bytes += data.len();
+        (at, self.kept >= MAX_COPIES || self.bytes >= MAX_BYTES)
+    }
+
+    /// Drops the copies of calls to `rank` (every rank for `None`): a synchronization
+    /// in this turn has completed them.
+    #[inline]
+    pub(crate) fn release(&mut self, rank: Option<c_int>) {
+        if self.kept == 0 {
+            return;
+        }
+        match rank {
+            Some(r) => {
+                if let Some(s) = self.slabs.get_mut(r as usize) {
+                    self.kept -= s.count;
+                    self.bytes -= s.bytes;
+                    s.reset();
+                }
+            }
+            None => {
+                self.slabs
+                    .iter_mut()
+                    .filter(|s| s.count > 0)
+                    .for_each(Slab::reset);
+                self.kept = 0;
+                self.bytes = 0;
+            }
+        }
+    }
 }
 
 /// The origin copies and dirty targets of one window.
 pub(crate) struct Pending {
-    copies: Mutex<Copies>,
-    /// The sequence number of the next copy kept.
-    next: AtomicU64,
-    /// How many copies are kept (read without the lock: a flush with none to drop
-    /// takes no lock; one kept meanwhile is dropped by a later synchronization).
-    count: AtomicUsize,
+    copies: crate::world::Turned<Copies>,
     /// Per target rank: a call to it waits for a flush to complete at the target.
     dirty: Box<[AtomicBool]>,
 }
 
 impl Pending {
-    pub(crate) fn new(size: usize) -> Pending {
+    pub(crate) fn new(world: &crate::World) -> Pending {
+        let size = world.size();
         Pending {
-            copies: Mutex::new(Copies::default()),
-            next: AtomicU64::new(0),
-            count: AtomicUsize::new(0),
+            copies: world.turned(Copies {
+                slabs: (0..size).map(|_| Slab::default()).collect(),
+                kept: 0,
+                bytes: 0,
+            }),
             dirty: (0..size).map(|_| AtomicBool::new(false)).collect(),
         }
     }
 
-    fn copies(&self) -> std::sync::MutexGuard<'_, Copies> {
-        self.copies.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Keeps `data`, the origin of a call to `rank` that MPI has issued; `true` when
-    /// the window now holds enough copies that it should complete them.
-    pub(crate) fn keep(&self, rank: c_int, data: Box<[u8]>) -> bool {
-        let mut c = self.copies();
-        let seq = self.next.fetch_add(1, Ordering::AcqRel);
-        c.bytes += data.len();
-        c.kept.push(Copy { rank, seq, data });
-        self.count.store(c.kept.len(), Ordering::Release);
-        c.kept.len() >= MAX_COPIES || c.bytes >= MAX_BYTES
-    }
-
-    /// The number a synchronization notes before calling MPI: copies kept before it
-    /// belong to calls it completes.
-    pub(crate) fn mark(&self) -> u64 {
-        self.next.load(Ordering::Acquire)
-    }
-
-    /// Drops the copies of calls to `rank` (every rank for `None`) kept before `mark`:
-    /// a synchronization that began after them has completed them.
-    pub(crate) fn release(&self, rank: Option<c_int>, mark: u64) {
-        if self.count.load(Ordering::Acquire) == 0 {
-            return;
-        }
-        let mut c = self.copies();
-        let mut freed = 0;
-        c.kept.retain(|k| {
-            let done = k.seq < mark && rank.is_none_or(|r| r == k.rank);
-            if done {
-                freed += k.data.len();
-            }
-            !done
-        });
-        c.bytes -= freed;
-        self.count.store(c.kept.len(), Ordering::Release);
+    /// The copies, for [`crate::World::mpi_turned`].
+    pub(crate) fn turned(&self) -> &crate::world::Turned<Copies> {
+        &self.copies
     }
 
     /// Marks `rank` as having a call that a flush must complete at the target.
+    #[inline]
     pub(crate) fn issued(&self, rank: c_int) {
         if let Some(d) = self.dirty.get(rank as usize) {
             d.store(true, Ordering::Release);
         }
     }
 
-    /// Clears `rank`'s mark; whether it was set.
-    pub(crate) fn take_dirty(&self, rank: c_int) -> bool {
+    /// Whether `rank` is marked (read without a turn, for skipping a flush).
+    #[inline]
+    pub(crate) fn is_dirty(&self, rank: c_int) -> bool {
         self.dirty
             .get(rank as usize)
-            .is_some_and(|d| d.swap(false, Ordering::AcqRel))
+            .is_some_and(|d| d.load(Ordering::Acquire))
+    }
+
+    /// Whether any rank is marked.
+    pub(crate) fn any_dirty(&self) -> bool {
+        self.dirty.iter().any(|d| d.load(Ordering::Acquire))
+    }
+
+    /// Clears `rank`'s mark; whether it was set. Called in a turn, before the flush's
+    /// MPI call (see the module docs for why a plain read and store suffice).
+    #[inline]
+    pub(crate) fn take_dirty(&self, rank: c_int) -> bool {
+        self.dirty.get(rank as usize).is_some_and(|d| {
+            let was = d.load(Ordering::Acquire);
+            if was {
+                d.store(false, Ordering::Release);
+            }
+            was
+        })
     }
 
     /// Clears every rank's mark; whether any was set.
@@ -139,18 +249,13 @@ impl Pending {
 
     /// Whether copies wait for their calls to complete.
     pub(crate) fn has_copies(&mut self) -> bool {
-        !self
-            .copies
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .kept
-            .is_empty()
+        self.copies.get_mut().kept > 0
     }
 
     /// After a closing synchronization of every epoch (fence, complete, unlock_all,
     /// or unlock of `rank`): drops the copies and the marks it covered.
     pub(crate) fn closed(&mut self, rank: Option<c_int>) {
-        self.release(rank, u64::MAX);
+        self.copies.get_mut().release(rank);
         match rank {
             Some(r) => {
                 self.take_dirty(r);
@@ -164,60 +269,84 @@ impl Pending {
     /// Keeps every copy alive for the rest of the process: MPI may still read them
     /// (the window could not be freed).
     pub(crate) fn leak(&mut self) {
-        let c = std::mem::take(
-            self.copies
-                .get_mut()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        std::mem::forget(c.kept);
-        self.count.store(0, Ordering::Release);
+        let c = self.copies.get_mut();
+        std::mem::forget(std::mem::take(&mut c.slabs));
+        c.kept = 0;
+        c.bytes = 0;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Pending;
+    use super::{Copies, Slab, ALIGN, CHUNK, MAX_COPIES, SMALL};
 
-    #[test]
-    fn copies_go_only_when_a_synchronization_after_them_covers_their_target() {
-        let mut p = Pending::new(3);
-        p.keep(1, vec![1; 8].into());
-        let m = p.mark();
-        p.keep(1, vec![2; 8].into()); // kept after the flush of rank 1 began
-        p.keep(2, vec![3; 8].into());
-        p.release(Some(1), m);
-        let left: Vec<(i32, u8)> = p
-            .copies()
-            .kept
-            .iter()
-            .map(|k| (k.rank, k.data[0]))
-            .collect();
-        assert_eq!(left, [(1, 2), (2, 3)]);
-        assert_eq!(p.copies().bytes, 16);
-        p.release(None, p.mark());
-        assert!(!p.has_copies());
-        assert_eq!(p.copies().bytes, 0);
+    fn copies(size: usize) -> Copies {
+        Copies {
+            slabs: (0..size).map(|_| Slab::default()).collect(),
+            kept: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The bytes at `at`, read back.
+    fn read(at: *const u8, n: usize) -> Vec<u8> {
+        // SAFETY: the tests read copies still kept (their chunks are alive).
+        unsafe { std::slice::from_raw_parts(at, n) }.to_vec()
     }
 
     #[test]
-    fn a_flush_clears_only_the_marks_it_saw() {
-        let p = Pending::new(2);
-        assert!(!p.take_dirty(0), "clean at first");
-        p.issued(0);
-        assert!(p.take_dirty(0));
-        assert!(!p.take_dirty(0), "a second flush has nothing to complete");
-        p.issued(1);
-        assert!(p.take_all_dirty());
-        assert!(!p.take_all_dirty());
-        p.restore_dirty(None);
-        assert!(p.take_dirty(0) && p.take_dirty(1));
-        assert!(!p.take_dirty(7), "a rank outside the window is never dirty");
+    fn copies_stay_put_aligned_and_intact_until_their_target_is_released() {
+        let mut c = copies(3);
+        let mut kept = Vec::new();
+        for i in 0..2000u32 {
+            let data: Vec<u8> = (0..(i % 300) as usize)
+                .map(|b| (b as u32 ^ i) as u8)
+                .collect();
+            let (at, full) = c.keep((i % 2 + 1) as i32, &data);
+            assert!(!full);
+            let align = if data.len() <= 8 { 8 } else { ALIGN };
+            assert_eq!(at as usize % align, 0, "copy {i} aligned");
+            kept.push((at, data));
+        }
+        for (at, data) in &kept {
+            assert_eq!(&read(*at, data.len()), data, "no copy overwrote another");
+        }
+        c.release(Some(1));
+        assert_eq!(c.kept, 1000, "rank 2's copies stay");
+        for (at, data) in kept.iter().skip(1).step_by(2) {
+            assert_eq!(&read(*at, data.len()), data);
+        }
+        c.release(None);
+        assert_eq!((c.kept, c.bytes), (0, 0));
+        assert!(c
+            .slabs
+            .iter()
+            .all(|s| s.chunks.len() <= super::KEEP && s.big.is_empty()));
+    }
+
+    #[test]
+    fn a_copy_that_does_not_fit_starts_the_next_chunk() {
+        let mut s = Slab::default();
+        let a = s.keep(&[1; SMALL]);
+        let mut last = a;
+        for _ in 0..CHUNK / SMALL {
+            last = s.keep(&[2; SMALL]);
+        }
+        assert_eq!(s.chunks.len(), 2);
+        assert_eq!(read(a, SMALL), vec![1; SMALL]);
+        assert_eq!(read(last, SMALL), vec![2; SMALL]);
+        s.reset();
+        assert_eq!(
+            s.keep(&[3; 8]) as usize,
+            s.chunks[0].as_ptr() as usize,
+            "recycled"
+        );
     }
 
     #[test]
     fn the_bound_asks_for_completion() {
-        let p = Pending::new(1);
-        let full = (0..super::MAX_COPIES).map(|_| p.keep(0, vec![0; 1].into()));
+        let mut c = copies(1);
+        let full = (0..MAX_COPIES).map(|_| c.keep(0, &[0; 1]).1);
         assert_eq!(
             full.filter(|f| *f).count(),
             1,

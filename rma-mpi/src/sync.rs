@@ -148,25 +148,35 @@ impl MpiWindow<'_> {
         name: &'static str,
         issue: impl FnOnce(&crate::ffi::Api) -> c_int,
     ) -> Result<()> {
-        let was_dirty = !local && self.pending.take_dirty(r);
-        if !local && !was_dirty && !always {
+        if !local && !always && !self.pending.is_dirty(r) {
             return Ok(());
         }
-        let (mark, win) = (self.pending.mark(), self.handle());
-        let (issued, flushed) = self.world().mpi(|api| {
-            let rc = issue(api);
-            if rc != 0 {
-                return (rc, 0);
-            }
-            // SAFETY: the window is live and a passive epoch covers `r` (callers').
-            (0, unsafe {
-                if local {
-                    (api.win_flush_local)(r, win)
-                } else {
-                    (api.win_flush)(r, win)
+        let win = self.handle();
+        let mut was_dirty = false;
+        let (issued, flushed) = self
+            .world()
+            .mpi_turned(self.pending.turned(), |api, copies| {
+                was_dirty = !local && self.pending.take_dirty(r);
+                if !local && !was_dirty && !always {
+                    return (0, 0); // another thread's flush came first
                 }
-            })
-        });
+                let rc = issue(api);
+                if rc != 0 {
+                    return (rc, 0);
+                }
+                // SAFETY: the window is live and a passive epoch covers `r` (callers').
+                let rc = unsafe {
+                    if local {
+                        (api.win_flush_local)(r, win)
+                    } else {
+                        (api.win_flush)(r, win)
+                    }
+                };
+                if rc == 0 {
+                    copies.release(Some(r));
+                }
+                (0, rc)
+            });
         if issued != 0 || flushed != 0 {
             if was_dirty {
                 self.pending.restore_dirty(Some(r));
@@ -180,7 +190,6 @@ impl MpiWindow<'_> {
             };
             return self.check_rc(flushed, Call::new(mpi).rank(rank));
         }
-        self.pending.release(Some(r), mark);
         Ok(())
     }
 
@@ -200,20 +209,35 @@ impl MpiWindow<'_> {
     /// MPI_Win_flush_all (`local`: MPI_Win_flush_local_all) in an open passive epoch;
     /// the remote one is skipped when no target is dirty.
     pub(crate) fn flush_every_now(&self, local: bool) -> Result<()> {
-        if !local && !self.pending.take_all_dirty() {
+        if !local && !self.pending.any_dirty() {
             return Ok(());
         }
-        let (mark, win) = (self.pending.mark(), self.handle());
-        // SAFETY: the window is live and a passive epoch is open (callers').
-        let rc = self.world().mpi(|api| unsafe {
-            if local {
-                (api.win_flush_local_all)(win)
-            } else {
-                (api.win_flush_all)(win)
-            }
-        });
+        let win = self.handle();
+        let mut was_dirty = false;
+        let rc = self
+            .world()
+            .mpi_turned(self.pending.turned(), |api, copies| {
+                if !local {
+                    was_dirty = self.pending.take_all_dirty();
+                    if !was_dirty {
+                        return 0; // another thread's flush came first
+                    }
+                }
+                // SAFETY: the window is live and a passive epoch is open (callers').
+                let rc = unsafe {
+                    if local {
+                        (api.win_flush_local_all)(win)
+                    } else {
+                        (api.win_flush_all)(win)
+                    }
+                };
+                if rc == 0 {
+                    copies.release(None);
+                }
+                rc
+            });
         if rc != 0 {
-            if !local {
+            if was_dirty {
                 self.pending.restore_dirty(None);
             }
             let mpi = if local {
@@ -223,7 +247,6 @@ impl MpiWindow<'_> {
             };
             return self.check_rc(rc, Call::new(mpi));
         }
-        self.pending.release(None, mark);
         Ok(())
     }
 

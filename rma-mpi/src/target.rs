@@ -26,6 +26,8 @@ pub struct MpiTarget<'a> {
     r: c_int,
     len: usize,
     unit: usize,
+    /// log2 of `unit` when it is a power of two (no division on the hot path).
+    shift: Option<u32>,
     /// The MPI displacement of byte 0 (a dynamic window's arena address; else 0).
     base: i64,
     byte_ty: Handle,
@@ -44,12 +46,14 @@ impl std::fmt::Debug for MpiTarget<'_> {
 impl<'a> MpiTarget<'a> {
     pub(crate) fn new(w: &'a MpiWindow<'a>, rank: Rank) -> Result<MpiTarget<'a>> {
         let r = w.world().c_rank(rank)?;
+        let unit = w.disp_unit_of(rank)?.max(1);
         Ok(MpiTarget {
             w,
             rank,
             r,
             len: w.len_of(rank)?,
-            unit: w.disp_unit_of(rank)?.max(1),
+            unit,
+            shift: unit.is_power_of_two().then(|| unit.trailing_zeros()),
             base: w.peer(rank)?.base as i64,
             byte_ty: w.world().basic_handle(BasicType::Byte)?,
         })
@@ -61,13 +65,15 @@ impl<'a> MpiTarget<'a> {
     #[inline]
     fn whole(&self, byte: usize, n: usize) -> Option<(i64, c_int)> {
         let end = byte.checked_add(n)?;
-        if end > self.len || byte % self.unit != 0 {
+        let disp = match self.shift {
+            Some(s) if byte & (self.unit - 1) == 0 => byte >> s,
+            None if byte % self.unit == 0 => byte / self.unit,
+            _ => return None,
+        };
+        if end > self.len {
             return None;
         }
-        Some((
-            (byte / self.unit) as i64 + self.base,
-            c_int::try_from(n).ok()?,
-        ))
+        Some((disp as i64 + self.base, c_int::try_from(n).ok()?))
     }
 
     fn spot(&self, byte: usize) -> Spot<'static> {
@@ -104,12 +110,10 @@ impl<'a> MpiTarget<'a> {
             data,
             Mode::Passive,
             || Call::new("MPI_Put").rank(self.rank),
-            |origin| {
+            |api, origin| {
                 // SAFETY: `origin` holds `n` bytes, kept until a synchronization
                 // completes the put; `disp` and `n` lie inside the target window.
-                self.w
-                    .world()
-                    .mpi(|api| unsafe { (api.put)(origin.cast(), n, ty, r, disp, n, ty, win) })
+                unsafe { (api.put)(origin.cast(), n, ty, r, disp, n, ty, win) }
             },
         )
     }
@@ -229,12 +233,10 @@ impl<'a> MpiTarget<'a> {
                     .rank(self.rank)
                     .typed(basic, Some(op))
             },
-            |origin| {
+            |api, origin| {
                 // SAFETY: `origin` holds one element, kept until a synchronization
                 // completes the call; the element lies inside the target window.
-                self.w.world().mpi(|api| unsafe {
-                    (api.accumulate)(origin.cast(), 1, ty, r, disp, 1, ty, op as c_int, win)
-                })
+                unsafe { (api.accumulate)(origin.cast(), 1, ty, r, disp, 1, ty, op as c_int, win) }
             },
         )
     }

@@ -5,7 +5,7 @@ use crate::agree::Entry;
 use crate::datatype::{place, Placement, Region};
 use crate::epoch::{Epochs, Mode};
 use crate::error::Call;
-use crate::ffi::Handle;
+use crate::ffi::{Api, Handle};
 use crate::pending::Pending;
 use crate::world::World;
 use rma_core::{BasicType, Disp, Error, Info, Layout, Rank, Result, WinInfo};
@@ -134,7 +134,7 @@ pub struct MpiWindow<'a> {
 // any thread, because the World required MPI_THREAD_MULTIPLE or serializes calls
 // itself, or (a world below SERIALIZED, asked for) refuses every call from a thread
 // other than the initializing one before MPI sees it; the epoch state changes only
-// under `&mut self`; `pending` is a Mutex and atomics.
+// under `&mut self`; `pending` is atomics and state updated in the world's turn.
 unsafe impl Send for MpiWindow<'_> {}
 // SAFETY: as for Send: shared access only issues MPI calls (thread-safe, see above),
 // reads the epoch state (not written while shared) and updates `pending`.
@@ -616,7 +616,7 @@ impl<'a> MpiWindow<'a> {
             arena_addr,
             regions_left: Vec::new(),
             epochs: Epochs::new(world.size()),
-            pending: Pending::new(world.size()),
+            pending: Pending::new(world),
             owned,
             freed: false,
             number,
@@ -805,12 +805,14 @@ impl<'a> MpiWindow<'a> {
         data: &[u8],
         mode: Mode,
         call: Call,
-        issue: impl FnOnce(*const u8) -> c_int,
+        issue: impl FnOnce(&Api, *const u8) -> c_int,
     ) -> Result<()> {
         self.issue_copied_lazy(rank, data, mode, || call, issue)
     }
 
     /// [`MpiWindow::issue_copied`] with the error context built only if the call fails.
+    /// `issue` runs in the world's turn with the copy kept in the same turn; it must
+    /// make its MPI call through the `Api` it is given.
     #[inline]
     pub(crate) fn issue_copied_lazy(
         &self,
@@ -818,14 +820,17 @@ impl<'a> MpiWindow<'a> {
         data: &[u8],
         mode: Mode,
         call: impl FnOnce() -> Call,
-        issue: impl FnOnce(*const u8) -> c_int,
+        issue: impl FnOnce(&Api, *const u8) -> c_int,
     ) -> Result<()> {
-        let copy: Box<[u8]> = data.into();
-        let rc = issue(copy.as_ptr());
+        let mut full = false;
+        let rc = self.world.mpi_turned(self.pending.turned(), |api, copies| {
+            let (origin, f) = copies.keep(rank, data);
+            full = f;
+            issue(api, origin)
+        });
         if rc != 0 {
             self.world.check(rc, call())?;
         }
-        let full = self.pending.keep(rank, copy);
         if mode == Mode::Passive {
             self.pending.issued(rank);
             if full {

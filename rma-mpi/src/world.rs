@@ -5,7 +5,7 @@ use crate::defects::Guards;
 use crate::error::{self, Call};
 use crate::ffi::{self, Api, Handle, Library};
 use rma_core::{BasicType, Error, Rank, Result};
-use std::cell::Cell;
+use std::cell::{Cell, UnsafeCell};
 use std::ffi::{c_char, c_int, c_void};
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicBool;
@@ -116,8 +116,9 @@ pub struct World {
     rank: usize,
     size: usize,
     level: ThreadLevel,
-    /// Held around every MPI call when the library provides MPI_THREAD_SERIALIZED only.
-    gate: Option<Arc<Mutex<()>>>,
+    /// Held around every MPI call when the library provides MPI_THREAD_SERIALIZED only
+    /// (in a confined world only once a progress thread runs, see [`World::confine`]).
+    gate: Option<Arc<Gate>>,
     /// MPI was initialized below SERIALIZED (asked for): only the thread that
     /// initialized it may call MPI.
     owner_only: bool,
@@ -240,7 +241,7 @@ impl World {
             level,
             // below SERIALIZED only the initializing thread calls MPI (`mpi` checks),
             // so no turn is needed
-            gate: (level == ThreadLevel::Serialized).then(|| Arc::new(Mutex::new(()))),
+            gate: (level == ThreadLevel::Serialized).then(|| Arc::new(Gate::default())),
             owner_only: level < ThreadLevel::Serialized,
             collective: Mutex::new(()),
             guards: Guards::default(),
@@ -725,11 +726,85 @@ impl World {
         if self.owner_only && !ON_INIT_THREAD.with(Cell::get) {
             return T::refused(self.level);
         }
-        let _turn = self
-            .gate
-            .as_ref()
-            .map(|g| g.lock().unwrap_or_else(PoisonError::into_inner));
+        let _turn = self.gate.as_ref().and_then(|g| g.turn());
         f(self.api)
+    }
+
+    /// Confines this world to the thread that initialized MPI: from now on every MPI
+    /// call from another thread is refused (class OTHER, as in a world below
+    /// MPI_THREAD_SERIALIZED), so calls need no lock between them: the world's gate
+    /// is taken only while its own progress thread runs (which may still start). For
+    /// a program whose MPI calls all come from that thread by construction, as
+    /// rma-win's (its World and Window are neither Send nor Sync): the per-call lock
+    /// is two atomic read-modify-writes, as long as a small RMA call itself.
+    ///
+    /// Errors (nothing changed): class OTHER from any other thread; class ARG on a
+    /// sub-world, or once sub-worlds or windows exist (they were made expecting the
+    /// lock).
+    pub fn confine(&mut self) -> Result<()> {
+        self.check_broken()?;
+        if !ON_INIT_THREAD.with(Cell::get) {
+            return Err(wrong_thread(self.level));
+        }
+        if self.sub || sub_worlds().0 > 0 || self.windows.load(Ordering::Relaxed) > 0 {
+            return Err(Error::arg(
+                "confine a world right after it is initialized, before it has windows or \
+                 sub-worlds",
+            ));
+        }
+        self.owner_only = true;
+        if let Some(g) = &self.gate {
+            // a progress thread started at initialization keeps the gate on
+            g.on.store(self.progress_thread(), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// State that MPI calls of this world update in the same turn as the call (see
+    /// [`World::mpi_turned`]).
+    pub(crate) fn turned<S>(&self, state: S) -> Turned<S> {
+        let lock = match (&self.gate, self.owner_only) {
+            (_, true) => TurnLock::Owner,
+            (Some(gate), false) => TurnLock::Gate(Arc::clone(gate)),
+            (None, false) => TurnLock::Own(Mutex::new(())),
+        };
+        Turned {
+            lock,
+            state: UnsafeCell::new(state),
+        }
+    }
+
+    /// [`World::mpi`] with exclusive access to `cell`'s state in the same turn: the
+    /// MPI calls `f` makes and the bookkeeping it does about them are one step for
+    /// every other thread. Where the world serializes MPI calls, its turn is the
+    /// lock (no second one is taken); below SERIALIZED the initializing thread is the
+    /// only one let in; at MPI_THREAD_MULTIPLE the cell's own lock serializes the
+    /// calls that update it. `f` must not call [`World::mpi`] (the turn is held).
+    #[inline]
+    pub(crate) fn mpi_turned<S, T: Refused>(
+        &self,
+        cell: &Turned<S>,
+        f: impl FnOnce(&Api, &mut S) -> T,
+    ) -> T {
+        let _turn = match &cell.lock {
+            TurnLock::Gate(g) => Some(g.lock.lock().unwrap_or_else(PoisonError::into_inner)),
+            TurnLock::Own(m) => Some(m.lock().unwrap_or_else(PoisonError::into_inner)),
+            TurnLock::Owner => {
+                if !ON_INIT_THREAD.with(Cell::get) {
+                    return T::refused(self.level);
+                }
+                // the MPI calls `f` makes take turns with a progress thread's
+                self.gate.as_ref().and_then(|g| g.turn())
+            }
+        };
+        // SAFETY: exclusive for as long as `f` runs: every shared access to the state
+        // goes through this function, which holds the cell's lock (a gate shared with
+        // every world cloned from this one, or the cell's own mutex), or, for a cell
+        // of a world where only the initializing thread may call MPI (below
+        // SERIALIZED, or confined before the cell was made), runs on the one thread
+        // that initialized MPI in this process (any other was refused above); `f` gets the reference for its call
+        // only. Access through `&mut Turned` (`get_mut`) is exclusive by the borrow.
+        f(self.api, unsafe { &mut *cell.state.get() })
     }
 
     /// Starts a progress thread: it lets the library's progress engine run
@@ -749,13 +824,21 @@ impl World {
     /// [`ENV_PROGRESS`] is read by [`World::from_env`] only, not by [`World::init`].
     pub fn start_progress(&self) -> Result<()> {
         self.check_broken()?;
-        if self.owner_only {
+        if self.level < ThreadLevel::Serialized {
             // a second thread calling MPI is what this level rules out
+            return Err(wrong_thread(self.level));
+        }
+        if self.owner_only && !ON_INIT_THREAD.with(Cell::get) {
             return Err(wrong_thread(self.level));
         }
         let mut slot = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_some() {
             return Ok(());
+        }
+        if let Some(g) = &self.gate {
+            // before the thread exists: every later call of this (the only other)
+            // thread takes turns with it
+            g.on.store(true, Ordering::Relaxed);
         }
         let stop = Arc::new(AtomicBool::new(false));
         let (api, comm, gate) = (self.api, self.comm, self.gate.clone());
@@ -881,11 +964,18 @@ impl World {
     }
 
     /// The predefined datatype of `basic`.
+    #[inline]
     pub(crate) fn basic_handle(&self, basic: BasicType) -> Result<Handle> {
         let known = self.basic[basic as usize];
         if known != 0 {
             return Ok(known);
         }
+        self.ask_basic_handle(basic)
+    }
+
+    /// [`World::basic_handle`] of a type the shim did not name at start.
+    #[cold]
+    fn ask_basic_handle(&self, basic: BasicType) -> Result<Handle> {
         let mut ty: Handle = 0;
         // SAFETY: `ty` is a valid out-pointer; the shim only maps the code.
         let rc = unsafe { (self.api.basic)(basic as c_int, &mut ty) };
@@ -953,13 +1043,13 @@ struct Progress {
 
 /// The progress thread's body: MPI_Iprobe on the world communicator (rma sends no
 /// point-to-point messages, so it matches nothing) until `stop`.
-fn progress_loop(api: &'static Api, comm: Handle, gate: Option<Arc<Mutex<()>>>, stop: &AtomicBool) {
+fn progress_loop(api: &'static Api, comm: Handle, gate: Option<Arc<Gate>>, stop: &AtomicBool) {
     let _counted = rma_core::wait::ProgressThread::start();
     while !stop.load(Ordering::Acquire) {
         {
             let _turn = gate
                 .as_ref()
-                .map(|g| g.lock().unwrap_or_else(PoisonError::into_inner));
+                .map(|g| g.lock.lock().unwrap_or_else(PoisonError::into_inner));
             // SAFETY: `comm` is the world's communicator, freed only after this thread
             // was stopped and joined (`World::shut_down`); the call is serialized with
             // every other MPI call of the process when the library asks for that.
@@ -992,6 +1082,63 @@ pub(crate) const WRONG_THREAD: c_int = -1_000_001;
 
 /// What [`World::mpi`] returns in place of a call it refused: the call's result type,
 /// carrying [`WRONG_THREAD`].
+/// The lock that serializes a world's MPI calls at MPI_THREAD_SERIALIZED.
+struct Gate {
+    lock: Mutex<()>,
+    /// Whether the world's own calls take it: always, unless the world is confined
+    /// and no progress thread runs (set only by the initializing thread, before a
+    /// progress thread exists; read by that thread).
+    on: AtomicBool,
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate {
+            lock: Mutex::new(()),
+            on: AtomicBool::new(true),
+        }
+    }
+}
+
+impl Gate {
+    /// The turn, where the world's calls take it.
+    #[inline]
+    fn turn(&self) -> Option<MutexGuard<'_, ()>> {
+        self.on
+            .load(Ordering::Relaxed)
+            .then(|| self.lock.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// What serializes the updates of a [`Turned`] state.
+enum TurnLock {
+    /// The world's gate (MPI_THREAD_SERIALIZED): the same lock as every MPI call.
+    Gate(Arc<Gate>),
+    /// Below SERIALIZED, or in a confined world: only the initializing thread may
+    /// make MPI calls.
+    Owner,
+    /// MPI_THREAD_MULTIPLE: a lock of the state's own.
+    Own(Mutex<()>),
+}
+
+/// State updated in the same turn as the MPI calls it is about
+/// ([`World::turned`], [`World::mpi_turned`]).
+pub(crate) struct Turned<S> {
+    lock: TurnLock,
+    state: UnsafeCell<S>,
+}
+
+// SAFETY: shared access to the state happens only inside `World::mpi_turned`, which
+// makes it exclusive (see there); the state itself moves between threads, so `S: Send`.
+unsafe impl<S: Send> Sync for Turned<S> {}
+
+impl<S> Turned<S> {
+    /// The state, through an exclusive borrow.
+    pub(crate) fn get_mut(&mut self) -> &mut S {
+        self.state.get_mut()
+    }
+}
+
 pub(crate) trait Refused {
     /// The refused call's result.
     fn refused(level: ThreadLevel) -> Self;
@@ -1024,10 +1171,14 @@ fn wrong_thread(level: ThreadLevel) -> Error {
     Error::Os {
         context: "an MPI call".into(),
         source: std::io::Error::other(format!(
-            "MPI was initialized at {level:?} on request, so only the thread that \
-             initialized it may call MPI; this call came from another thread (initialize \
-             at Serialized or Multiple to call from any thread: for rma-win's worlds, \
-             unset RMA_MPI_THREAD)"
+            "{}, so only the thread that initialized MPI may call it; this call came \
+             from another thread (initialize at Serialized or Multiple, unconfined, to \
+             call from any thread)",
+            if level < ThreadLevel::Serialized {
+                format!("MPI was initialized at {level:?} on request")
+            } else {
+                "the world was confined to its thread (World::confine)".to_string()
+            }
         )),
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! | test | launcher and settings | what it covers |
 //! |---|---|---|
-//! | `mpich` | `mpiexec.mpich -n 4` | Debian's ch4:ucx over UCX shared memory |
+//! | `mpich` | `mpiexec.mpich -n 4`, serialized, confined | Debian's ch4:ucx over UCX shared memory; other threads' calls refused |
 //! | `mpich_nolocal` | `MPIR_CVAR_NOLOCAL=1` | ch4's local (shared-memory) path disabled |
 //! | `openmpi` | `mpirun.openmpi` defaults | osc/rdma over btl/vader; 8-byte CAS refused |
 //! | `openmpi_sm` | `--mca osc sm` | osc/sm (allocated windows only), 8-byte CAS run |
@@ -30,7 +30,7 @@ const RANKS: usize = 4;
 
 /// Each configuration with what the smoke run needs to know about it.
 const CONFIGS: &[(Launch, &[(&str, &str)])] = &[
-    (MPICH, &[]),
+    (MPICH, &[("RMA_MPI_SMOKE_THREADS", "confined")]),
     (MPICH_NOLOCAL, &[]),
     (OPENMPI, &[]),
     (OPENMPI_SM, &[("RMA_MPI_SMOKE_WINDOWS", "allocate")]),

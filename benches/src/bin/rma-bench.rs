@@ -135,6 +135,8 @@ struct Flags {
     /// Only the bandwidth scenarios (bw_*).
     bw_only: bool,
     csv: Option<String>,
+    /// Only these scenario keys (empty: all).
+    only: Vec<String>,
 }
 
 /// rma-bench's command line (clap: `--help`/`--version` to stdout with exit 0, usage
@@ -169,6 +171,9 @@ struct Args {
     /// Write the results as CSV to this file
     #[arg(short = 'o', long = "csv", value_name = "FILE")]
     csv: Option<String>,
+    /// Only these scenarios (keys as in the output, e.g. h_put,msgrate), for profiling one
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 fn parse_flags() -> Flags {
@@ -183,6 +188,7 @@ fn parse_flags() -> Flags {
         skip_cas: a.skip_cas,
         bw_only: a.bw_only,
         csv: a.csv,
+        only: a.only,
     }
 }
 
@@ -501,13 +507,24 @@ impl Bench<'_> {
         }
     }
 
+    /// Whether `--only` leaves `test` in.
+    fn wanted(&self, test: Test) -> bool {
+        self.flags.only.is_empty() || self.flags.only.iter().any(|k| k == test.key())
+    }
+
     fn lat(&mut self, test: Test) -> Result<()> {
+        if !self.wanted(test) {
+            return Ok(());
+        }
         let s = self.bench(test, 1)?;
         self.record("lat", test.key(), 1, s);
         Ok(())
     }
 
     fn busy(&mut self, test: Test) -> Result<()> {
+        if !self.wanted(test) {
+            return Ok(());
+        }
         let mut v = vec![];
         for _ in 0..3 {
             v.push(self.run_once(test, 1, BUSY_CALLS)?);
@@ -577,7 +594,7 @@ impl Bench<'_> {
                 Test::BwGet,
             ] {
                 let mut n = 1;
-                while n <= MAX_N {
+                while n <= MAX_N && self.wanted(test) {
                     let s = self.bench(test, n)?;
                     self.record("bw", test.key(), n, s);
                     n *= 8;
@@ -585,6 +602,9 @@ impl Bench<'_> {
             }
             for n in [4096, 32768] {
                 for test in [Test::Contig, Test::Strided] {
+                    if !self.wanted(test) {
+                        continue;
+                    }
                     self.strided = strided_type(n)?;
                     let s = self.bench(test, n)?;
                     self.record("layout", test.key(), n, s);

@@ -781,7 +781,8 @@ fn transport_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
 /// initialized MPI may call it: the other threads' calls are refused (and counted
 /// nowhere).
 fn threads_share_the_window(world: &World, win: &mut MpiWindow<'_>) -> Check {
-    let owner_only = world.thread_level() < ThreadLevel::Serialized;
+    let owner_only = world.thread_level() < ThreadLevel::Serialized
+        || std::env::var("RMA_MPI_SMOKE_THREADS").as_deref() == Ok("confined");
     win.lock_all(Assert::NONE).ctx("lock_all")?;
     let shared: &MpiWindow<'_> = win;
     let results: Vec<Check> = std::thread::scope(|s| {
@@ -901,20 +902,37 @@ fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
 /// The worker's entry: initialize MPI, run the checks, report, and abort the job on a
 /// failure so that the launcher returns at once.
 pub(crate) fn worker_main() -> i32 {
-    let level = match std::env::var("RMA_MPI_SMOKE_THREADS").as_deref() {
-        Ok("serialized") => ThreadLevel::Serialized,
+    let threads = std::env::var("RMA_MPI_SMOKE_THREADS");
+    let level = match threads.as_deref() {
+        Ok("serialized" | "confined") => ThreadLevel::Serialized,
         Ok("single") => ThreadLevel::Single,
         _ => ThreadLevel::Multiple,
     };
-    let world = match World::init_thread(level) {
+    let mut world = match World::init_thread(level) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("rma-mpi smoke: cannot initialize MPI: {e} [{}]", e.class());
             return 2;
         }
     };
+    let confined = threads.as_deref() == Ok("confined");
+    if confined {
+        // calls from other threads are refused from now on (`threads_share_the_window`)
+        if let Err(e) = world.confine() {
+            eprintln!("rma-mpi smoke: confine: {e} [{}]", e.class());
+            return 2;
+        }
+    }
     let started = std::time::Instant::now();
-    match run(&world) {
+    let run = |world: &mut World| -> Check {
+        run(world)?;
+        if confined {
+            // once windows were made, confining again is refused
+            expect_class(world.confine(), ErrorClass::Arg, "confine after windows")?;
+        }
+        Ok(())
+    };
+    match run(&mut world) {
         Ok(()) => {
             if world.rank() == 0 {
                 let version = world
