@@ -194,6 +194,7 @@ impl AccOps {
 /// | `alloc_shared_noncontig` | `true`, `false` | `false` |
 /// | `rma_dynamic_bytes` | bytes, 1 to 2^31 (rma's own key): what each rank's attached regions of a dynamic window may hold at once | 1048576 |
 /// | `rma_transport` | a transport name (rma's own key): used, or the window's creation fails with RMA_FLAVOR | unset: the environment's choice, else the launch mode's default |
+/// | `rma_check` | `off`, `conflicts`, `conflicts_log` (rma's own key): the conflict checker, see [`CheckMode`] | unset: the `RMA_CHECK` environment variable, else `off` |
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WinInfo {
     /// `accumulate_ordering`.
@@ -218,6 +219,51 @@ pub struct WinInfo {
     /// `rma_transport`: the transport this window must use, if named (rma-win refuses
     /// a creation whose named transport cannot serve the window, with RMA_FLAVOR).
     pub transport: Option<String>,
+    /// `rma_check`: the conflict checker's mode, if the key was given.
+    pub check: Option<CheckMode>,
+}
+
+/// What rma does about conflicting accesses (MPI calls them erroneous): the
+/// `rma_check` info key and the `RMA_CHECK` environment variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckMode {
+    /// No checking (the default): nothing is recorded.
+    Off,
+    /// Record every access; a conflict found at a synchronization makes it fail with
+    /// class RMA_CONFLICT.
+    Conflicts,
+    /// As `Conflicts`, but a conflict is logged (tracing, level warn) and the
+    /// synchronization succeeds.
+    ConflictsLog,
+}
+
+impl CheckMode {
+    /// The environment variable that sets the mode of every window whose info does not.
+    pub const ENV: &'static str = "RMA_CHECK";
+
+    /// Parses `off`, `conflicts` or `conflicts_log` (also `conflicts-log`); `key` names
+    /// where the value came from, for the error (class INFO).
+    pub fn parse(key: &str, value: &str) -> Result<CheckMode> {
+        match value.trim() {
+            "off" | "" => Ok(CheckMode::Off),
+            "conflicts" => Ok(CheckMode::Conflicts),
+            "conflicts_log" | "conflicts-log" => Ok(CheckMode::ConflictsLog),
+            _ => Err(Error::InvalidInfo {
+                key: key.into(),
+                value: value.into(),
+                reason: "expected off, conflicts or conflicts_log".into(),
+            }),
+        }
+    }
+
+    /// The value's name, as `get_info` reports it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CheckMode::Off => "off",
+            CheckMode::Conflicts => "conflicts",
+            CheckMode::ConflictsLog => "conflicts_log",
+        }
+    }
 }
 
 impl Default for WinInfo {
@@ -232,6 +278,7 @@ impl Default for WinInfo {
             alloc_shared_noncontig: false,
             dynamic_bytes: crate::DYNAMIC_BYTES,
             transport: None,
+            check: None,
         }
     }
 }
@@ -241,6 +288,8 @@ impl WinInfo {
     pub const TRANSPORT_KEY: &'static str = "rma_transport";
     /// The info key sizing each rank's part of a dynamic window.
     pub const DYNAMIC_KEY: &'static str = "rma_dynamic_bytes";
+    /// The info key of the conflict checker ([`CheckMode`]).
+    pub const CHECK_KEY: &'static str = "rma_check";
 
     /// Parses the keys rma knows; other keys are ignored. A bad value of a known key is
     /// an error of class INFO.
@@ -274,6 +323,7 @@ impl WinInfo {
                             reason: "expected a number of bytes from 1 to 2^31".into(),
                         })?
                 }
+                Self::CHECK_KEY => out.check = Some(CheckMode::parse(key, value)?),
                 Self::TRANSPORT_KEY => {
                     let name = value.trim();
                     if name.is_empty() {
@@ -308,6 +358,9 @@ impl WinInfo {
             .with(Self::DYNAMIC_KEY, &self.dynamic_bytes.to_string());
         if let Some(t) = &self.transport {
             info.set(Self::TRANSPORT_KEY, t);
+        }
+        if let Some(c) = self.check {
+            info.set(Self::CHECK_KEY, c.as_str());
         }
         info
     }

@@ -56,7 +56,7 @@ pub use backend::{
 };
 pub use basic::{BasicType, TypeClass};
 pub use error::{Error, ErrorClass, Result};
-pub use info::{AccOps, AccOrdering, Info, WinInfo};
+pub use info::{AccOps, AccOrdering, CheckMode, Info, WinInfo};
 pub use limits::{stall_limit, ENV_STALL_MS};
 pub use op::{Op, RmaCall};
 pub use rank::{Count, Disp, Rank};

@@ -237,7 +237,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 
     /// Writes `origin` at `disp` (MPI_Put).
     #[inline]
+    #[track_caller]
     pub fn put<T: Equivalence>(&self, origin: &[T], disp: Disp) -> Result<()> {
+        self.win.note_site();
         let data = rma_datatype::bytes_of(origin);
         if data.is_empty() {
             return Ok(());
@@ -258,7 +260,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// Reads `result.len()` elements at `disp` (MPI_Get); the values are in place when
     /// it returns.
     #[inline]
+    #[track_caller]
     pub fn get<T: Equivalence>(&self, result: &mut [T], disp: Disp) -> Result<()> {
+        self.win.note_site();
         let n = std::mem::size_of_val(result);
         if n == 0 {
             return Ok(());
@@ -302,11 +306,13 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// })?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn rget<'b, T: Equivalence>(
         &'b self,
         result: &'b mut [T],
         disp: Disp,
     ) -> Result<Request<'b>> {
+        self.win.note_site();
         if self.active {
             return Err(Error::sync(
                 "rget",
@@ -321,7 +327,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// atomically (MPI_Accumulate); the op is checked against the element type at run
     /// time ([`TargetHandle::add`] needs no check).
     #[inline]
+    #[track_caller]
     pub fn accumulate<T: Equivalence>(&self, origin: &[T], disp: Disp, op: Op) -> Result<()> {
+        self.win.note_site();
         let Some(basic) = T::BASIC else {
             // a composite element (an array, a derived struct): the window's general
             // path, which resolves its datatype
@@ -334,7 +342,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// Adds `origin` element-wise into the elements at `disp` (MPI_Accumulate with
     /// MPI_SUM), atomically per element.
     #[inline]
+    #[track_caller]
     pub fn add<T: Numeric>(&self, origin: &[T], disp: Disp) -> Result<()> {
+        self.win.note_site();
         match T::BASIC {
             Some(basic) => self.acc(origin, disp, basic, Op::Sum),
             None => self.win.accumulate(origin, self.rank, disp, Op::Sum),
@@ -385,7 +395,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// atomically; returns the old value (MPI_Fetch_and_op). The op is checked at run
     /// time; the named forms ([`TargetHandle::fetch_add`], ...) need no check.
     #[inline]
+    #[track_caller]
     pub fn fetch_and_op<T: Equivalence>(&self, origin: T, disp: Disp, op: Op) -> Result<T> {
+        self.win.note_site();
         let basic = single_basic::<T>("fetch_and_op")?;
         rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
         if basic.size() > 8 {
@@ -418,45 +430,59 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 
     /// Atomically adds `value` to the element at `disp`; returns the old value.
     #[inline]
+    #[track_caller]
     pub fn fetch_add<T: Numeric>(&self, value: T, disp: Disp) -> Result<T> {
+        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_add")?, Op::Sum)
     }
 
     /// Atomically ORs `value` into the element at `disp`; returns the old value.
     #[inline]
+    #[track_caller]
     pub fn fetch_or<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
+        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_or")?, Op::Bor)
     }
 
     /// Atomically ANDs `value` into the element at `disp`; returns the old value.
     #[inline]
+    #[track_caller]
     pub fn fetch_and<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
+        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_and")?, Op::Band)
     }
 
     /// Atomically XORs `value` into the element at `disp`; returns the old value.
     #[inline]
+    #[track_caller]
     pub fn fetch_xor<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
+        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_xor")?, Op::Bxor)
     }
 
     /// Atomically reads the element at `disp` (MPI_Fetch_and_op with MPI_NO_OP).
     #[inline]
+    #[track_caller]
     pub fn fetch<T: Equivalence + Default>(&self, disp: Disp) -> Result<T> {
+        self.win.note_site();
         self.fetch_and_op(T::default(), disp, Op::NoOp)
     }
 
     /// Atomically replaces the element at `disp` with `value`; returns the old value
     /// (MPI_Fetch_and_op with MPI_REPLACE).
     #[inline]
+    #[track_caller]
     pub fn swap<T: Equivalence>(&self, value: T, disp: Disp) -> Result<T> {
+        self.win.note_site();
         self.fetch_and_op(value, disp, Op::Replace)
     }
 
     /// Atomically replaces the element at `disp` with `value` if it equals `compare`;
     /// returns the old value (MPI_Compare_and_swap).
     #[inline]
+    #[track_caller]
     pub fn compare_and_swap<T: CasElement>(&self, value: T, compare: T, disp: Disp) -> Result<T> {
+        self.win.note_site();
         let basic = Self::basic::<T>("compare_and_swap")?;
         let off = self.offset("compare_and_swap", disp, basic.size(), Some(basic))?;
         self.live()?;
@@ -567,7 +593,9 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
     /// peer died, class PROC_FAILED), the error is returned here, the run's additions
     /// may have been applied in part, and this addition is not recorded.
     #[inline]
+    #[track_caller]
     pub fn add(&mut self, value: T, disp: Disp) -> Result<()> {
+        self.handle.win.note_site();
         let size = std::mem::size_of::<T>();
         self.handle
             .offset("accumulate", disp, size, Some(self.basic))?;

@@ -182,6 +182,7 @@
 
 mod blocks;
 mod buffers;
+mod check;
 mod dynamic;
 mod guard;
 mod handle;

@@ -406,12 +406,24 @@ impl Window<'_> {
                 ));
             }
         }
-        self.win.flush_all()?;
+        if let Some(c) = &self.check {
+            c.fence_begins(true);
+        }
+        let flushed = self.win.flush_all();
+        if let (Some(c), Err(_)) = (&self.check, &flushed) {
+            c.fence_begins(false);
+        }
+        flushed?;
         self.world.barrier()?;
-        let mut ep = self.epochs.borrow_mut();
-        ep.fence = !assert.contains(Assert::NOSUCCEED);
-        ep.pending = false;
-        Ok(())
+        {
+            let mut ep = self.epochs.borrow_mut();
+            ep.fence = !assert.contains(Assert::NOSUCCEED);
+            ep.pending = false;
+        }
+        match &self.check {
+            Some(c) => c.fence_passed(&|| self.world.barrier()),
+            None => Ok(()),
+        }
     }
 
     /// Collectively frees the window (MPI_Win_free). Every rank must call it.

@@ -73,7 +73,9 @@ impl TargetHandle<'_, '_> {
     /// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn accumulate_indexed<T: Equivalence>(&self, updates: &[(Disp, T)], op: Op) -> Result<()> {
+        self.win.note_site();
         let checked = self.check_indexed::<T>(updates.iter().map(|u| u.0), op)?;
         self.apply_indexed(&checked, updates.iter().map(|u| u.1), op)
     }
@@ -218,11 +220,13 @@ impl Window<'_> {
     /// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn accumulate_indexed<T: Equivalence>(
         &self,
         updates: &[(Rank, Disp, T)],
         op: Op,
     ) -> Result<()> {
+        self.note_site();
         // the element type and op are checked even when no update reaches a rank
         let basic = single_basic::<T>("accumulate_indexed")?;
         rma_ops::check(op, basic, RmaCall::Accumulate)?;

@@ -161,7 +161,11 @@ impl<'w> Owned<'w> {
         info: &Info,
         init: impl FnOnce(&Window<'w>) -> Result<()>,
     ) -> Result<Owned<'w>> {
-        let win = Window::allocate::<T>(world, count, info)?;
+        // the building blocks' own windows are not checked for conflicts (their
+        // algorithms race by design, on atomics); a user's rma_check key is replaced
+        let mut info = info.clone();
+        info.set(rma_core::WinInfo::CHECK_KEY, "off");
+        let win = Window::allocate::<T>(world, count, &info)?;
         init(&win)?;
         world.barrier()?;
         win.lock_all(Assert::NONE)?;

@@ -103,6 +103,7 @@ impl TargetHandle<'_, '_> {
     /// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn put_signal<T: Equivalence>(
         &self,
         origin: &[T],
@@ -111,6 +112,7 @@ impl TargetHandle<'_, '_> {
         value: u64,
         op: SignalOp,
     ) -> Result<()> {
+        self.win.note_site();
         if self.active {
             return Err(Error::sync(
                 "put_signal",

@@ -27,7 +27,9 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn put_with(&self, origin: Buffer<'_>, target: Target<'_>) -> Result<()> {
+        self.note_site();
         let _span = tracing::trace_span!("put", target = target.rank.raw()).entered();
         let Some(t) = self.prologue("put", Some((&origin.dt, origin.count)), &target)? else {
             return Ok(());
@@ -73,7 +75,9 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn get_with(&self, result: BufferMut<'_>, target: Target<'_>) -> Result<()> {
+        self.note_site();
         let _span = tracing::trace_span!("get", target = target.rank.raw()).entered();
         let Some(t) = self.prologue("get", Some((&result.dt, result.count)), &target)? else {
             return Ok(());
@@ -120,7 +124,9 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn accumulate_with(&self, origin: Buffer<'_>, target: Target<'_>, op: Op) -> Result<()> {
+        self.note_site();
         let _span =
             tracing::trace_span!("accumulate", target = target.rank.raw(), op = op.mpi_name())
                 .entered();
@@ -176,6 +182,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn get_accumulate_with(
         &self,
         origin: Option<Buffer<'_>>,
@@ -183,6 +190,7 @@ impl<'w> Window<'w> {
         target: Target<'_>,
         op: Op,
     ) -> Result<()> {
+        self.note_site();
         let _span = tracing::trace_span!(
             "get_accumulate",
             target = target.rank.raw(),
@@ -254,6 +262,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn fetch_and_op_with(
         &self,
         origin: &[u8],
@@ -263,6 +272,7 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<()> {
+        self.note_site();
         let rank: Rank = rank.into();
         let basic = datatype.predefined().ok_or_else(|| Error::TypeNotAllowed {
             call: "fetch_and_op",
@@ -300,6 +310,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn compare_and_swap_with(
         &self,
         origin: &[u8],
@@ -309,6 +320,7 @@ impl<'w> Window<'w> {
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<()> {
+        self.note_site();
         let rank: Rank = rank.into();
         let basic = datatype.predefined().ok_or_else(|| Error::TypeNotAllowed {
             call: "compare_and_swap",

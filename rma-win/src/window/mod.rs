@@ -69,6 +69,9 @@ pub struct Window<'w> {
     /// The world's failure word ([`World::failure_word`]): every call reads it (one
     /// relaxed load, sync.rs `fast_target` and `begin_as`).
     pub(crate) failed: &'w std::sync::atomic::AtomicU32,
+    /// The conflict checker of a checked window (`rma_check`, `RMA_CHECK`); `win` is
+    /// then its wrapper around the backend's window.
+    pub(crate) check: Option<std::sync::Arc<dyn crate::check::Hooks + 'w>>,
     pub(crate) _borrow: PhantomData<&'w mut [u8]>,
 }
 
@@ -357,6 +360,7 @@ impl<'w> Window<'w> {
             });
         }
         info.transport = Some(win.name().to_owned());
+        let (win, check) = crate::check::wrap(world, win, &info)?;
         let dynamic = win.flavor() == Flavor::Dynamic;
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Window {
@@ -371,6 +375,7 @@ impl<'w> Window<'w> {
             epochs: RefCell::new(Epochs::new(ranks)),
             fast: (0..ranks).map(|_| Cell::new(0)).collect(),
             failed: world.failure_word(),
+            check,
             _borrow: PhantomData,
         })
     }
@@ -688,7 +693,9 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn read_local<T: Equivalence>(&self, first: usize, out: &mut [T]) -> Result<()> {
+        self.note_site();
         self.check_alive()?;
         let size = std::mem::size_of::<T>();
         let offset = first
@@ -699,7 +706,21 @@ impl<'w> Window<'w> {
             })?;
         let mut bytes = vec![0u8; std::mem::size_of_val(out)];
         self.win.read_local(offset, &mut bytes)?;
-        rma_datatype::copy_from_bytes(out, &bytes)
+        rma_datatype::copy_from_bytes(out, &bytes)?;
+        match &self.check {
+            Some(c) => c.local(false, offset, bytes.len()),
+            None => Ok(()),
+        }
+    }
+
+    /// Notes the caller's location for a checked window's records (callers are
+    /// `#[track_caller]` public calls).
+    #[inline]
+    #[track_caller]
+    pub(crate) fn note_site(&self) {
+        if self.check.is_some() {
+            crate::check::set_site(std::panic::Location::caller());
+        }
     }
 
     /// Copies `data` into this rank's window starting at element `first` (in units of
@@ -722,7 +743,9 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn write_local<T: Equivalence>(&self, first: usize, data: &[T]) -> Result<()> {
+        self.note_site();
         self.check_alive()?;
         let size = std::mem::size_of::<T>();
         let offset = first
@@ -731,7 +754,12 @@ impl<'w> Window<'w> {
                 count: first,
                 what: "elements",
             })?;
-        self.win.write_local(offset, rma_datatype::bytes_of(data))
+        let data = rma_datatype::bytes_of(data);
+        self.win.write_local(offset, data)?;
+        match &self.check {
+            Some(c) => c.local(true, offset, data.len()),
+            None => Ok(()),
+        }
     }
 
     /// This rank's whole window as elements of `T`.
@@ -752,6 +780,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn local_vec<T: Equivalence + Default>(&self) -> Result<Vec<T>> {
         let n = self.local_len() / std::mem::size_of::<T>().max(1);
         let mut v = vec![T::default(); n];

@@ -36,7 +36,9 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn rput_with<'b>(&'b self, origin: Buffer<'b>, target: Target<'_>) -> Result<Request<'b>> {
+        self.note_site();
         self.request_epoch("rput", target.rank)?;
         self.put_with(origin, target)?;
         Ok(Request::completed())
@@ -66,11 +68,13 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn rget_with<'b>(
         &'b self,
         result: BufferMut<'b>,
         target: Target<'_>,
     ) -> Result<Request<'b>> {
+        self.note_site();
         self.request_epoch("rget", target.rank)?;
         self.get_with(result, target)?;
         Ok(Request::completed())
@@ -98,12 +102,14 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn raccumulate_with<'b>(
         &'b self,
         origin: Buffer<'b>,
         target: Target<'_>,
         op: Op,
     ) -> Result<Request<'b>> {
+        self.note_site();
         self.request_epoch("raccumulate", target.rank)?;
         self.accumulate_with(origin, target, op)?;
         Ok(Request::completed())
@@ -133,6 +139,7 @@ impl<'w> Window<'w> {
     /// assert!(olds == [0, 1] || olds == [0, 2]); // the second swap got the first one's value
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn rget_accumulate_with<'b>(
         &'b self,
         origin: Option<Buffer<'b>>,
@@ -140,6 +147,7 @@ impl<'w> Window<'w> {
         target: Target<'_>,
         op: Op,
     ) -> Result<Request<'b>> {
+        self.note_site();
         self.request_epoch("rget_accumulate", target.rank)?;
         self.get_accumulate_with(origin, result, target, op)?;
         Ok(Request::completed())
@@ -168,12 +176,14 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn rput<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<Request<'b>> {
+        self.note_site();
         let rank: Rank = rank.into();
         self.request_epoch("rput", rank)?;
         self.put(origin, rank, disp)?;
@@ -202,12 +212,14 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn rget<'b, T: Equivalence>(
         &'b self,
         result: &'b mut [T],
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<Request<'b>> {
+        self.note_site();
         let rank: Rank = rank.into();
         self.request_epoch("rget", rank)?;
         self.get(result, rank, disp)?;
@@ -237,6 +249,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn raccumulate<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
@@ -244,6 +257,7 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<Request<'b>> {
+        self.note_site();
         let rank: Rank = rank.into();
         self.request_epoch("raccumulate", rank)?;
         self.accumulate(origin, rank, disp, op)?;
@@ -270,6 +284,7 @@ impl<'w> Window<'w> {
     /// assert_eq!(tickets, [0, 1]);
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn rget_accumulate<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
@@ -278,6 +293,7 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<Request<'b>> {
+        self.note_site();
         let rank: Rank = rank.into();
         self.request_epoch("rget_accumulate", rank)?;
         self.get_accumulate(origin, result, rank, disp, op)?;

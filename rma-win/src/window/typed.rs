@@ -25,12 +25,14 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn put<T: Equivalence>(
         &self,
         origin: &[T],
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<()> {
+        self.note_site();
         let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
         if let Some((t, base)) = self.fast_run(rank, disp, data.len(), 1) {
@@ -65,12 +67,14 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn get<T: Equivalence>(
         &self,
         result: &mut [T],
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<()> {
+        self.note_site();
         let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
@@ -114,6 +118,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -121,6 +126,7 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<()> {
+        self.note_site();
         let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
         if let Some(basic) =
@@ -181,6 +187,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn get_accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -189,6 +196,7 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<()> {
+        self.note_site();
         let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
@@ -249,6 +257,7 @@ impl<'w> Window<'w> {
     /// assert_eq!(tickets, [0, 1]); // each rank got a distinct ticket
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn fetch_and_op<T: Equivalence>(
         &self,
         origin: T,
@@ -256,6 +265,7 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<T> {
+        self.note_site();
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("fetch_and_op")?;
         if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
@@ -304,6 +314,7 @@ impl<'w> Window<'w> {
     /// assert_eq!(won.iter().filter(|&&w| w).count(), 1);
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[track_caller]
     pub fn compare_and_swap<T: Equivalence>(
         &self,
         origin: T,
@@ -311,6 +322,7 @@ impl<'w> Window<'w> {
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<T> {
+        self.note_site();
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("compare_and_swap")?;
         if let Some((_, offset)) = self.fast_element(rank, disp, basic) {

@@ -1,0 +1,1023 @@
+//! The conflict checker (`rma_check` info key, `RMA_CHECK` environment variable).
+//!
+//! MPI calls two accesses to overlapping bytes of one window *conflicting* when they
+//! come from different origins (the target's own loads and stores count as an origin),
+//! no synchronization orders them, and they are not both reads or both
+//! accumulate-family calls with the same basic type and compatible ops; a program that
+//! makes them is erroneous. A checked window records every access and compares them
+//! where they meet: in a log at the target.
+//!
+//! **Time.** Each target's log holds a counter, its *clock*: every stamp is one atomic
+//! fetch-and-add on it (through the window's own transport), so stamps at one target
+//! are unique and ordered as the stamping calls were. An RMA call is stamped when it
+//! is issued; it is *complete* when a synchronization of its origin completes it
+//! (flush, unlock, the closing call of an access epoch) and is stamped again then; a
+//! fence stamps the calls of the epoch it closes after every rank has entered it and
+//! before any leaves it. Two calls overlap in time when each was issued before the
+//! other completed. A call issued after another completed, and after something ordered
+//! it behind that completion (a barrier, a flag, an unlock and lock), has a later
+//! stamp: it never overlaps. A local load or store through [`crate::Window::read_local`]
+//! or [`crate::Window::write_local`] is one stamp: it conflicts with remote calls in
+//! flight at that moment (windows are in the unified memory model).
+//!
+//! **Exchange.** At the synchronization that completes them, an origin appends its
+//! calls' records to each target's log (a ring of slots; a slot's tag is written after
+//! its payload, and a reader accepts a record only with the tag read the same before
+//! and after the payload), then reads the records appended since its oldest call's
+//! issue stamp (older ones completed before that call began) and compares. Of two
+//! conflicting calls, the origin that synchronizes later finds the pair; when both
+//! append at once, at least one sees the other. The synchronization then fails with
+//! class RMA_CONFLICT naming both ranks, both call sites, the bytes and the rule (or,
+//! in `conflicts_log` mode, logs it and succeeds).
+//!
+//! What it does not see: accesses through a shared window's raw memory
+//! ([`crate::SharedView`] loads and stores), pairs from one origin (MPI leaves their
+//! order to `accumulate_ordering` and to flushes, which the transport keeps), and pairs
+//! that were unsynchronized but did not overlap in time in this run. A ring that
+//! wraps before a reader got to it is reported once (tracing, warn).
+
+use rma_backends::AnyWindow;
+use rma_core::{
+    Access, BasicType, CheckMode, Contiguous, Epochs, Error, Memory, Op, Rank, Result, Shape,
+    Transport,
+};
+use std::cell::Cell;
+use std::panic::Location;
+use std::sync::{Mutex, PoisonError};
+
+/// Slots of each rank's log.
+const SLOTS: usize = 2048;
+/// Bytes of a record's payload.
+const PAYLOAD: usize = 160;
+/// Runs a record holds (a call with more runs takes several records).
+const RUNS: usize = 4;
+/// Bytes of a call site's file name kept (its tail).
+const FILE: usize = 64;
+/// Byte offsets in a log: the clock (whose ticks are also the ring's slots), the
+/// tags, the payloads.
+const CLOCK: usize = 0;
+const TAGS: usize = 64;
+const PAYLOADS: usize = TAGS + 8 * SLOTS;
+/// A rank's log, in bytes.
+pub(crate) const LOG_BYTES: usize = PAYLOADS + PAYLOAD * SLOTS;
+
+thread_local! {
+    /// The call site of the public call being made on this thread, for its record.
+    static SITE: Cell<Option<&'static Location<'static>>> = const { Cell::new(None) };
+}
+
+/// Notes `site` as the call site of the call now being made (public entry points of
+/// checked windows call this with their `#[track_caller]` location).
+#[inline]
+pub(crate) fn set_site(site: &'static Location<'static>) {
+    SITE.with(|s| s.set(Some(site)));
+}
+
+/// What an access does to its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// get.
+    Read = 1,
+    /// put.
+    Write = 2,
+    /// accumulate, get_accumulate, fetch_and_op, compare_and_swap.
+    Acc = 3,
+    /// The target's own load through the window.
+    LocalRead = 4,
+    /// The target's own store through the window.
+    LocalWrite = 5,
+}
+
+impl Kind {
+    fn from_u8(k: u8) -> Option<Kind> {
+        Some(match k {
+            1 => Kind::Read,
+            2 => Kind::Write,
+            3 => Kind::Acc,
+            4 => Kind::LocalRead,
+            5 => Kind::LocalWrite,
+            _ => return None,
+        })
+    }
+}
+
+/// compare_and_swap's op in a record (it replaces, as REPLACE does).
+const CAS: u8 = 0xFE;
+
+/// One access.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Rec {
+    origin: u32,
+    kind: Kind,
+    basic: u8,
+    op: u8,
+    /// Byte ranges `[start, end)` of the target's window.
+    runs: Vec<(u64, u64)>,
+    issued: u64,
+    completed: u64,
+    line: u32,
+    col: u32,
+    file: String,
+}
+
+impl Rec {
+    fn encode(&self, runs: &[(u64, u64)], out: &mut [u8; PAYLOAD]) {
+        out.fill(0);
+        out[0..4].copy_from_slice(&self.origin.to_le_bytes());
+        out[4] = self.kind as u8;
+        out[5] = self.basic;
+        out[6] = self.op;
+        out[7] = runs.len() as u8;
+        out[8..16].copy_from_slice(&self.issued.to_le_bytes());
+        out[16..24].copy_from_slice(&self.completed.to_le_bytes());
+        out[24..28].copy_from_slice(&self.line.to_le_bytes());
+        out[28..32].copy_from_slice(&self.col.to_le_bytes());
+        for (i, (a, b)) in runs.iter().enumerate() {
+            out[32 + 16 * i..40 + 16 * i].copy_from_slice(&a.to_le_bytes());
+            out[40 + 16 * i..48 + 16 * i].copy_from_slice(&b.to_le_bytes());
+        }
+        let f = self.file.as_bytes();
+        let tail = &f[f.len().saturating_sub(FILE)..];
+        out[96..96 + tail.len()].copy_from_slice(tail);
+    }
+
+    fn decode(b: &[u8]) -> Option<Rec> {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or([0; 4]));
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let n = usize::from(b[7]).min(RUNS);
+        let file = &b[96..96 + FILE];
+        let len = file.iter().position(|&c| c == 0).unwrap_or(FILE);
+        Some(Rec {
+            origin: u32_at(0),
+            kind: Kind::from_u8(b[4])?,
+            basic: b[5],
+            op: b[6],
+            runs: (0..n)
+                .map(|i| (u64_at(32 + 16 * i), u64_at(40 + 16 * i)))
+                .collect(),
+            issued: u64_at(8),
+            completed: u64_at(16),
+            line: u32_at(24),
+            col: u32_at(28),
+            file: String::from_utf8_lossy(&file[..len]).into_owned(),
+        })
+    }
+
+    fn reads(&self) -> bool {
+        match self.kind {
+            Kind::Read | Kind::LocalRead => true,
+            Kind::Acc => self.op == Op::NoOp as u8,
+            Kind::Write | Kind::LocalWrite => false,
+        }
+    }
+
+    fn describe(&self, target: usize) -> String {
+        let what = match self.kind {
+            Kind::Read => "get".to_string(),
+            Kind::Write => "put".to_string(),
+            Kind::LocalRead => "local load (read_local)".to_string(),
+            Kind::LocalWrite => "local store (write_local)".to_string(),
+            Kind::Acc => format!(
+                "accumulate-family call ({} on {})",
+                op_name(self.op),
+                basic_name(self.basic)
+            ),
+        };
+        let site = if self.line == 0 {
+            "an unknown call site".to_string()
+        } else {
+            format!("{}:{}:{}", self.file, self.line, self.col)
+        };
+        if matches!(self.kind, Kind::LocalRead | Kind::LocalWrite) {
+            format!("rank {}'s {what} at {site}", self.origin)
+        } else {
+            format!("rank {}'s {what} to rank {target} at {site}", self.origin)
+        }
+    }
+}
+
+fn op_name(op: u8) -> &'static str {
+    if op == CAS {
+        return "MPI_COMPARE_AND_SWAP";
+    }
+    Op::ALL
+        .iter()
+        .find(|o| **o as u8 == op)
+        .map_or("an unknown op", |o| o.mpi_name())
+}
+
+fn basic_name(b: u8) -> &'static str {
+    BasicType::ALL
+        .get(usize::from(b))
+        .map_or("an unknown type", |t| t.name())
+}
+
+/// Whether two accesses to overlapping bytes are allowed to overlap in time, and if
+/// not, the rule they break.
+fn rule(a: &Rec, b: &Rec) -> Option<&'static str> {
+    if a.reads() && b.reads() {
+        return None;
+    }
+    if a.kind == Kind::Acc && b.kind == Kind::Acc {
+        if a.basic != b.basic {
+            return Some("concurrent accumulate-family calls to one location must use the same basic datatype");
+        }
+        let no_op = Op::NoOp as u8;
+        let replace = |o: u8| o == Op::Replace as u8 || o == CAS;
+        if a.op == b.op || a.op == no_op || b.op == no_op || (replace(a.op) && replace(b.op)) {
+            return None;
+        }
+        return Some("concurrent accumulate-family calls to one location must use the same op or NO_OP (accumulate_ops=same_op_no_op)");
+    }
+    if a.kind == Kind::Acc || b.kind == Kind::Acc {
+        return Some("an accumulate-family call and a put, get or local access to one location conflict unless ordered by a synchronization");
+    }
+    if matches!(a.kind, Kind::LocalRead | Kind::LocalWrite)
+        || matches!(b.kind, Kind::LocalRead | Kind::LocalWrite)
+    {
+        return Some("a local load or store and an RMA call that writes, or a local store and an RMA call that reads, to one location conflict unless ordered by a synchronization");
+    }
+    Some("a put and another put or a get to one location conflict unless ordered by a synchronization")
+}
+
+/// The first byte range the two records share.
+fn overlap(a: &Rec, b: &Rec) -> Option<(u64, u64)> {
+    a.runs.iter().find_map(|&(s, e)| {
+        b.runs.iter().find_map(|&(t, f)| {
+            let (lo, hi) = (s.max(t), e.min(f));
+            (lo < hi).then_some((lo, hi))
+        })
+    })
+}
+
+/// The report of `mine` and `other` at `target`, if they conflict.
+fn conflict(target: usize, mine: &Rec, other: &Rec) -> Option<String> {
+    if mine.origin == other.origin {
+        return None;
+    }
+    if !(other.issued < mine.completed && mine.issued < other.completed) {
+        return None;
+    }
+    let (lo, hi) = overlap(mine, other)?;
+    let why = rule(mine, other)?;
+    Some(format!(
+        "{} and {} both touch bytes {lo}..{hi} of rank {target}'s window with no synchronization between them: {why}",
+        other.describe(target),
+        mine.describe(target),
+    ))
+}
+
+/// The records this rank has made and not yet appended.
+#[derive(Default)]
+struct State {
+    /// Per target: calls issued and not yet complete.
+    open: Vec<Vec<Rec>>,
+    /// Per target: calls complete and not yet appended.
+    done: Vec<Vec<Rec>>,
+    /// A fence is closing the epoch: its flush does not complete the calls (the fence
+    /// stamps them once every rank has entered it).
+    in_fence: bool,
+    warned: bool,
+}
+
+/// A checked window's log and records; shared by the window and its transport wrapper.
+pub(crate) struct Checker<'w> {
+    /// The logs' window (taken out when freed).
+    log: Mutex<Option<AnyWindow<'w>>>,
+    me: usize,
+    mode: CheckMode,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Checker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checker").field("mode", &self.mode).finish()
+    }
+}
+
+impl<'w> Checker<'w> {
+    pub(crate) fn new(log: AnyWindow<'w>, me: usize, size: usize, mode: CheckMode) -> Checker<'w> {
+        Checker {
+            log: Mutex::new(Some(log)),
+            me,
+            mode,
+            state: Mutex::new(State {
+                open: vec![Vec::new(); size],
+                done: vec![Vec::new(); size],
+                ..State::default()
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `f` on the logs' window (class WIN once it was freed).
+    fn with_log<T>(&self, f: impl FnOnce(&AnyWindow<'w>) -> Result<T>) -> Result<T> {
+        let log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        match log.as_ref() {
+            Some(l) => f(l),
+            None => Err(Error::InvalidWindow {
+                reason: "the window was freed".into(),
+            }),
+        }
+    }
+
+    /// A fresh stamp of `target`'s clock (`n` ticks taken; the first returned).
+    fn tick(&self, target: usize, n: u64) -> Result<u64> {
+        self.with_log(|l| {
+            l.fetch_and_op_bits(Rank::new(target as u32), CLOCK, BasicType::U64, Op::Sum, n)
+        })
+    }
+
+    fn site() -> (u32, u32, String) {
+        match SITE.with(Cell::get) {
+            Some(l) => (l.line(), l.column(), l.file().to_owned()),
+            None => (0, 0, String::new()),
+        }
+    }
+
+    /// Records an RMA call about to be issued to `target` over `runs`.
+    fn record(
+        &self,
+        target: Rank,
+        kind: Kind,
+        basic: BasicType,
+        op: u8,
+        runs: Vec<(u64, u64)>,
+    ) -> Result<()> {
+        let t = target.index().unwrap_or(0);
+        let issued = self.tick(t, 1)?;
+        let (line, col, file) = Self::site();
+        let rec = Rec {
+            origin: self.me as u32,
+            kind,
+            basic: basic as u8,
+            op,
+            runs,
+            issued,
+            completed: u64::MAX,
+            line,
+            col,
+            file,
+        };
+        if let Some(v) = self.state().open.get_mut(t) {
+            v.push(rec);
+        }
+        Ok(())
+    }
+
+    fn record_at(&self, at: &Access<'_>, kind: Kind, basic: BasicType, op: u8) -> Result<()> {
+        let mut runs = Vec::new();
+        at.layout.for_each_run(&mut |r| {
+            let start = (at.base as i64 + r.offset as i64).max(0) as u64;
+            runs.push((start, start + r.len as u64));
+        });
+        self.record(at.target, kind, basic, op, runs)
+    }
+
+    /// A local load (`write: false`) or store of `len` bytes at byte `offset` of this
+    /// rank's window, checked against the calls in flight at this moment; its error
+    /// is the conflict found.
+    pub(crate) fn local(&self, write: bool, offset: usize, len: usize) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let now = self.tick(self.me, 2)?;
+        let (line, col, file) = Self::site();
+        let rec = Rec {
+            origin: self.me as u32,
+            kind: if write {
+                Kind::LocalWrite
+            } else {
+                Kind::LocalRead
+            },
+            basic: BasicType::Byte as u8,
+            op: 0,
+            runs: vec![(offset as u64, (offset + len) as u64)],
+            issued: now,
+            completed: now + 1,
+            line,
+            col,
+            file,
+        };
+        self.state().done[self.me].push(rec);
+        self.append_and_check(self.me)
+    }
+
+    /// Completes the calls to `target` (every target for `None`) after a
+    /// synchronization completed them, appends and checks them.
+    pub(crate) fn completed(&self, target: Option<usize>) -> Result<()> {
+        let ts: Vec<usize> = {
+            let st = self.state();
+            if st.in_fence {
+                return Ok(());
+            }
+            match target {
+                Some(t) => vec![t],
+                None => (0..st.open.len())
+                    .filter(|&t| !st.open[t].is_empty())
+                    .collect(),
+            }
+        };
+        let mut first = Ok(());
+        for t in ts {
+            let r = self.stamp(t).and_then(|()| self.append_and_check(t));
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// Stamps the open calls to `t` complete.
+    fn stamp(&self, t: usize) -> Result<()> {
+        if self.state().open.get(t).is_none_or(Vec::is_empty) {
+            return Ok(());
+        }
+        let now = self.tick(t, 1)?;
+        let mut st = self.state();
+        let mut open = std::mem::take(&mut st.open[t]);
+        open.iter_mut().for_each(|r| r.completed = now);
+        st.done[t].append(&mut open);
+        Ok(())
+    }
+
+    /// A fence begins: its flush leaves the calls open.
+    pub(crate) fn fence_begins(&self, on: bool) {
+        self.state().in_fence = on;
+    }
+
+    /// A fence's barrier has passed: every rank has entered it and none has left.
+    /// Stamps every call of the epoch, waits for every rank to have done so (the
+    /// stamps lie between the epochs), then appends and checks.
+    pub(crate) fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()> {
+        let ts: Vec<usize> = {
+            let mut st = self.state();
+            st.in_fence = false;
+            (0..st.open.len())
+                .filter(|&t| !st.open[t].is_empty())
+                .collect()
+        };
+        let mut first = Ok(());
+        for &t in &ts {
+            if let Err(e) = self.stamp(t) {
+                first = first.and(Err(e));
+            }
+        }
+        barrier()?;
+        for t in ts {
+            let r = self.append_and_check(t);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// Appends the completed records for `t` to its log and checks them against the
+    /// records appended since the oldest of them was issued.
+    fn append_and_check(&self, t: usize) -> Result<()> {
+        let mine = std::mem::take(&mut self.state().done[t]);
+        if mine.is_empty() {
+            return Ok(());
+        }
+        let target = Rank::new(t as u32);
+        let mut payloads: Vec<(Rec, Vec<(u64, u64)>)> = Vec::new();
+        for r in &mine {
+            if r.runs.is_empty() {
+                continue;
+            }
+            for chunk in r.runs.chunks(RUNS) {
+                payloads.push((r.clone(), chunk.to_vec()));
+            }
+        }
+        let k = payloads.len() as u64;
+        // the slots are ticks of the clock: a record's slot comes after the stamp that
+        // completed its call
+        let first = self.tick(t, k)?;
+        let mut buf = [0u8; PAYLOAD];
+        for (i, (r, runs)) in payloads.iter().enumerate() {
+            r.encode(runs, &mut buf);
+            let slot = (first + i as u64) as usize % SLOTS;
+            self.put(target, PAYLOADS + slot * PAYLOAD, &buf)?;
+        }
+        self.with_log(|l| l.flush(target))?;
+        for i in 0..k {
+            let slot = (first + i) as usize % SLOTS;
+            self.put(target, TAGS + 8 * slot, &(first + i + 1).to_le_bytes())?;
+        }
+        self.with_log(|l| l.flush(target))?;
+        // the records that may overlap in time: those in slots after the oldest issue
+        // stamp (one in an earlier slot completed before that stamp)
+        let end = first + k;
+        let from = mine
+            .iter()
+            .map(|r| r.issued)
+            .min()
+            .unwrap_or(first)
+            .min(first);
+        let from = if end - from > SLOTS as u64 {
+            self.warn_once(t);
+            (end - SLOTS as u64).min(first)
+        } else {
+            from
+        };
+        let others = self.read(target, from, first)?;
+        let mut reports = Vec::new();
+        for m in &mine {
+            for o in &others {
+                if let Some(msg) = conflict(t, m, o) {
+                    reports.push(msg);
+                }
+            }
+        }
+        match (reports.first(), self.mode) {
+            (None, _) => Ok(()),
+            (Some(_), CheckMode::ConflictsLog) => {
+                for r in &reports {
+                    tracing::warn!("RMA conflict: {r}");
+                }
+                Ok(())
+            }
+            (Some(first), _) => {
+                let more = match reports.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more)", n - 1),
+                };
+                Err(Error::Conflict {
+                    reason: format!("{first}{more}"),
+                })
+            }
+        }
+    }
+
+    fn warn_once(&self, t: usize) {
+        let mut st = self.state();
+        if !std::mem::replace(&mut st.warned, true) {
+            tracing::warn!(
+                "rma_check: rank {t}'s conflict log wrapped before every record was compared; some conflicts may go unreported"
+            );
+        }
+    }
+
+    fn put(&self, target: Rank, byte: usize, data: &[u8]) -> Result<()> {
+        let at = Access {
+            target,
+            base: byte,
+            layout: &Contiguous(data.len()),
+            exclusive: false,
+        };
+        self.with_log(|l| l.put(at, data))
+    }
+
+    fn get(&self, target: Rank, byte: usize, out: &mut [u8]) -> Result<()> {
+        let at = Access {
+            target,
+            base: byte,
+            layout: &Contiguous(out.len()),
+            exclusive: false,
+        };
+        self.with_log(|l| l.get(at, out))
+    }
+
+    /// The records in slots `from..to` of `target`'s log whose tags read the same
+    /// before and after their payloads.
+    fn read(&self, target: Rank, from: u64, to: u64) -> Result<Vec<Rec>> {
+        let n = (to - from) as usize;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let tags = |c: &Self| -> Result<Vec<u64>> {
+            let mut v = vec![0u8; 8 * n];
+            c.ranged(from, n, |slot, i, len| {
+                c.get(target, TAGS + 8 * slot, &mut v[8 * i..8 * (i + len)])
+            })?;
+            Ok(v.chunks(8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                .collect())
+        };
+        let before = tags(self)?;
+        let mut pay = vec![0u8; PAYLOAD * n];
+        self.ranged(from, n, |slot, i, len| {
+            self.get(
+                target,
+                PAYLOADS + PAYLOAD * slot,
+                &mut pay[PAYLOAD * i..PAYLOAD * (i + len)],
+            )
+        })?;
+        let after = tags(self)?;
+        Ok((0..n)
+            .filter(|&i| before[i] == from + i as u64 + 1 && after[i] == before[i])
+            .filter_map(|i| Rec::decode(&pay[PAYLOAD * i..PAYLOAD * (i + 1)]))
+            .collect())
+    }
+
+    /// Calls `f(slot, index, len)` for the one or two contiguous pieces of the ring
+    /// that slots `from..from + n` occupy.
+    fn ranged(
+        &self,
+        from: u64,
+        n: usize,
+        mut f: impl FnMut(usize, usize, usize) -> Result<()>,
+    ) -> Result<()> {
+        let start = from as usize % SLOTS;
+        let first = n.min(SLOTS - start);
+        f(start, 0, first)?;
+        if first < n {
+            f(0, first, n - first)?;
+        }
+        Ok(())
+    }
+
+    /// Frees the logs' window (collective); later calls fail with class WIN.
+    fn free(&self) -> Result<()> {
+        let log = self
+            .log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match log {
+            Some(mut l) => l.free(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a [`crate::Window`] asks of its checker (a trait object, so that the window
+/// stays covariant in its world's lifetime).
+pub(crate) trait Hooks: std::fmt::Debug {
+    /// See [`Checker::local`].
+    fn local(&self, write: bool, offset: usize, len: usize) -> Result<()>;
+    /// See [`Checker::fence_begins`].
+    fn fence_begins(&self, on: bool);
+    /// See [`Checker::fence_passed`].
+    fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()>;
+}
+
+impl Hooks for Checker<'_> {
+    fn local(&self, write: bool, offset: usize, len: usize) -> Result<()> {
+        Checker::local(self, write, offset, len)
+    }
+    fn fence_begins(&self, on: bool) {
+        Checker::fence_begins(self, on)
+    }
+    fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()> {
+        Checker::fence_passed(self, barrier)
+    }
+}
+
+/// A checked window's transport: every call is recorded with the [`Checker`] before
+/// it goes to the window's own backend, and every synchronization the backend sees
+/// completes, appends and checks the calls it covers.
+pub(crate) struct Checked<'w> {
+    pub(crate) inner: AnyWindow<'w>,
+    pub(crate) checker: std::sync::Arc<Checker<'w>>,
+}
+
+impl std::fmt::Debug for Checked<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checked")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl Transport for Checked<'_> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
+        self.checker
+            .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
+        self.inner.put(at, data)
+    }
+    fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
+        self.checker
+            .record_at(&at, Kind::Read, BasicType::Byte, 0)?;
+        self.inner.get(at, out)
+    }
+    fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
+        self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
+        self.inner.accumulate(at, basic, op, data)
+    }
+    fn get_accumulate(
+        &self,
+        at: Access<'_>,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
+        self.inner.get_accumulate(at, basic, op, data, out)
+    }
+    fn fetch_and_op(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        self.checker
+            .record(target, Kind::Acc, basic, op as u8, span)?;
+        self.inner
+            .fetch_and_op(target, offset, basic, op, origin, out)
+    }
+    fn compare_and_swap(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: &[u8],
+        compare: &[u8],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        self.checker.record(target, Kind::Acc, basic, CAS, span)?;
+        self.inner
+            .compare_and_swap(target, offset, basic, origin, compare, out)
+    }
+    fn fetch_and_op_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<u64> {
+        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        self.checker
+            .record(target, Kind::Acc, basic, op as u8, span)?;
+        self.inner
+            .fetch_and_op_bits(target, offset, basic, op, origin)
+    }
+    fn compare_and_swap_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        self.checker.record(target, Kind::Acc, basic, CAS, span)?;
+        self.inner
+            .compare_and_swap_bits(target, offset, basic, origin, compare)
+    }
+    fn accumulate_bits(
+        &self,
+        target: Rank,
+        offset: usize,
+        exclusive: bool,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<()> {
+        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        self.checker
+            .record(target, Kind::Acc, basic, op as u8, span)?;
+        self.inner
+            .accumulate_bits(target, offset, exclusive, basic, op, origin)
+    }
+    fn put_signal(
+        &self,
+        at: Access<'_>,
+        data: &[u8],
+        signal: usize,
+        op: Op,
+        value: u64,
+    ) -> Result<()> {
+        self.checker
+            .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
+        let span = vec![(signal as u64, signal as u64 + 8)];
+        self.checker
+            .record(at.target, Kind::Acc, BasicType::U64, op as u8, span)?;
+        self.inner.put_signal(at, data, signal, op, value)
+    }
+    fn flush(&self, target: Rank) -> Result<()> {
+        self.inner.flush(target)?;
+        self.checker.completed(target.index())
+    }
+    fn flush_all(&self) -> Result<()> {
+        self.inner.flush_all()?;
+        self.checker.completed(None)
+    }
+}
+
+impl Memory for Checked<'_> {
+    fn shapes(&self) -> Vec<Shape> {
+        self.inner.shapes()
+    }
+    fn flavor(&self) -> rma_core::Flavor {
+        self.inner.flavor()
+    }
+    fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        self.inner.read_local(offset, out)
+    }
+    fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {
+        self.inner.write_local(offset, data)
+    }
+    fn sync(&self) -> Result<()> {
+        self.inner.sync()
+    }
+    fn shared_segment(&self, rank: usize) -> Option<rma_core::RawSegment<'_>> {
+        self.inner.shared_segment(rank)
+    }
+    fn attach(&self, data: &[u8]) -> Result<usize> {
+        self.inner.attach(data)
+    }
+    fn detach(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        self.inner.detach(offset, out)
+    }
+    fn attached(&self, rank: usize, start: usize, end: usize) -> Result<bool> {
+        self.inner.attached(rank, start, end)
+    }
+}
+
+impl Epochs for Checked<'_> {
+    fn acquire_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        self.inner.acquire_lock(target, exclusive)
+    }
+    fn release_lock(&self, target: usize, exclusive: bool) -> Result<()> {
+        self.inner.release_lock(target, exclusive)
+    }
+    fn post_to(&self, origin: usize) -> Result<()> {
+        self.inner.post_to(origin)
+    }
+    fn wait_posted(&self, target: usize, want: u32) -> Result<()> {
+        self.inner.wait_posted(target, want)
+    }
+    fn complete_to(&self, target: usize) -> Result<()> {
+        self.inner.complete_to(target)
+    }
+    fn wait_completed(&self, origin: usize, want: u32) -> Result<()> {
+        self.inner.wait_completed(origin, want)
+    }
+    fn has_completed(&self, origin: usize, want: u32) -> Result<bool> {
+        self.inner.has_completed(origin, want)
+    }
+    fn check_peers(&self) -> Result<()> {
+        Epochs::check_peers(&self.inner)
+    }
+    fn free(&mut self) -> Result<()> {
+        let r = self.inner.free();
+        r.and(self.checker.free())
+    }
+    fn leaves_on_drop(&self) -> bool {
+        self.inner.leaves_on_drop()
+    }
+    fn depart(&self) {
+        self.inner.depart();
+        let _ = self.checker.with_log(|l| {
+            l.depart();
+            Ok(())
+        });
+    }
+}
+
+/// The mode a window's creation asks for: its info key, else the environment.
+fn mode_of(info: &rma_core::WinInfo) -> Result<Option<CheckMode>> {
+    if let Some(m) = info.check {
+        return Ok(Some(m));
+    }
+    match std::env::var(CheckMode::ENV) {
+        Ok(v) => CheckMode::parse(CheckMode::ENV, &v).map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The backend window `win` of a new window, wrapped in a checker when its info or
+/// the environment asks for one. Collective: when a mode is given, the ranks compare
+/// it first (a rank whose mode differs, or fails to parse, makes every rank fail with
+/// class INFO), then allocate the logs' window. On error `win` is freed.
+pub(crate) fn wrap<'w>(
+    world: &'w crate::World,
+    mut win: AnyWindow<'w>,
+    info: &rma_core::WinInfo,
+) -> Result<(AnyWindow<'w>, Option<std::sync::Arc<dyn Hooks + 'w>>)> {
+    use rma_core::{Backend, Services};
+    let mode = match mode_of(info) {
+        Ok(None) => return Ok((win, None)),
+        Ok(Some(m)) => Ok(m),
+        Err(e) => Err(e),
+    };
+    let code = match &mode {
+        Ok(m) => *m as u8 + 1,
+        Err(_) => 0,
+    };
+    let agreed = match world.inner.allgather(&[code]) {
+        Err(e) => Err(e),
+        Ok(all) if all.iter().all(|c| c.first() == Some(&code)) => mode,
+        Ok(all) => Err(mode.err().unwrap_or_else(|| Error::InvalidInfo {
+            key: rma_core::WinInfo::CHECK_KEY.into(),
+            value: format!(
+                "{:?}",
+                all.iter().map(|c| c.first().copied()).collect::<Vec<_>>()
+            ),
+            reason:
+                "every rank must give the window the same rma_check mode (info key or RMA_CHECK)"
+                    .into(),
+        })),
+    };
+    let mode = match agreed {
+        Ok(CheckMode::Off) => return Ok((win, None)),
+        Ok(m) => m,
+        Err(e) => {
+            let _ = win.free();
+            return Err(e);
+        }
+    };
+    let parsed = rma_core::WinInfo {
+        transport: info.transport.clone(),
+        check: Some(CheckMode::Off),
+        ..rma_core::WinInfo::default()
+    };
+    let log = match world
+        .inner
+        .allocate(LOG_BYTES, 1, &rma_core::Info::new(), &parsed)
+    {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = win.free();
+            return Err(e);
+        }
+    };
+    let checker = std::sync::Arc::new(Checker::new(log, world.rank(), world.size(), mode));
+    let wrapped = AnyWindow::Dyn(Box::new(Checked {
+        inner: win,
+        checker: std::sync::Arc::clone(&checker),
+    }));
+    Ok((wrapped, Some(checker as std::sync::Arc<dyn Hooks + 'w>)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(origin: u32, kind: Kind, op: Op, runs: &[(u64, u64)], t: (u64, u64)) -> Rec {
+        Rec {
+            origin,
+            kind,
+            basic: BasicType::I64 as u8,
+            op: op as u8,
+            runs: runs.to_vec(),
+            issued: t.0,
+            completed: t.1,
+            line: 7,
+            col: 3,
+            file: "src/x.rs".into(),
+        }
+    }
+
+    #[test]
+    fn a_record_survives_its_encoding() {
+        let r = rec(3, Kind::Acc, Op::Sum, &[(0, 8), (16, 24)], (5, 9));
+        let mut b = [0u8; PAYLOAD];
+        r.encode(&r.runs, &mut b);
+        assert_eq!(Rec::decode(&b), Some(r));
+    }
+
+    #[test]
+    fn the_rules_of_the_standard() {
+        use Kind::*;
+        let at = |o, k, op| rec(o, k, op, &[(0, 8)], (1, 10));
+        let pairs = [
+            (at(0, Write, Op::Sum), at(1, Write, Op::Sum), true),
+            (at(0, Write, Op::Sum), at(1, Read, Op::Sum), true),
+            (at(0, Read, Op::Sum), at(1, Read, Op::Sum), false),
+            (at(0, Acc, Op::Sum), at(1, Acc, Op::Sum), false),
+            (at(0, Acc, Op::Sum), at(1, Acc, Op::NoOp), false),
+            (at(0, Acc, Op::Sum), at(1, Acc, Op::Max), true),
+            (at(0, Acc, Op::Replace), at(1, Acc, Op::Replace), false),
+            (at(0, Acc, Op::Sum), at(1, Write, Op::Sum), true),
+            (at(0, Acc, Op::Sum), at(1, Read, Op::Sum), true),
+            (at(0, Acc, Op::NoOp), at(1, Read, Op::Sum), false),
+            (at(0, LocalWrite, Op::Sum), at(1, Read, Op::Sum), true),
+            (at(0, LocalRead, Op::Sum), at(1, Read, Op::Sum), false),
+            (at(0, Write, Op::Sum), at(0, Write, Op::Sum), false), // one origin
+        ];
+        for (a, b, conflicts) in pairs {
+            assert_eq!(conflict(0, &a, &b).is_some(), conflicts, "{a:?} vs {b:?}");
+        }
+        let mut other_type = at(1, Acc, Op::Sum);
+        other_type.basic = BasicType::F64 as u8;
+        assert!(conflict(0, &at(0, Acc, Op::Sum), &other_type).is_some());
+    }
+
+    #[test]
+    fn only_overlap_in_bytes_and_time_conflicts() {
+        let a = rec(0, Kind::Write, Op::Sum, &[(0, 8)], (1, 5));
+        assert!(conflict(0, &a, &rec(1, Kind::Write, Op::Sum, &[(8, 16)], (1, 5))).is_none());
+        assert!(conflict(0, &a, &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (5, 9))).is_none());
+        let msg = conflict(0, &a, &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (4, 9))).unwrap();
+        assert!(
+            msg.contains("bytes 4..8") && msg.contains("src/x.rs:7:3"),
+            "{msg}"
+        );
+    }
+}
