@@ -510,21 +510,23 @@ impl<'w> Checker<'w> {
         }
         self.with_log(|l| l.flush(target))?;
         // the records that may overlap in time: those in slots after the oldest issue
-        // stamp (one in an earlier slot completed before that stamp)
-        let end = first + k;
+        // stamp (one in an earlier slot completed before that stamp), up to the clock
+        // now (of two origins appending at once, the one that reads later sees the
+        // other's record: each writes before it reads)
+        let now = self.tick(t, 0)?;
         let from = mine
             .iter()
             .map(|r| r.issued)
             .min()
             .unwrap_or(first)
             .min(first);
-        let from = if end - from > SLOTS as u64 {
+        let from = if now - from > SLOTS as u64 {
             self.warn_once(t);
-            (end - SLOTS as u64).min(first)
+            now - SLOTS as u64
         } else {
             from
         };
-        let others = self.read(target, from, first)?;
+        let others = self.read(target, from, now)?;
         let mut reports = Vec::new();
         for m in &mine {
             for o in &others {

@@ -3,6 +3,7 @@
 //! checked unchanged afterwards.
 
 mod blocks;
+mod check;
 mod dynamic;
 mod errors;
 mod handles;
@@ -25,6 +26,9 @@ pub fn cases() -> Vec<Case> {
         c("own_blocks_mutex", 4, blocks::mutex),
         c("own_blocks_signal", 3, blocks::signal),
         c("own_blocks_indexed", 3, blocks::indexed),
+        c("own_check_conflicts", 3, check::conflicts),
+        c("own_check_allowed", 3, check::allowed),
+        c("own_check_long_run", 3, check::long_run),
         c("own_dynamic_every_call", 3, dynamic::every_call),
         c("own_dynamic_churn", 3, dynamic::churn),
         c("own_dynamic_misuse", 2, dynamic::misuse),
