@@ -21,12 +21,14 @@
 //! flight at that moment (windows are in the unified memory model).
 //!
 //! **Exchange.** At the synchronization that completes them, an origin appends its
-//! calls' records to each target's log (a ring of slots; a slot's tag is written after
-//! its payload, and a reader accepts a record only with the tag read the same before
-//! and after the payload), then reads the records appended since its oldest call's
-//! issue stamp (older ones completed before that call began) and compares. Of two
-//! conflicting calls, the origin that synchronizes later finds the pair; when both
-//! append at once, at least one sees the other. The synchronization then fails with
+//! calls' records to each target's log (a ring of slots, which are ticks of the same
+//! clock; a slot's tag is written after its payload, and a reader accepts a record
+//! only with the tag read the same before and after the payload), then reads the
+//! records in the slots from its oldest call's issue stamp (a record in an earlier
+//! slot completed before that call began) up to the clock at the read, and compares.
+//! Of two conflicting calls, the origin that synchronizes later finds the pair; when
+//! both append at once, the one that reads later sees the other (each writes before
+//! it reads). The synchronization then fails with
 //! class RMA_CONFLICT naming both ranks, both call sites, the bytes and the rule (or,
 //! in `conflicts_log` mode, logs it and succeeds).
 //!
@@ -73,6 +75,18 @@ pub(crate) fn set_site(site: &'static Location<'static>) {
     SITE.with(|s| s.set(Some(site)));
 }
 
+/// A slot's tag: its slot number plus one (0: never written) and the origin of its
+/// record, which a reader needs before fetching the payload.
+fn tag(slot: u64, origin: usize) -> u64 {
+    ((slot + 1) & ((1 << 48) - 1)) | ((origin as u64) << 48)
+}
+
+/// The slot and origin a tag names (`None`: never written).
+fn untag(tag: u64) -> (Option<u64>, usize) {
+    let slot = tag & ((1 << 48) - 1);
+    (slot.checked_sub(1), (tag >> 48) as usize)
+}
+
 /// What an access does to its bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -101,6 +115,42 @@ impl Kind {
     }
 }
 
+/// A record's byte ranges: one without an allocation (the common call).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Runs {
+    One((u64, u64)),
+    Many(Vec<(u64, u64)>),
+}
+
+impl Runs {
+    fn as_slice(&self) -> &[(u64, u64)] {
+        match self {
+            Runs::One(r) => std::slice::from_ref(r),
+            Runs::Many(v) => v,
+        }
+    }
+
+    #[cfg(test)]
+    fn of(v: &[(u64, u64)]) -> Runs {
+        match v {
+            [one] => Runs::One(*one),
+            _ => Runs::Many(v.to_vec()),
+        }
+    }
+
+    /// These runs and `r`.
+    fn with(this: Option<Runs>, r: (u64, u64)) -> Runs {
+        match this {
+            None => Runs::One(r),
+            Some(Runs::One(a)) => Runs::Many(vec![a, r]),
+            Some(Runs::Many(mut v)) => {
+                v.push(r);
+                Runs::Many(v)
+            }
+        }
+    }
+}
+
 /// compare_and_swap's op in a record (it replaces, as REPLACE does).
 const CAS: u8 = 0xFE;
 
@@ -112,12 +162,12 @@ struct Rec {
     basic: u8,
     op: u8,
     /// Byte ranges `[start, end)` of the target's window.
-    runs: Vec<(u64, u64)>,
+    runs: Runs,
     issued: u64,
     completed: u64,
     line: u32,
     col: u32,
-    file: String,
+    file: std::borrow::Cow<'static, str>,
 }
 
 impl Rec {
@@ -152,14 +202,19 @@ impl Rec {
             kind: Kind::from_u8(b[4])?,
             basic: b[5],
             op: b[6],
-            runs: (0..n)
-                .map(|i| (u64_at(32 + 16 * i), u64_at(40 + 16 * i)))
-                .collect(),
+            runs: match n {
+                1 => Runs::One((u64_at(32), u64_at(40))),
+                _ => Runs::Many(
+                    (0..n)
+                        .map(|i| (u64_at(32 + 16 * i), u64_at(40 + 16 * i)))
+                        .collect(),
+                ),
+            },
             issued: u64_at(8),
             completed: u64_at(16),
             line: u32_at(24),
             col: u32_at(28),
-            file: String::from_utf8_lossy(&file[..len]).into_owned(),
+            file: String::from_utf8_lossy(&file[..len]).into_owned().into(),
         })
     }
 
@@ -242,8 +297,8 @@ fn rule(a: &Rec, b: &Rec) -> Option<&'static str> {
 
 /// The first byte range the two records share.
 fn overlap(a: &Rec, b: &Rec) -> Option<(u64, u64)> {
-    a.runs.iter().find_map(|&(s, e)| {
-        b.runs.iter().find_map(|&(t, f)| {
+    a.runs.as_slice().iter().find_map(|&(s, e)| {
+        b.runs.as_slice().iter().find_map(|&(t, f)| {
             let (lo, hi) = (s.max(t), e.min(f));
             (lo < hi).then_some((lo, hi))
         })
@@ -331,22 +386,15 @@ impl<'w> Checker<'w> {
         })
     }
 
-    fn site() -> (u32, u32, String) {
+    fn site() -> (u32, u32, std::borrow::Cow<'static, str>) {
         match SITE.with(Cell::get) {
-            Some(l) => (l.line(), l.column(), l.file().to_owned()),
-            None => (0, 0, String::new()),
+            Some(l) => (l.line(), l.column(), l.file().into()),
+            None => (0, 0, "".into()),
         }
     }
 
     /// Records an RMA call about to be issued to `target` over `runs`.
-    fn record(
-        &self,
-        target: Rank,
-        kind: Kind,
-        basic: BasicType,
-        op: u8,
-        runs: Vec<(u64, u64)>,
-    ) -> Result<()> {
+    fn record(&self, target: Rank, kind: Kind, basic: BasicType, op: u8, runs: Runs) -> Result<()> {
         let t = target.index().unwrap_or(0);
         let issued = self.tick(t, 1)?;
         let (line, col, file) = Self::site();
@@ -369,12 +417,15 @@ impl<'w> Checker<'w> {
     }
 
     fn record_at(&self, at: &Access<'_>, kind: Kind, basic: BasicType, op: u8) -> Result<()> {
-        let mut runs = Vec::new();
+        let mut runs = None;
         at.layout.for_each_run(&mut |r| {
             let start = (at.base as i64 + r.offset as i64).max(0) as u64;
-            runs.push((start, start + r.len as u64));
+            runs = Some(Runs::with(runs.take(), (start, start + r.len as u64)));
         });
-        self.record(at.target, kind, basic, op, runs)
+        match runs {
+            Some(runs) => self.record(at.target, kind, basic, op, runs),
+            None => Ok(()),
+        }
     }
 
     /// A local load (`write: false`) or store of `len` bytes at byte `offset` of this
@@ -395,7 +446,7 @@ impl<'w> Checker<'w> {
             },
             basic: BasicType::Byte as u8,
             op: 0,
-            runs: vec![(offset as u64, (offset + len) as u64)],
+            runs: Runs::One((offset as u64, (offset + len) as u64)),
             issued: now,
             completed: now + 1,
             line,
@@ -403,7 +454,7 @@ impl<'w> Checker<'w> {
             file,
         };
         self.state().done[self.me].push(rec);
-        self.append_and_check(self.me)
+        self.append_and_check(self.me, false)
     }
 
     /// Completes the calls to `target` (every target for `None`) after a
@@ -415,15 +466,18 @@ impl<'w> Checker<'w> {
                 return Ok(());
             }
             match target {
-                Some(t) => vec![t],
+                Some(_) => Vec::new(),
                 None => (0..st.open.len())
                     .filter(|&t| !st.open[t].is_empty())
                     .collect(),
             }
         };
+        if let Some(t) = target {
+            return self.append_and_check(t, true);
+        }
         let mut first = Ok(());
         for t in ts {
-            let r = self.stamp(t).and_then(|()| self.append_and_check(t));
+            let r = self.append_and_check(t, true);
             if first.is_ok() {
                 first = r;
             }
@@ -468,7 +522,7 @@ impl<'w> Checker<'w> {
         }
         barrier()?;
         for t in ts {
-            let r = self.append_and_check(t);
+            let r = self.append_and_check(t, false);
             if first.is_ok() {
                 first = r;
             }
@@ -478,35 +532,73 @@ impl<'w> Checker<'w> {
 
     /// Appends the completed records for `t` to its log and checks them against the
     /// records appended since the oldest of them was issued.
-    fn append_and_check(&self, t: usize) -> Result<()> {
-        let mine = std::mem::take(&mut self.state().done[t]);
-        if mine.is_empty() {
+    fn append_and_check(&self, t: usize, complete_open: bool) -> Result<()> {
+        let (mut mine, mut fresh) = {
+            let mut st = self.state();
+            let done = std::mem::take(&mut st.done[t]);
+            let open = if complete_open {
+                std::mem::take(&mut st.open[t])
+            } else {
+                Vec::new()
+            };
+            (done, open)
+        };
+        if mine.is_empty() && fresh.is_empty() {
             return Ok(());
         }
         let target = Rank::new(t as u32);
-        let mut payloads: Vec<(Rec, Vec<(u64, u64)>)> = Vec::new();
-        for r in &mine {
-            if r.runs.is_empty() {
-                continue;
-            }
-            for chunk in r.runs.chunks(RUNS) {
-                payloads.push((r.clone(), chunk.to_vec()));
-            }
+        let records = |v: &[Rec]| {
+            v.iter()
+                .map(|r| r.runs.as_slice().len().div_ceil(RUNS))
+                .sum::<usize>()
+        };
+        let k = (records(&mine) + records(&fresh)) as u64;
+        // the slots are ticks of the clock: a record's slot is at or after the stamp
+        // that completed its call; calls completed by the synchronization now ending
+        // take the first slot as that stamp
+        let first = self.tick(t, k.max(1))?;
+        mine.extend(fresh.drain(..).map(|mut r| {
+            r.completed = first;
+            r
+        }));
+        // payloads, then (flushed) their tags, each in one or two puts; a batch larger
+        // than the ring keeps its last SLOTS records
+        let skip = k.saturating_sub(SLOTS as u64);
+        if skip > 0 {
+            self.warn_once(t);
         }
-        let k = payloads.len() as u64;
-        // the slots are ticks of the clock: a record's slot comes after the stamp that
-        // completed its call
-        let first = self.tick(t, k)?;
-        let mut buf = [0u8; PAYLOAD];
-        for (i, (r, runs)) in payloads.iter().enumerate() {
-            r.encode(runs, &mut buf);
-            let slot = (first + i as u64) as usize % SLOTS;
-            self.put(target, PAYLOADS + slot * PAYLOAD, &buf)?;
-        }
-        self.with_log(|l| l.flush(target))?;
-        for i in 0..k {
-            let slot = (first + i) as usize % SLOTS;
-            self.put(target, TAGS + 8 * slot, &(first + i + 1).to_le_bytes())?;
+        let (start, n) = (first + skip, (k - skip) as usize);
+        let mut one = [0u8; PAYLOAD];
+        if k == 1 {
+            // the common case: one record, no buffer to allocate
+            mine[0].encode(mine[0].runs.as_slice(), &mut one);
+            self.put(target, PAYLOADS + PAYLOAD * (start as usize % SLOTS), &one)?;
+            self.with_log(|l| l.flush(target))?;
+            let tag = tag(start, self.me).to_le_bytes();
+            self.put(target, TAGS + 8 * (start as usize % SLOTS), &tag)?;
+        } else {
+            let mut pay = Vec::with_capacity(PAYLOAD * (k as usize));
+            for r in &mine {
+                for runs in r.runs.as_slice().chunks(RUNS) {
+                    r.encode(runs, &mut one);
+                    pay.extend_from_slice(&one);
+                }
+            }
+            let pay = &pay[PAYLOAD * skip as usize..];
+            self.ranged(start, n, |slot, i, len| {
+                self.put(
+                    target,
+                    PAYLOADS + PAYLOAD * slot,
+                    &pay[PAYLOAD * i..PAYLOAD * (i + len)],
+                )
+            })?;
+            self.with_log(|l| l.flush(target))?;
+            let tags: Vec<u8> = (0..n as u64)
+                .flat_map(|i| tag(start + i, self.me).to_le_bytes())
+                .collect();
+            self.ranged(start, n, |slot, i, len| {
+                self.put(target, TAGS + 8 * slot, &tags[8 * i..8 * (i + len)])
+            })?;
         }
         self.with_log(|l| l.flush(target))?;
         // the records that may overlap in time: those in slots after the oldest issue
@@ -528,11 +620,22 @@ impl<'w> Checker<'w> {
         };
         let others = self.read(target, from, now)?;
         let mut reports = Vec::new();
-        for m in &mine {
-            for o in &others {
+        for o in &others {
+            for m in &mine {
                 if let Some(msg) = conflict(t, m, o) {
                     reports.push(msg);
                 }
+            }
+        }
+        // the lists' memory serves the next calls
+        mine.clear();
+        {
+            let mut st = self.state();
+            if st.done[t].is_empty() {
+                st.done[t] = mine;
+            }
+            if st.open[t].is_empty() {
+                st.open[t] = fresh;
             }
         }
         match (reports.first(), self.mode) {
@@ -584,35 +687,55 @@ impl<'w> Checker<'w> {
         self.with_log(|l| l.get(at, out))
     }
 
-    /// The records in slots `from..to` of `target`'s log whose tags read the same
-    /// before and after their payloads.
+    /// The records of other origins in slots `from..to` of `target`'s log whose tags
+    /// read the same before and after their payloads.
     fn read(&self, target: Rank, from: u64, to: u64) -> Result<Vec<Rec>> {
         let n = (to - from) as usize;
         if n == 0 {
             return Ok(Vec::new());
         }
-        let tags = |c: &Self| -> Result<Vec<u64>> {
-            let mut v = vec![0u8; 8 * n];
-            c.ranged(from, n, |slot, i, len| {
-                c.get(target, TAGS + 8 * slot, &mut v[8 * i..8 * (i + len)])
-            })?;
-            Ok(v.chunks(8)
-                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                .collect())
+        let tags_into = |buf: &mut [u8]| {
+            self.ranged(from, n, |slot, i, len| {
+                self.get(target, TAGS + 8 * slot, &mut buf[8 * i..8 * (i + len)])
+            })
         };
-        let before = tags(self)?;
-        let mut pay = vec![0u8; PAYLOAD * n];
-        self.ranged(from, n, |slot, i, len| {
+        let tag_at = |b: &[u8], i: usize| {
+            u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]))
+        };
+        // a stack buffer for the usual few slots
+        let (mut small, mut big) = ([0u8; 8 * 32], Vec::new());
+        let before: &mut [u8] = if n <= 32 {
+            &mut small[..8 * n]
+        } else {
+            big.resize(8 * n, 0);
+            &mut big
+        };
+        tags_into(before)?;
+        // slots holding another origin's record (a tag names its slot and origin)
+        let other = |i: usize| {
+            let (slot, origin) = untag(tag_at(before, i));
+            slot == Some(from + i as u64) && origin != self.me
+        };
+        let (Some(lo), Some(hi)) = ((0..n).find(|&i| other(i)), (0..n).rev().find(|&i| other(i)))
+        else {
+            return Ok(Vec::new());
+        };
+        let wanted: Vec<usize> = (lo..=hi).filter(|&i| other(i)).collect();
+        let m = hi + 1 - lo;
+        let mut pay = vec![0u8; PAYLOAD * m];
+        self.ranged(from + lo as u64, m, |slot, i, len| {
             self.get(
                 target,
                 PAYLOADS + PAYLOAD * slot,
                 &mut pay[PAYLOAD * i..PAYLOAD * (i + len)],
             )
         })?;
-        let after = tags(self)?;
-        Ok((0..n)
-            .filter(|&i| before[i] == from + i as u64 + 1 && after[i] == before[i])
-            .filter_map(|i| Rec::decode(&pay[PAYLOAD * i..PAYLOAD * (i + 1)]))
+        let mut after = vec![0u8; 8 * n];
+        tags_into(&mut after)?;
+        Ok(wanted
+            .into_iter()
+            .filter(|&i| tag_at(&after, i) == tag_at(before, i))
+            .filter_map(|i| Rec::decode(&pay[PAYLOAD * (i - lo)..PAYLOAD * (i - lo + 1)]))
             .collect())
     }
 
@@ -724,7 +847,7 @@ impl Transport for Checked<'_> {
         origin: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker
             .record(target, Kind::Acc, basic, op as u8, span)?;
         self.inner
@@ -739,7 +862,7 @@ impl Transport for Checked<'_> {
         compare: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker.record(target, Kind::Acc, basic, CAS, span)?;
         self.inner
             .compare_and_swap(target, offset, basic, origin, compare, out)
@@ -752,7 +875,7 @@ impl Transport for Checked<'_> {
         op: Op,
         origin: u64,
     ) -> Result<u64> {
-        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker
             .record(target, Kind::Acc, basic, op as u8, span)?;
         self.inner
@@ -766,7 +889,7 @@ impl Transport for Checked<'_> {
         origin: u64,
         compare: u64,
     ) -> Result<u64> {
-        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker.record(target, Kind::Acc, basic, CAS, span)?;
         self.inner
             .compare_and_swap_bits(target, offset, basic, origin, compare)
@@ -780,7 +903,7 @@ impl Transport for Checked<'_> {
         op: Op,
         origin: u64,
     ) -> Result<()> {
-        let span = vec![(offset as u64, (offset + basic.size()) as u64)];
+        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker
             .record(target, Kind::Acc, basic, op as u8, span)?;
         self.inner
@@ -796,7 +919,7 @@ impl Transport for Checked<'_> {
     ) -> Result<()> {
         self.checker
             .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
-        let span = vec![(signal as u64, signal as u64 + 8)];
+        let span = Runs::One((signal as u64, signal as u64 + 8));
         self.checker
             .record(at.target, Kind::Acc, BasicType::U64, op as u8, span)?;
         self.inner.put_signal(at, data, signal, op, value)
@@ -967,7 +1090,7 @@ mod tests {
             kind,
             basic: BasicType::I64 as u8,
             op: op as u8,
-            runs: runs.to_vec(),
+            runs: Runs::of(runs),
             issued: t.0,
             completed: t.1,
             line: 7,
@@ -980,7 +1103,7 @@ mod tests {
     fn a_record_survives_its_encoding() {
         let r = rec(3, Kind::Acc, Op::Sum, &[(0, 8), (16, 24)], (5, 9));
         let mut b = [0u8; PAYLOAD];
-        r.encode(&r.runs, &mut b);
+        r.encode(r.runs.as_slice(), &mut b);
         assert_eq!(Rec::decode(&b), Some(r));
     }
 

@@ -225,6 +225,16 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         }
     }
 
+    /// Notes the caller for a checked window's records: a checked window has no fast
+    /// path, so a handle with one never pays for this.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn note_site(&self) {
+        if self.fast.is_none() {
+            self.win.note_site();
+        }
+    }
+
     #[inline]
     fn access<'l>(&self, base: usize, layout: &'l Contiguous) -> Access<'l> {
         Access {
@@ -239,7 +249,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn put<T: Equivalence>(&self, origin: &[T], disp: Disp) -> Result<()> {
-        self.win.note_site();
         let data = rma_datatype::bytes_of(origin);
         if data.is_empty() {
             return Ok(());
@@ -248,10 +257,12 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         self.live()?;
         match &self.fast {
             Some(f) => f.put(off, data)?,
-            None => self
-                .win
-                .win
-                .put(self.access(off, &Contiguous(data.len())), data)?,
+            None => {
+                self.win.note_site();
+                self.win
+                    .win
+                    .put(self.access(off, &Contiguous(data.len())), data)?
+            }
         }
         self.issued();
         Ok(())
@@ -262,7 +273,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn get<T: Equivalence>(&self, result: &mut [T], disp: Disp) -> Result<()> {
-        self.win.note_site();
         let n = std::mem::size_of_val(result);
         if n == 0 {
             return Ok(());
@@ -272,9 +282,13 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         match rma_datatype::bytes_of_mut(result) {
             Some(out) => match &self.fast {
                 Some(f) => f.get(off, out)?,
-                None => self.win.win.get(self.access(off, &Contiguous(n)), out)?,
+                None => {
+                    self.win.note_site();
+                    self.win.win.get(self.access(off, &Contiguous(n)), out)?
+                }
             },
             None => {
+                self.win.note_site();
                 // a type not every byte pattern of which is valid (bool): through bytes
                 let mut bytes = vec![0u8; n];
                 self.win
@@ -312,7 +326,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         result: &'b mut [T],
         disp: Disp,
     ) -> Result<Request<'b>> {
-        self.win.note_site();
+        self.note_site();
         if self.active {
             return Err(Error::sync(
                 "rget",
@@ -329,7 +343,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn accumulate<T: Equivalence>(&self, origin: &[T], disp: Disp, op: Op) -> Result<()> {
-        self.win.note_site();
         let Some(basic) = T::BASIC else {
             // a composite element (an array, a derived struct): the window's general
             // path, which resolves its datatype
@@ -344,7 +357,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn add<T: Numeric>(&self, origin: &[T], disp: Disp) -> Result<()> {
-        self.win.note_site();
         match T::BASIC {
             Some(basic) => self.acc(origin, disp, basic, Op::Sum),
             None => self.win.accumulate(origin, self.rank, disp, Op::Sum),
@@ -352,6 +364,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     #[inline]
+    #[track_caller]
     fn acc<T: Equivalence>(
         &self,
         origin: &[T],
@@ -370,20 +383,24 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
                 let bits = bits_of(one);
                 match &self.fast {
                     Some(f) => f.accumulate_bits(off, self.exclusive, basic, op, bits)?,
-                    None => self.win.win.accumulate_bits(
-                        self.rank,
-                        off,
-                        self.exclusive,
-                        basic,
-                        op,
-                        bits,
-                    )?,
+                    None => {
+                        self.win.note_site();
+                        self.win.win.accumulate_bits(
+                            self.rank,
+                            off,
+                            self.exclusive,
+                            basic,
+                            op,
+                            bits,
+                        )?
+                    }
                 }
                 self.issued();
                 return Ok(());
             }
         }
         let layout = Contiguous(data.len());
+        self.win.note_site();
         self.win
             .win
             .accumulate(self.access(off, &layout), basic, op, data)?;
@@ -397,7 +414,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn fetch_and_op<T: Equivalence>(&self, origin: T, disp: Disp, op: Op) -> Result<T> {
-        self.win.note_site();
         let basic = single_basic::<T>("fetch_and_op")?;
         rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
         if basic.size() > 8 {
@@ -407,16 +423,19 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     #[inline]
+    #[track_caller]
     fn fop<T: Equivalence>(&self, origin: T, disp: Disp, basic: BasicType, op: Op) -> Result<T> {
         let off = self.offset("fetch_and_op", disp, basic.size(), Some(basic))?;
         self.live()?;
         let bits = bits_of(&origin);
         let old = match &self.fast {
             Some(f) => f.fetch_and_op_bits(off, basic, op, bits)?,
-            None => self
-                .win
-                .win
-                .fetch_and_op_bits(self.rank, off, basic, op, bits)?,
+            None => {
+                self.win.note_site();
+                self.win
+                    .win
+                    .fetch_and_op_bits(self.rank, off, basic, op, bits)?
+            }
         };
         self.issued();
         value_of(basic, old)
@@ -432,7 +451,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn fetch_add<T: Numeric>(&self, value: T, disp: Disp) -> Result<T> {
-        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_add")?, Op::Sum)
     }
 
@@ -440,7 +458,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn fetch_or<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
-        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_or")?, Op::Bor)
     }
 
@@ -448,7 +465,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn fetch_and<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
-        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_and")?, Op::Band)
     }
 
@@ -456,7 +472,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn fetch_xor<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
-        self.win.note_site();
         self.fop(value, disp, Self::basic::<T>("fetch_xor")?, Op::Bxor)
     }
 
@@ -464,7 +479,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn fetch<T: Equivalence + Default>(&self, disp: Disp) -> Result<T> {
-        self.win.note_site();
         self.fetch_and_op(T::default(), disp, Op::NoOp)
     }
 
@@ -473,7 +487,6 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn swap<T: Equivalence>(&self, value: T, disp: Disp) -> Result<T> {
-        self.win.note_site();
         self.fetch_and_op(value, disp, Op::Replace)
     }
 
@@ -482,17 +495,18 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[inline]
     #[track_caller]
     pub fn compare_and_swap<T: CasElement>(&self, value: T, compare: T, disp: Disp) -> Result<T> {
-        self.win.note_site();
         let basic = Self::basic::<T>("compare_and_swap")?;
         let off = self.offset("compare_and_swap", disp, basic.size(), Some(basic))?;
         self.live()?;
         let (v, c) = (bits_of(&value), bits_of(&compare));
         let old = match &self.fast {
             Some(f) => f.compare_and_swap_bits(off, basic, v, c)?,
-            None => self
-                .win
-                .win
-                .compare_and_swap_bits(self.rank, off, basic, v, c)?,
+            None => {
+                self.win.note_site();
+                self.win
+                    .win
+                    .compare_and_swap_bits(self.rank, off, basic, v, c)?
+            }
         };
         self.issued();
         value_of(basic, old)
@@ -595,7 +609,7 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
     #[inline]
     #[track_caller]
     pub fn add(&mut self, value: T, disp: Disp) -> Result<()> {
-        self.handle.win.note_site();
+        self.handle.note_site();
         let size = std::mem::size_of::<T>();
         self.handle
             .offset("accumulate", disp, size, Some(self.basic))?;

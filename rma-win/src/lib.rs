@@ -170,6 +170,43 @@
 //! struct Padded { a: f64 }
 //! ```
 //!
+//! # Finding races: the conflict checker
+//!
+//! MPI calls two accesses *conflicting* when they touch overlapping bytes of one
+//! window from different origins (the target's own loads and stores count as one),
+//! no synchronization orders them, and they are not both reads or both
+//! accumulate-family calls with one basic type and the same op (or NO_OP, or REPLACE
+//! with compare_and_swap). A program that makes them is erroneous. Set the window's
+//! `rma_check` info key to `conflicts` (or `RMA_CHECK=conflicts` in the environment,
+//! for every window without the key) and every access is recorded with its call
+//! site; the synchronization that finds a conflict (flush, unlock, fence, complete, or
+//! the local access itself) fails with class RMA_CONFLICT, naming both ranks, both
+//! call sites, the bytes and the rule. `conflicts_log` logs instead (tracing, warn)
+//! and goes on. It works on every transport and launch mode; every rank must give
+//! the window the same mode. Off (the default), nothing is recorded.
+//!
+//! ```
+//! use rma_win::{Assert, ErrorClass, Info, Rank, Window};
+//! let found = rma_win::run_threads(3, |world| -> rma_win::Result<bool> {
+//!     let win = Window::allocate::<u64>(&world, 1, &Info::new().with("rma_check", "conflicts"))?;
+//!     win.fence(Assert::NONE)?;
+//!     if world.rank() > 0 {
+//!         win.put(&[world.rank() as u64], Rank::new(0), 0)?; // ranks 1 and 2 race
+//!     }
+//!     Ok(match win.fence(Assert::NONE) {
+//!         Err(e) if e.class() == ErrorClass::RmaConflict => true,
+//!         other => { other?; false }
+//!     })
+//! })?;
+//! assert!(found.into_iter().any(|r| r.unwrap_or(false)), "one of the racing ranks reports");
+//! # Ok::<(), rma_win::Error>(())
+//! ```
+//!
+//! What it cannot see: loads and stores through a shared window's raw memory, pairs
+//! from one origin, and unsynchronized pairs that did not overlap in time in the run
+//! at hand (it compares the order of events at each target, not every possible
+//! order). Its cost is a few RMA calls per access (see the README's figures).
+//!
 //! # Nomenclature
 //! - **rank**, **origin**, **target**, **window**, **epoch**, **displacement unit**,
 //!   **type map**: as in rma-core's documentation.

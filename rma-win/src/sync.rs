@@ -236,8 +236,9 @@ impl Window<'_> {
                         nocheck: false,
                     }) => HELD | EXCLUSIVE,
                     Some(_) => HELD,
-                } & if self.dynamic {
-                    // a dynamic window's calls check their regions: never the fast path
+                } & if self.dynamic || self.check.is_some() {
+                    // a dynamic window's calls check their regions, a checked window's
+                    // note their call sites: never the fast path
                     !HELD
                 } else {
                     !0

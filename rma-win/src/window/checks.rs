@@ -145,7 +145,12 @@ impl<'w> Window<'w> {
     /// a passive-target epoch of this origin covers, inside its window and aligned to
     /// `align`. `None` if any of that does not hold or nothing would move: the general
     /// path then checks everything and reports what is wrong.
+    ///
+    /// When it is `None` the caller's location is noted for a checked window's
+    /// records (a checked window never takes the fast path), so the typed calls that
+    /// try it first pay nothing for the checker when they take it.
     #[inline]
+    #[track_caller]
     pub(crate) fn fast_run(
         &self,
         rank: Rank,
@@ -153,9 +158,12 @@ impl<'w> Window<'w> {
         bytes: usize,
         align: usize,
     ) -> Option<(usize, usize)> {
-        // (never for a dynamic window, whose calls check their regions: its HELD bits
-        // stay clear, sync.rs refresh_fast)
-        let t = self.fast_target(rank)?;
+        // (never for a dynamic or checked window: its HELD bits stay clear, sync.rs
+        // refresh_fast)
+        let Some(t) = self.fast_target(rank) else {
+            self.note_site();
+            return None;
+        };
         let base = usize::try_from(disp)
             .ok()?
             .checked_mul(self.shapes[t].disp_unit)?;
@@ -167,6 +175,7 @@ impl<'w> Window<'w> {
     /// [`Window::fast_run`] for one element of `basic` of at most 8 bytes (the calls
     /// that pass elements as bits).
     #[inline]
+    #[track_caller]
     pub(crate) fn fast_element(
         &self,
         rank: Rank,
@@ -175,6 +184,7 @@ impl<'w> Window<'w> {
     ) -> Option<(usize, usize)> {
         let size = basic.size();
         if size > 8 {
+            self.note_site();
             return None;
         }
         self.fast_run(rank, disp, size, atomic_align(basic))

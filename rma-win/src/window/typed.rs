@@ -32,7 +32,6 @@ impl<'w> Window<'w> {
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<()> {
-        self.note_site();
         let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
         if let Some((t, base)) = self.fast_run(rank, disp, data.len(), 1) {
@@ -74,7 +73,6 @@ impl<'w> Window<'w> {
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<()> {
-        self.note_site();
         let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
@@ -126,7 +124,6 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<()> {
-        self.note_site();
         let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
         if let Some(basic) =
@@ -196,7 +193,6 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<()> {
-        self.note_site();
         let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
@@ -265,7 +261,6 @@ impl<'w> Window<'w> {
         disp: Disp,
         op: Op,
     ) -> Result<T> {
-        self.note_site();
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("fetch_and_op")?;
         if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
@@ -322,7 +317,6 @@ impl<'w> Window<'w> {
         rank: impl Into<Rank>,
         disp: Disp,
     ) -> Result<T> {
-        self.note_site();
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("compare_and_swap")?;
         if let Some((_, offset)) = self.fast_element(rank, disp, basic) {

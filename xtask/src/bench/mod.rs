@@ -31,6 +31,9 @@ pub(crate) enum Program {
         /// Run with `RMA_WAIT=park`: every wait parks at once, never spins (to set
         /// beside the default, which spins on free cores).
         park: bool,
+        /// Run with `RMA_CHECK=conflicts`: every window checked for conflicting
+        /// accesses (the checker's cost).
+        check: bool,
         /// Run the binaries of [`ENV_BASELINE`] (a build from before a change)
         /// instead of this tree's.
         before: bool,
@@ -88,9 +91,23 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: Some("atomic"),
             create: false,
             park: false,
+            check: false,
             before: false,
         },
         note: "",
+    },
+    Config {
+        key: "rma_atomic_check",
+        label: "rma atomic checked",
+        command: "RMA_CHECK=conflicts rmarun -n 2 rma-bench --transport atomic",
+        program: Program::Rma {
+            transport: Some("atomic"),
+            create: false,
+            park: false,
+            check: true,
+            before: false,
+        },
+        note: "every window checked for conflicting accesses (rma_check): the checker's cost",
     },
     Config {
         key: "rma_queued",
@@ -100,6 +117,7 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: Some("queued"),
             create: false,
             park: false,
+            check: false,
             before: false,
         },
         note: "",
@@ -112,6 +130,7 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: None,
             create: true,
             park: false,
+            check: false,
             before: false,
         },
         note: "Window::create over private memory: the queued transport across processes",
@@ -232,6 +251,7 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: Some("atomic"),
             create: false,
             park: false,
+            check: false,
             before: true,
         },
         note: BEFORE,
@@ -244,6 +264,7 @@ pub(crate) const CONFIGS: &[Config] = &[
             transport: Some("queued"),
             create: false,
             park: false,
+            check: false,
             before: true,
         },
         note: BEFORE,
@@ -698,9 +719,13 @@ fn launch(c: &Config, p: &Paths, suite: &Suite, ranks: Ranks) -> Command {
             transport,
             create,
             park,
+            check,
             before,
         } => {
             let mut cmd = Command::new(p.rma_exe("rmarun", before));
+            if check {
+                cmd.env("RMA_CHECK", "conflicts");
+            }
             if park {
                 cmd.env("RMA_WAIT", "park");
             }
