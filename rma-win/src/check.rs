@@ -505,7 +505,8 @@ impl<'w> Checker<'w> {
 
     /// A fence's barrier has passed: every rank has entered it and none has left.
     /// Stamps every call of the epoch, waits for every rank to have done so (the
-    /// stamps lie between the epochs), then appends and checks.
+    /// stamps lie between the epochs), then appends and checks, and waits for every
+    /// rank to be done with the logs.
     pub(crate) fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()> {
         let ts: Vec<usize> = {
             let mut st = self.state();
@@ -527,6 +528,9 @@ impl<'w> Checker<'w> {
                 first = r;
             }
         }
+        // no rank leaves the fence (and perhaps drops the window, and its log with
+        // it) while another still reads its log
+        barrier()?;
         first
     }
 
