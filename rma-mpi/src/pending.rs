@@ -43,21 +43,53 @@ const ALIGN: usize = 16;
 /// a long run of calls between flushes reuses warm memory instead of allocating.
 const KEEP: usize = 32;
 
-/// A chunk: 16-byte aligned storage for small copies.
-#[derive(Clone, Copy)]
+/// The unit of a chunk's alignment (a fallback layout).
 #[repr(C, align(16))]
 struct Block([u8; ALIGN]);
+
+/// Memory handed to MPI as origin buffers: owned through a raw pointer, never through
+/// a Box or reference while MPI may read it (a `&mut` over a whole chunk, or moving a
+/// Box, would claim every byte of it afresh, including the bytes of copies MPI still
+/// reads). Freed on drop; [`Pending::leak`] forgets it instead.
+struct Raw {
+    ptr: std::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+impl Raw {
+    /// `len` (> 0) zeroed bytes aligned to [`ALIGN`].
+    fn new(len: usize) -> Raw {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), ALIGN)
+            .unwrap_or(std::alloc::Layout::new::<Block>());
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        match std::ptr::NonNull::new(ptr) {
+            Some(ptr) => Raw { ptr, layout },
+            None => std::alloc::handle_alloc_error(layout),
+        }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `Raw::new` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+// SAFETY: `Raw` owns its allocation, as a Box would; the bytes are plain data.
+unsafe impl Send for Raw {}
 
 /// The copies of calls to one target.
 #[derive(Default)]
 struct Slab {
-    /// Boxed: MPI holds addresses into them, which growing the list does not move.
-    chunks: Vec<Box<[Block]>>,
+    /// Chunks of CHUNK bytes; their addresses do not move when the list grows.
+    chunks: Vec<Raw>,
     /// The chunk being cut, and the bytes of it used.
     chunk: usize,
     used: usize,
     /// Copies larger than [`SMALL`].
-    big: Vec<Box<[u8]>>,
+    big: Vec<Raw>,
     /// Copies kept, and their bytes.
     count: usize,
     bytes: usize,
@@ -70,8 +102,13 @@ impl Slab {
         self.count += 1;
         self.bytes += data.len();
         if data.len() > SMALL {
-            let copy: Box<[u8]> = data.into();
-            let at = copy.as_ptr();
+            let copy = Raw::new(data.len());
+            // SAFETY: `copy` holds `data.len()` bytes, written through its own pointer
+            // before anyone else has it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), copy.ptr.as_ptr(), data.len());
+            }
+            let at = copy.ptr.as_ptr().cast_const();
             self.big.push(copy);
             return at;
         }
@@ -86,26 +123,26 @@ impl Slab {
             (self.chunk + 1, 0)
         };
         if chunk == self.chunks.len() {
-            self.chunks
-                .push(vec![Block([0; ALIGN]); CHUNK / ALIGN].into_boxed_slice());
+            self.chunks.push(Raw::new(CHUNK));
         }
         self.chunk = chunk;
         self.used = at + data.len();
-        // SAFETY: the chunk holds CHUNK bytes (CHUNK / ALIGN blocks of ALIGN bytes,
-        // no padding), `at + data.len() <= CHUNK` (a copy of at most SMALL < CHUNK
-        // bytes starts a fresh chunk when it does not fit), and the bytes are written
-        // through the chunk's own pointer, which no reference elsewhere covers; the
-        // 8-byte source is read unaligned (`[u8; 8]` has alignment 1 anyway).
+        // SAFETY: the chunk holds CHUNK bytes, `at + data.len() <= CHUNK` (a copy of
+        // at most SMALL < CHUNK bytes starts a fresh chunk when it does not fit), and
+        // the bytes `at..at + data.len()` belong to no other copy; they are written
+        // through the chunk's raw pointer, which no reference covers, so the other
+        // copies' pointers (which MPI may be reading) stay valid. The 8-byte source
+        // is read unaligned.
         unsafe {
-            let dst = self.chunks[chunk].as_mut_ptr().cast::<u8>().add(at);
+            let dst = self.chunks[chunk].ptr.as_ptr().add(at);
             if data.len() == 8 {
                 // the common one-element call: one move, no library call
                 dst.cast::<[u8; 8]>()
-                    .write(data.as_ptr().cast::<[u8; 8]>().read_unaligned());
+                    .write_unaligned(data.as_ptr().cast::<[u8; 8]>().read_unaligned());
             } else {
                 std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
             }
-            dst
+            dst.cast_const()
         }
     }
 
@@ -338,7 +375,7 @@ mod tests {
         s.reset();
         assert_eq!(
             s.keep(&[3; 8]) as usize,
-            s.chunks[0].as_ptr() as usize,
+            s.chunks[0].ptr.as_ptr() as usize,
             "recycled"
         );
     }

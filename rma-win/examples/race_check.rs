@@ -9,8 +9,11 @@
 //! REPLACE, which MPI allows to race with itself) then passes the same check.
 //!
 //! ```text
-//! cargo run -p rma-win --example race_check            # 4 ranks as threads
-//! rmarun -n 4 target/debug/examples/race_check        # 4 processes
+//! cargo run -p rma-win --example race_check                 # 4 ranks as threads
+//! cargo build -p rma-shm --bin rmarun && cargo build -p rma-win --example race_check
+//! target/debug/rmarun -n 4 target/debug/examples/race_check  # 4 processes
+//! cargo build -p rma-win --features mpi --example race_check
+//! mpiexec -n 4 target/debug/examples/race_check              # under MPI
 //! ```
 
 use rma_win::{Assert, ErrorClass, Info, Op, Rank, Window};

@@ -13,7 +13,9 @@
 //! is issued; it is *complete* when a synchronization of its origin completes it
 //! (flush, unlock, the closing call of an access epoch) and is stamped again then; a
 //! fence stamps the calls of the epoch it closes after every rank has entered it and
-//! before any leaves it. Two calls overlap in time when each was issued before the
+//! before any leaves it. In a passive-target epoch a fetching call is stamped
+//! complete when it returns (rma delivers its result then); a call that fails leaves
+//! no record. Two calls overlap in time when each was issued before the
 //! other completed. A call issued after another completed, and after something ordered
 //! it behind that completion (a barrier, a flag, an unlock and lock), has a later
 //! stamp: it never overlaps. A local load or store through [`crate::Window::read_local`]
@@ -22,8 +24,9 @@
 //!
 //! **Exchange.** At the synchronization that completes them, an origin appends its
 //! calls' records to each target's log (a ring of slots, which are ticks of the same
-//! clock; a slot's tag is written after its payload, and a reader accepts a record
-//! only with the tag read the same before and after the payload), then reads the
+//! clock; a writer clears the slot's tag, then writes the payload, then the tag, each
+//! flushed, and a reader accepts a record only with the tag read the same before and
+//! after the payload), then reads the
 //! records in the slots from its oldest call's issue stamp (a record in an earlier
 //! slot completed before that call began) up to the clock at the read, and compares.
 //! Of two conflicting calls, the origin that synchronizes later finds the pair; when
@@ -332,6 +335,10 @@ struct State {
     /// A fence is closing the epoch: its flush does not complete the calls (the fence
     /// stamps them once every rank has entered it).
     in_fence: bool,
+    /// An active-target epoch (fence, start) is open: every call completes at its
+    /// closing call, as MPI has it. In a passive-target epoch a fetching call is
+    /// complete when it returns (rma delivers its result in place).
+    active: bool,
     warned: bool,
 }
 
@@ -416,15 +423,41 @@ impl<'w> Checker<'w> {
         Ok(())
     }
 
-    fn record_at(&self, at: &Access<'_>, kind: Kind, basic: BasicType, op: u8) -> Result<()> {
+    /// After the call just recorded for `target` returned `r`: a call that failed
+    /// left nothing (its `n` records go); in a passive-target epoch a fetching call
+    /// is complete when it returns (rma's calls deliver their results in place), so
+    /// it is stamped complete now. In an active-target epoch it completes at the
+    /// closing call, as MPI says: nothing but that call orders it for the others.
+    fn settle<T>(&self, target: Rank, n: usize, fetching: bool, r: Result<T>) -> Result<T> {
+        let t = target.index().unwrap_or(0);
+        match &r {
+            Err(_) => {
+                let mut st = self.state();
+                let open = &mut st.open[t];
+                open.truncate(open.len().saturating_sub(n));
+            }
+            Ok(_) if fetching && n > 0 && !self.state().active => {
+                let now = self.tick(t, 1)?;
+                let mut st = self.state();
+                if let Some(mut rec) = st.open[t].pop() {
+                    rec.completed = now;
+                    st.done[t].push(rec);
+                }
+            }
+            Ok(_) => {}
+        }
+        r
+    }
+
+    fn record_at(&self, at: &Access<'_>, kind: Kind, basic: BasicType, op: u8) -> Result<usize> {
         let mut runs = None;
         at.layout.for_each_run(&mut |r| {
             let start = (at.base as i64 + r.offset as i64).max(0) as u64;
             runs = Some(Runs::with(runs.take(), (start, start + r.len as u64)));
         });
         match runs {
-            Some(runs) => self.record(at.target, kind, basic, op, runs),
-            None => Ok(()),
+            Some(runs) => self.record(at.target, kind, basic, op, runs).map(|()| 1),
+            None => Ok(0),
         }
     }
 
@@ -468,7 +501,7 @@ impl<'w> Checker<'w> {
             match target {
                 Some(_) => Vec::new(),
                 None => (0..st.open.len())
-                    .filter(|&t| !st.open[t].is_empty())
+                    .filter(|&t| !st.open[t].is_empty() || !st.done[t].is_empty())
                     .collect(),
             }
         };
@@ -512,7 +545,7 @@ impl<'w> Checker<'w> {
             let mut st = self.state();
             st.in_fence = false;
             (0..st.open.len())
-                .filter(|&t| !st.open[t].is_empty())
+                .filter(|&t| !st.open[t].is_empty() || !st.done[t].is_empty())
                 .collect()
         };
         let mut first = Ok(());
@@ -573,6 +606,13 @@ impl<'w> Checker<'w> {
         }
         let (start, n) = (first + skip, (k - skip) as usize);
         let mut one = [0u8; PAYLOAD];
+        // the slots' old tags go first: a reader that read one before sees it change
+        // (it would otherwise take this payload for the old record)
+        let zeros = vec![0u8; 8 * n];
+        self.ranged(start, n, |slot, i, len| {
+            self.put(target, TAGS + 8 * slot, &zeros[8 * i..8 * (i + len)])
+        })?;
+        self.with_log(|l| l.flush(target))?;
         if k == 1 {
             // the common case: one record, no buffer to allocate
             mine[0].encode(mine[0].runs.as_slice(), &mut one);
@@ -783,6 +823,8 @@ pub(crate) trait Hooks: std::fmt::Debug {
     fn fence_begins(&self, on: bool);
     /// See [`Checker::fence_passed`].
     fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()>;
+    /// An active-target access epoch (fence or start) opens or closes.
+    fn active_epoch(&self, on: bool);
 }
 
 impl Hooks for Checker<'_> {
@@ -794,6 +836,9 @@ impl Hooks for Checker<'_> {
     }
     fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()> {
         Checker::fence_passed(self, barrier)
+    }
+    fn active_epoch(&self, on: bool) {
+        self.state().active = on;
     }
 }
 
@@ -818,18 +863,23 @@ impl Transport for Checked<'_> {
         self.inner.name()
     }
     fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
-        self.checker
+        let n = self
+            .checker
             .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
-        self.inner.put(at, data)
+        self.checker
+            .settle(at.target, n, false, self.inner.put(at, data))
     }
     fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
-        self.checker
+        let n = self
+            .checker
             .record_at(&at, Kind::Read, BasicType::Byte, 0)?;
-        self.inner.get(at, out)
+        self.checker
+            .settle(at.target, n, true, self.inner.get(at, out))
     }
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
-        self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
-        self.inner.accumulate(at, basic, op, data)
+        let n = self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
+        let r = self.inner.accumulate(at, basic, op, data);
+        self.checker.settle(at.target, n, false, r)
     }
     fn get_accumulate(
         &self,
@@ -839,8 +889,9 @@ impl Transport for Checked<'_> {
         data: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
-        self.inner.get_accumulate(at, basic, op, data, out)
+        let n = self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
+        let r = self.inner.get_accumulate(at, basic, op, data, out);
+        self.checker.settle(at.target, n, true, r)
     }
     fn fetch_and_op(
         &self,
@@ -854,8 +905,10 @@ impl Transport for Checked<'_> {
         let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker
             .record(target, Kind::Acc, basic, op as u8, span)?;
-        self.inner
-            .fetch_and_op(target, offset, basic, op, origin, out)
+        let r = self
+            .inner
+            .fetch_and_op(target, offset, basic, op, origin, out);
+        self.checker.settle(target, 1, true, r)
     }
     fn compare_and_swap(
         &self,
@@ -868,8 +921,10 @@ impl Transport for Checked<'_> {
     ) -> Result<()> {
         let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker.record(target, Kind::Acc, basic, CAS, span)?;
-        self.inner
-            .compare_and_swap(target, offset, basic, origin, compare, out)
+        let r = self
+            .inner
+            .compare_and_swap(target, offset, basic, origin, compare, out);
+        self.checker.settle(target, 1, true, r)
     }
     fn fetch_and_op_bits(
         &self,
@@ -882,8 +937,10 @@ impl Transport for Checked<'_> {
         let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker
             .record(target, Kind::Acc, basic, op as u8, span)?;
-        self.inner
-            .fetch_and_op_bits(target, offset, basic, op, origin)
+        let r = self
+            .inner
+            .fetch_and_op_bits(target, offset, basic, op, origin);
+        self.checker.settle(target, 1, true, r)
     }
     fn compare_and_swap_bits(
         &self,
@@ -895,8 +952,10 @@ impl Transport for Checked<'_> {
     ) -> Result<u64> {
         let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker.record(target, Kind::Acc, basic, CAS, span)?;
-        self.inner
-            .compare_and_swap_bits(target, offset, basic, origin, compare)
+        let r = self
+            .inner
+            .compare_and_swap_bits(target, offset, basic, origin, compare);
+        self.checker.settle(target, 1, true, r)
     }
     fn accumulate_bits(
         &self,
@@ -910,8 +969,10 @@ impl Transport for Checked<'_> {
         let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
         self.checker
             .record(target, Kind::Acc, basic, op as u8, span)?;
-        self.inner
-            .accumulate_bits(target, offset, exclusive, basic, op, origin)
+        let r = self
+            .inner
+            .accumulate_bits(target, offset, exclusive, basic, op, origin);
+        self.checker.settle(target, 1, false, r)
     }
     fn put_signal(
         &self,
@@ -921,12 +982,14 @@ impl Transport for Checked<'_> {
         op: Op,
         value: u64,
     ) -> Result<()> {
-        self.checker
+        let n = self
+            .checker
             .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
         let span = Runs::One((signal as u64, signal as u64 + 8));
         self.checker
             .record(at.target, Kind::Acc, BasicType::U64, op as u8, span)?;
-        self.inner.put_signal(at, data, signal, op, value)
+        let r = self.inner.put_signal(at, data, signal, op, value);
+        self.checker.settle(at.target, n + 1, false, r)
     }
     fn flush(&self, target: Rank) -> Result<()> {
         self.inner.flush(target)?;
@@ -1030,9 +1093,11 @@ pub(crate) fn wrap<'w>(
     info: &rma_core::WinInfo,
 ) -> Result<(AnyWindow<'w>, Option<std::sync::Arc<dyn Hooks + 'w>>)> {
     use rma_core::{Backend, Services};
+    // every creation compares the ranks' modes (no mode counts as off): a rank that
+    // skipped the comparison while others made it would leave them in a collective
+    // it never enters
     let mode = match mode_of(info) {
-        Ok(None) => return Ok((win, None)),
-        Ok(Some(m)) => Ok(m),
+        Ok(m) => Ok(m.unwrap_or(CheckMode::Off)),
         Err(e) => Err(e),
     };
     let code = match &mode {

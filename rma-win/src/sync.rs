@@ -415,11 +415,19 @@ impl Window<'_> {
             c.fence_begins(false);
         }
         flushed?;
-        self.world.barrier()?;
+        if let Err(e) = self.world.barrier() {
+            if let Some(c) = &self.check {
+                c.fence_begins(false);
+            }
+            return Err(e);
+        }
         {
             let mut ep = self.epochs.borrow_mut();
             ep.fence = !assert.contains(Assert::NOSUCCEED);
             ep.pending = false;
+            if let Some(c) = &self.check {
+                c.active_epoch(ep.fence);
+            }
         }
         match &self.check {
             Some(c) => c.fence_passed(&|| self.world.barrier()),
@@ -491,6 +499,9 @@ impl Window<'_> {
             ));
         }
         ep.fence = false;
+        if let Some(c) = &self.check {
+            c.active_epoch(false);
+        }
         Ok(())
     }
 
@@ -615,7 +626,7 @@ impl Window<'_> {
                 )
             })?
         };
-        self.win.flush(rank)?;
+        let conflict = conflict_after(self.win.flush(rank))?;
         // no longer held once its release is issued, even if that fails: a drop must
         // not release it twice
         self.epochs.borrow_mut().locks[t] = None;
@@ -630,7 +641,7 @@ impl Window<'_> {
         }
         drop(ep);
         self.refresh_fast();
-        Ok(())
+        conflict
     }
 
     /// Starts a passive-target access epoch to every rank with shared locks
@@ -740,7 +751,7 @@ impl Window<'_> {
                 ),
             ));
         }
-        self.win.flush_all()?;
+        let conflict = conflict_after(self.win.flush_all())?;
         let mut ep = self.epochs.borrow_mut();
         let mut released = Ok(());
         for (t, held) in ep.locks.iter_mut().enumerate() {
@@ -756,7 +767,7 @@ impl Window<'_> {
         ep.pending = false;
         drop(ep);
         self.refresh_fast();
-        released
+        released.and(conflict)
     }
 
     fn check_passive(&self, call: &'static str, target: Option<usize>) -> Result<()> {
@@ -1059,6 +1070,9 @@ impl Window<'_> {
             }
         }
         self.leave_fence("start")?;
+        if let Some(c) = &self.check {
+            c.active_epoch(true);
+        }
         self.epochs.borrow_mut().start = Some(Started {
             posted: vec![false; ranks.len()],
             group: ranks,
@@ -1098,6 +1112,7 @@ impl Window<'_> {
             self.epochs.borrow().start.clone().ok_or_else(|| {
                 Error::sync("complete", "no start epoch is open; call start first")
             })?;
+        let mut conflict = Ok(());
         for (i, &t) in st.group.iter().enumerate() {
             if !st.posted[i] {
                 // a target this epoch never accessed must still have posted
@@ -1105,17 +1120,21 @@ impl Window<'_> {
                 self.win.wait_posted(t, want)?;
                 self.epochs.borrow_mut().posts_used[t] = want;
             }
-            self.win.flush(Rank::new(t as u32))?;
+            let c = conflict_after(self.win.flush(Rank::new(t as u32)))?;
+            conflict = conflict.and(c);
         }
         // over once its completes are issued, even if one fails: a drop must not
         // complete it twice
         self.epochs.borrow_mut().start = None;
+        if let Some(c) = &self.check {
+            c.active_epoch(false);
+        }
         for &t in &st.group {
             self.win.complete_to(t)?;
         }
         let mut ep = self.epochs.borrow_mut();
         ep.pending = false;
-        Ok(())
+        conflict
     }
 
     /// Ends the post epoch: waits until every origin in the group has completed
@@ -1257,5 +1276,17 @@ impl Drop for Window<'_> {
         }
         self.leave_epochs();
         self.win.depart();
+    }
+}
+
+/// The result of a closing call's flush: `Err` for a failure that stops the call; for
+/// a conflict the checker found (class RMA_CONFLICT: the flush itself completed),
+/// `Ok` of that error, which the call returns once it has closed its epoch, so that
+/// no lock or exposure stays held by a rank that goes on.
+fn conflict_after(flushed: Result<()>) -> Result<Result<()>> {
+    match flushed {
+        Err(e) if e.class() == rma_core::ErrorClass::RmaConflict => Ok(Err(e)),
+        Err(e) => Err(e),
+        Ok(()) => Ok(Ok(())),
     }
 }

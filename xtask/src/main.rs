@@ -36,8 +36,9 @@ Tasks:
   bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
                        rma against MPICH, Open MPI and the hardware limits: builds
                        rmarun + rma-bench and benches/c, runs every configuration
-                       (hw, rma_atomic, rma_queued, rma_create, mpich_alloc,
-                       mpich_create, ompi_sm, ompi_rdma, ompi_rdma_create) once per
+                       (hw, rma_atomic, rma_atomic_check (RMA_CHECK=conflicts),
+                       rma_queued, rma_create, mpich_alloc, mpich_create, ompi_sm,
+                       ompi_rdma, ompi_rdma_create, ...) once per
                        round, interleaved (default 3 rounds, --quick 1 shorter round;
                        each run killed after --timeout, default 120 s), and writes
                        target/bench/{summary.md,results.json,latency.svg,bandwidth.svg};

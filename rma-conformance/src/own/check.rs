@@ -139,8 +139,32 @@ pub(crate) fn conflicts(world: &World, info: &Info) -> Result<()> {
         );
         win.unlock_all()?;
     }
+    // a conflict found by a closing call still closes its epoch: the shared locks
+    // are released, so the exclusive locks after them are granted
+    win.lock(LockType::Shared, zero, Assert::NONE)?;
+    if world.rank() > 0 {
+        win.put(&[world.rank() as i64], zero, 14)?;
+    }
     world.barrier()?;
-    win.free()
+    let unlocked = win.unlock(zero);
+    assert!(
+        reports(world, unlocked)? > 0,
+        "puts under two shared locks were not reported"
+    );
+    win.lock(LockType::Exclusive, zero, Assert::NONE)?;
+    win.put(&[1i64], zero, 15)?;
+    win.unlock(zero)?;
+    world.barrier()?;
+    win.free()?;
+
+    // a rank that gives a mode and ranks that give none: refused on every rank
+    let mixed = if world.rank() == 0 {
+        checked(info, "conflicts")
+    } else {
+        info.clone()
+    };
+    expect_class(Window::allocate::<i64>(world, 1, &mixed), ErrorClass::Info);
+    world.barrier()
 }
 
 /// The patterns MPI allows never report, and their results are exact.
@@ -175,6 +199,19 @@ pub(crate) fn allowed(world: &World, info: &Info) -> Result<()> {
         Target::new(zero, 20 + me as i64, 1, &stride),
     )?;
     win.flush_all()?;
+    win.unlock_all()?;
+    // a fetching call is complete when it returns (rma delivers results in place):
+    // a put ordered after it by a barrier does not conflict with it
+    win.lock_all(Assert::NONE)?;
+    if me == 1 {
+        win.fetch_and_op(1i64, zero, 50, Op::Sum)?;
+    }
+    world.barrier()?;
+    if me == 2 {
+        win.put(&[5i64], zero, 50)?;
+        win.flush(zero)?;
+    }
+    world.barrier()?;
     win.unlock_all()?;
 
     // ordered by synchronization: a put, then a fence, then everyone's get
