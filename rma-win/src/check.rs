@@ -608,10 +608,14 @@ impl<'w> Checker<'w> {
         let mut one = [0u8; PAYLOAD];
         // the slots' old tags go first: a reader that read one before sees it change
         // (it would otherwise take this payload for the old record)
-        let zeros = vec![0u8; 8 * n];
-        self.ranged(start, n, |slot, i, len| {
-            self.put(target, TAGS + 8 * slot, &zeros[8 * i..8 * (i + len)])
-        })?;
+        if n == 1 {
+            self.put(target, TAGS + 8 * (start as usize % SLOTS), &[0; 8])?;
+        } else {
+            let zeros = vec![0u8; 8 * n];
+            self.ranged(start, n, |slot, i, len| {
+                self.put(target, TAGS + 8 * slot, &zeros[8 * i..8 * (i + len)])
+            })?;
+        }
         self.with_log(|l| l.flush(target))?;
         if k == 1 {
             // the common case: one record, no buffer to allocate
@@ -858,28 +862,58 @@ impl std::fmt::Debug for Checked<'_> {
     }
 }
 
+impl<'w> Checked<'w> {
+    /// `call` on the inner window, recorded as `kind` over `at`'s runs.
+    fn at<T>(
+        &self,
+        at: &Access<'_>,
+        kind: Kind,
+        basic: BasicType,
+        op: u8,
+        fetching: bool,
+        call: impl FnOnce(&AnyWindow<'w>) -> Result<T>,
+    ) -> Result<T> {
+        let n = self.checker.record_at(at, kind, basic, op)?;
+        let r = call(&self.inner);
+        self.checker.settle(at.target, n, fetching, r)
+    }
+
+    /// `call` on the inner window, recorded as an accumulate-family call with `op`
+    /// on the one element of `basic` at byte `offset` of `target`.
+    fn element<T>(
+        &self,
+        target: Rank,
+        offset: usize,
+        basic: BasicType,
+        op: u8,
+        fetching: bool,
+        call: impl FnOnce(&AnyWindow<'w>) -> Result<T>,
+    ) -> Result<T> {
+        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
+        self.checker.record(target, Kind::Acc, basic, op, span)?;
+        let r = call(&self.inner);
+        self.checker.settle(target, 1, fetching, r)
+    }
+}
+
 impl Transport for Checked<'_> {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
     fn put(&self, at: Access<'_>, data: &[u8]) -> Result<()> {
-        let n = self
-            .checker
-            .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
-        self.checker
-            .settle(at.target, n, false, self.inner.put(at, data))
+        self.at(&at, Kind::Write, BasicType::Byte, 0, false, |w| {
+            w.put(at, data)
+        })
     }
     fn get(&self, at: Access<'_>, out: &mut [u8]) -> Result<()> {
-        let n = self
-            .checker
-            .record_at(&at, Kind::Read, BasicType::Byte, 0)?;
-        self.checker
-            .settle(at.target, n, true, self.inner.get(at, out))
+        self.at(&at, Kind::Read, BasicType::Byte, 0, true, |w| {
+            w.get(at, out)
+        })
     }
     fn accumulate(&self, at: Access<'_>, basic: BasicType, op: Op, data: &[u8]) -> Result<()> {
-        let n = self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
-        let r = self.inner.accumulate(at, basic, op, data);
-        self.checker.settle(at.target, n, false, r)
+        self.at(&at, Kind::Acc, basic, op as u8, false, |w| {
+            w.accumulate(at, basic, op, data)
+        })
     }
     fn get_accumulate(
         &self,
@@ -889,9 +923,9 @@ impl Transport for Checked<'_> {
         data: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let n = self.checker.record_at(&at, Kind::Acc, basic, op as u8)?;
-        let r = self.inner.get_accumulate(at, basic, op, data, out);
-        self.checker.settle(at.target, n, true, r)
+        self.at(&at, Kind::Acc, basic, op as u8, true, |w| {
+            w.get_accumulate(at, basic, op, data, out)
+        })
     }
     fn fetch_and_op(
         &self,
@@ -902,13 +936,9 @@ impl Transport for Checked<'_> {
         origin: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
-        self.checker
-            .record(target, Kind::Acc, basic, op as u8, span)?;
-        let r = self
-            .inner
-            .fetch_and_op(target, offset, basic, op, origin, out);
-        self.checker.settle(target, 1, true, r)
+        self.element(target, offset, basic, op as u8, true, |w| {
+            w.fetch_and_op(target, offset, basic, op, origin, out)
+        })
     }
     fn compare_and_swap(
         &self,
@@ -919,12 +949,9 @@ impl Transport for Checked<'_> {
         compare: &[u8],
         out: &mut [u8],
     ) -> Result<()> {
-        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
-        self.checker.record(target, Kind::Acc, basic, CAS, span)?;
-        let r = self
-            .inner
-            .compare_and_swap(target, offset, basic, origin, compare, out);
-        self.checker.settle(target, 1, true, r)
+        self.element(target, offset, basic, CAS, true, |w| {
+            w.compare_and_swap(target, offset, basic, origin, compare, out)
+        })
     }
     fn fetch_and_op_bits(
         &self,
@@ -934,13 +961,9 @@ impl Transport for Checked<'_> {
         op: Op,
         origin: u64,
     ) -> Result<u64> {
-        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
-        self.checker
-            .record(target, Kind::Acc, basic, op as u8, span)?;
-        let r = self
-            .inner
-            .fetch_and_op_bits(target, offset, basic, op, origin);
-        self.checker.settle(target, 1, true, r)
+        self.element(target, offset, basic, op as u8, true, |w| {
+            w.fetch_and_op_bits(target, offset, basic, op, origin)
+        })
     }
     fn compare_and_swap_bits(
         &self,
@@ -950,12 +973,9 @@ impl Transport for Checked<'_> {
         origin: u64,
         compare: u64,
     ) -> Result<u64> {
-        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
-        self.checker.record(target, Kind::Acc, basic, CAS, span)?;
-        let r = self
-            .inner
-            .compare_and_swap_bits(target, offset, basic, origin, compare);
-        self.checker.settle(target, 1, true, r)
+        self.element(target, offset, basic, CAS, true, |w| {
+            w.compare_and_swap_bits(target, offset, basic, origin, compare)
+        })
     }
     fn accumulate_bits(
         &self,
@@ -966,13 +986,9 @@ impl Transport for Checked<'_> {
         op: Op,
         origin: u64,
     ) -> Result<()> {
-        let span = Runs::One((offset as u64, (offset + basic.size()) as u64));
-        self.checker
-            .record(target, Kind::Acc, basic, op as u8, span)?;
-        let r = self
-            .inner
-            .accumulate_bits(target, offset, exclusive, basic, op, origin);
-        self.checker.settle(target, 1, false, r)
+        self.element(target, offset, basic, op as u8, false, |w| {
+            w.accumulate_bits(target, offset, exclusive, basic, op, origin)
+        })
     }
     fn put_signal(
         &self,
@@ -986,8 +1002,12 @@ impl Transport for Checked<'_> {
             .checker
             .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
         let span = Runs::One((signal as u64, signal as u64 + 8));
-        self.checker
-            .record(at.target, Kind::Acc, BasicType::U64, op as u8, span)?;
+        let signalled = self
+            .checker
+            .record(at.target, Kind::Acc, BasicType::U64, op as u8, span);
+        if let Err(e) = signalled {
+            return self.checker.settle(at.target, n, false, Err(e));
+        }
         let r = self.inner.put_signal(at, data, signal, op, value);
         self.checker.settle(at.target, n + 1, false, r)
     }
