@@ -35,10 +35,16 @@
 //! class RMA_CONFLICT naming both ranks, both call sites, the bytes and the rule (or,
 //! in `conflicts_log` mode, logs it and succeeds).
 //!
+//! **PSCW.** The calls of different origins in one exposure epoch are unordered
+//! however they fell in time, so their records are marked, and the target's wait
+//! (or the test that ends the epoch) reads its own log from its post's stamp and
+//! compares every pair of marked records regardless of their stamps.
+//!
 //! What it does not see: accesses through a shared window's raw memory
 //! ([`crate::SharedView`] loads and stores), pairs from one origin (MPI leaves their
 //! order to `accumulate_ordering` and to flushes, which the transport keeps), and pairs
-//! that were unsynchronized but did not overlap in time in this run. A ring that
+//! that were unsynchronized but did not overlap in time in this run (outside one
+//! exposure epoch). A ring that
 //! wraps before a reader got to it is reported once (tracing, warn).
 
 use rma_backends::AnyWindow;
@@ -171,13 +177,19 @@ struct Rec {
     line: u32,
     col: u32,
     file: std::borrow::Cow<'static, str>,
+    /// Made in a PSCW access epoch: for the target it completes only at its wait
+    /// (every origin's calls in one exposure epoch are unordered with each other).
+    exposure: bool,
 }
+
+/// The bit of a record's kind byte that marks a call of a PSCW access epoch.
+const EXPOSURE: u8 = 0x80;
 
 impl Rec {
     fn encode(&self, runs: &[(u64, u64)], out: &mut [u8; PAYLOAD]) {
         out.fill(0);
         out[0..4].copy_from_slice(&self.origin.to_le_bytes());
-        out[4] = self.kind as u8;
+        out[4] = self.kind as u8 | if self.exposure { EXPOSURE } else { 0 };
         out[5] = self.basic;
         out[6] = self.op;
         out[7] = runs.len() as u8;
@@ -202,7 +214,7 @@ impl Rec {
         let len = file.iter().position(|&c| c == 0).unwrap_or(FILE);
         Some(Rec {
             origin: u32_at(0),
-            kind: Kind::from_u8(b[4])?,
+            kind: Kind::from_u8(b[4] & !EXPOSURE)?,
             basic: b[5],
             op: b[6],
             runs: match n {
@@ -218,6 +230,7 @@ impl Rec {
             line: u32_at(24),
             col: u32_at(28),
             file: String::from_utf8_lossy(&file[..len]).into_owned().into(),
+            exposure: b[4] & EXPOSURE != 0,
         })
     }
 
@@ -308,12 +321,13 @@ fn overlap(a: &Rec, b: &Rec) -> Option<(u64, u64)> {
     })
 }
 
-/// The report of `mine` and `other` at `target`, if they conflict.
-fn conflict(target: usize, mine: &Rec, other: &Rec) -> Option<String> {
+/// The report of `mine` and `other` at `target`, if they conflict: overlap in time
+/// when `timed`, else (calls of one PSCW exposure epoch) always.
+fn conflict(target: usize, mine: &Rec, other: &Rec, timed: bool) -> Option<String> {
     if mine.origin == other.origin {
         return None;
     }
-    if !(other.issued < mine.completed && mine.issued < other.completed) {
+    if timed && !(other.issued < mine.completed && mine.issued < other.completed) {
         return None;
     }
     let (lo, hi) = overlap(mine, other)?;
@@ -339,6 +353,10 @@ struct State {
     /// closing call, as MPI has it. In a passive-target epoch a fetching call is
     /// complete when it returns (rma delivers its result in place).
     active: bool,
+    /// A PSCW access epoch (start) is open: its calls are marked as such.
+    started: bool,
+    /// This rank's clock when its open exposure epoch (post) began.
+    exposure: Option<u64>,
     warned: bool,
 }
 
@@ -388,9 +406,7 @@ impl<'w> Checker<'w> {
 
     /// A fresh stamp of `target`'s clock (`n` ticks taken; the first returned).
     fn tick(&self, target: usize, n: u64) -> Result<u64> {
-        self.with_log(|l| {
-            l.fetch_and_op_bits(Rank::new(target as u32), CLOCK, BasicType::U64, Op::Sum, n)
-        })
+        self.with_log(|l| tick(l, target, n))
     }
 
     fn site() -> (u32, u32, std::borrow::Cow<'static, str>) {
@@ -405,6 +421,7 @@ impl<'w> Checker<'w> {
         let t = target.index().unwrap_or(0);
         let issued = self.tick(t, 1)?;
         let (line, col, file) = Self::site();
+        let mut st = self.state();
         let rec = Rec {
             origin: self.me as u32,
             kind,
@@ -416,8 +433,9 @@ impl<'w> Checker<'w> {
             line,
             col,
             file,
+            exposure: st.started,
         };
-        if let Some(v) = self.state().open.get_mut(t) {
+        if let Some(v) = st.open.get_mut(t) {
             v.push(rec);
         }
         Ok(())
@@ -485,6 +503,7 @@ impl<'w> Checker<'w> {
             line,
             col,
             file,
+            exposure: false,
         };
         self.state().done[self.me].push(rec);
         self.append_and_check(self.me, false)
@@ -531,6 +550,45 @@ impl<'w> Checker<'w> {
         Ok(())
     }
 
+    /// An exposure epoch (post) begins: its clock now is where the calls of the
+    /// epoch's origins will be found.
+    pub(crate) fn exposure_begins(&self) -> Result<()> {
+        let now = self.tick(self.me, 0)?;
+        self.state().exposure = Some(now);
+        Ok(())
+    }
+
+    /// The exposure epoch ended (wait, or test that found it over): every origin
+    /// has completed and appended its calls to this rank's log. MPI leaves the calls
+    /// of different origins in one exposure epoch unordered, however they fell in
+    /// time, so each pair of them that touches the same bytes is compared.
+    pub(crate) fn exposure_ends(&self) -> Result<()> {
+        let Some(from) = self.state().exposure.take() else {
+            return Ok(());
+        };
+        let me = Rank::new(self.me as u32);
+        let calls: Vec<Rec> = self.with_log(|l| {
+            let now = tick(l, self.me, 0)?;
+            let from = if now - from > SLOTS as u64 {
+                self.warn_once(self.me);
+                now - SLOTS as u64
+            } else {
+                from
+            };
+            self.read(l, me, from, now)
+        })?;
+        let calls: Vec<&Rec> = calls.iter().filter(|r| r.exposure).collect();
+        let mut reports = Vec::new();
+        for (i, a) in calls.iter().enumerate() {
+            for b in &calls[i + 1..] {
+                if let Some(msg) = conflict(self.me, b, a, false) {
+                    reports.push(msg);
+                }
+            }
+        }
+        self.verdict(&reports)
+    }
+
     /// A fence begins: its flush leaves the calls open.
     pub(crate) fn fence_begins(&self, on: bool) {
         self.state().in_fence = on;
@@ -570,6 +628,11 @@ impl<'w> Checker<'w> {
     /// Appends the completed records for `t` to its log and checks them against the
     /// records appended since the oldest of them was issued.
     fn append_and_check(&self, t: usize, complete_open: bool) -> Result<()> {
+        // the logs' window is held for the whole exchange (one lock, not one a call)
+        self.with_log(|l| self.append_and_check_on(l, t, complete_open))
+    }
+
+    fn append_and_check_on(&self, l: &AnyWindow<'w>, t: usize, complete_open: bool) -> Result<()> {
         let (mut mine, mut fresh) = {
             let mut st = self.state();
             let done = std::mem::take(&mut st.done[t]);
@@ -593,7 +656,7 @@ impl<'w> Checker<'w> {
         // the slots are ticks of the clock: a record's slot is at or after the stamp
         // that completed its call; calls completed by the synchronization now ending
         // take the first slot as that stamp
-        let first = self.tick(t, k.max(1))?;
+        let first = tick(l, t, k.max(1))?;
         mine.extend(fresh.drain(..).map(|mut r| {
             r.completed = first;
             r
@@ -609,21 +672,26 @@ impl<'w> Checker<'w> {
         // the slots' old tags go first: a reader that read one before sees it change
         // (it would otherwise take this payload for the old record)
         if n == 1 {
-            self.put(target, TAGS + 8 * (start as usize % SLOTS), &[0; 8])?;
+            put(l, target, TAGS + 8 * (start as usize % SLOTS), &[0; 8])?;
         } else {
             let zeros = vec![0u8; 8 * n];
-            self.ranged(start, n, |slot, i, len| {
-                self.put(target, TAGS + 8 * slot, &zeros[8 * i..8 * (i + len)])
+            ranged(start, n, |slot, i, len| {
+                put(l, target, TAGS + 8 * slot, &zeros[8 * i..8 * (i + len)])
             })?;
         }
-        self.with_log(|l| l.flush(target))?;
+        l.flush(target)?;
         if k == 1 {
             // the common case: one record, no buffer to allocate
             mine[0].encode(mine[0].runs.as_slice(), &mut one);
-            self.put(target, PAYLOADS + PAYLOAD * (start as usize % SLOTS), &one)?;
-            self.with_log(|l| l.flush(target))?;
+            put(
+                l,
+                target,
+                PAYLOADS + PAYLOAD * (start as usize % SLOTS),
+                &one,
+            )?;
+            l.flush(target)?;
             let tag = tag(start, self.me).to_le_bytes();
-            self.put(target, TAGS + 8 * (start as usize % SLOTS), &tag)?;
+            put(l, target, TAGS + 8 * (start as usize % SLOTS), &tag)?;
         } else {
             let mut pay = Vec::with_capacity(PAYLOAD * (k as usize));
             for r in &mine {
@@ -633,27 +701,28 @@ impl<'w> Checker<'w> {
                 }
             }
             let pay = &pay[PAYLOAD * skip as usize..];
-            self.ranged(start, n, |slot, i, len| {
-                self.put(
+            ranged(start, n, |slot, i, len| {
+                put(
+                    l,
                     target,
                     PAYLOADS + PAYLOAD * slot,
                     &pay[PAYLOAD * i..PAYLOAD * (i + len)],
                 )
             })?;
-            self.with_log(|l| l.flush(target))?;
+            l.flush(target)?;
             let tags: Vec<u8> = (0..n as u64)
                 .flat_map(|i| tag(start + i, self.me).to_le_bytes())
                 .collect();
-            self.ranged(start, n, |slot, i, len| {
-                self.put(target, TAGS + 8 * slot, &tags[8 * i..8 * (i + len)])
+            ranged(start, n, |slot, i, len| {
+                put(l, target, TAGS + 8 * slot, &tags[8 * i..8 * (i + len)])
             })?;
         }
-        self.with_log(|l| l.flush(target))?;
+        l.flush(target)?;
         // the records that may overlap in time: those in slots after the oldest issue
         // stamp (one in an earlier slot completed before that stamp), up to the clock
         // now (of two origins appending at once, the one that reads later sees the
         // other's record: each writes before it reads)
-        let now = self.tick(t, 0)?;
+        let now = tick(l, t, 0)?;
         let from = mine
             .iter()
             .map(|r| r.issued)
@@ -666,11 +735,11 @@ impl<'w> Checker<'w> {
         } else {
             from
         };
-        let others = self.read(target, from, now)?;
+        let others = self.read(l, target, from, now)?;
         let mut reports = Vec::new();
         for o in &others {
             for m in &mine {
-                if let Some(msg) = conflict(t, m, o) {
+                if let Some(msg) = conflict(t, m, o, true) {
                     reports.push(msg);
                 }
             }
@@ -686,10 +755,16 @@ impl<'w> Checker<'w> {
                 st.open[t] = fresh;
             }
         }
+        self.verdict(&reports)
+    }
+
+    /// The outcome of a comparison that found `reports`: the first as an
+    /// RMA_CONFLICT error, or (`conflicts_log`) each logged and success.
+    fn verdict(&self, reports: &[String]) -> Result<()> {
         match (reports.first(), self.mode) {
             (None, _) => Ok(()),
             (Some(_), CheckMode::ConflictsLog) => {
-                for r in &reports {
+                for r in reports {
                     tracing::warn!("RMA conflict: {r}");
                 }
                 Ok(())
@@ -715,36 +790,16 @@ impl<'w> Checker<'w> {
         }
     }
 
-    fn put(&self, target: Rank, byte: usize, data: &[u8]) -> Result<()> {
-        let at = Access {
-            target,
-            base: byte,
-            layout: &Contiguous(data.len()),
-            exclusive: false,
-        };
-        self.with_log(|l| l.put(at, data))
-    }
-
-    fn get(&self, target: Rank, byte: usize, out: &mut [u8]) -> Result<()> {
-        let at = Access {
-            target,
-            base: byte,
-            layout: &Contiguous(out.len()),
-            exclusive: false,
-        };
-        self.with_log(|l| l.get(at, out))
-    }
-
     /// The records of other origins in slots `from..to` of `target`'s log whose tags
     /// read the same before and after their payloads.
-    fn read(&self, target: Rank, from: u64, to: u64) -> Result<Vec<Rec>> {
+    fn read(&self, l: &AnyWindow<'w>, target: Rank, from: u64, to: u64) -> Result<Vec<Rec>> {
         let n = (to - from) as usize;
         if n == 0 {
             return Ok(Vec::new());
         }
         let tags_into = |buf: &mut [u8]| {
-            self.ranged(from, n, |slot, i, len| {
-                self.get(target, TAGS + 8 * slot, &mut buf[8 * i..8 * (i + len)])
+            ranged(from, n, |slot, i, len| {
+                get(l, target, TAGS + 8 * slot, &mut buf[8 * i..8 * (i + len)])
             })
         };
         let tag_at = |b: &[u8], i: usize| {
@@ -771,8 +826,9 @@ impl<'w> Checker<'w> {
         let wanted: Vec<usize> = (lo..=hi).filter(|&i| other(i)).collect();
         let m = hi + 1 - lo;
         let mut pay = vec![0u8; PAYLOAD * m];
-        self.ranged(from + lo as u64, m, |slot, i, len| {
-            self.get(
+        ranged(from + lo as u64, m, |slot, i, len| {
+            get(
+                l,
                 target,
                 PAYLOADS + PAYLOAD * slot,
                 &mut pay[PAYLOAD * i..PAYLOAD * (i + len)],
@@ -785,23 +841,6 @@ impl<'w> Checker<'w> {
             .filter(|&i| tag_at(&after, i) == tag_at(before, i))
             .filter_map(|i| Rec::decode(&pay[PAYLOAD * (i - lo)..PAYLOAD * (i - lo + 1)]))
             .collect())
-    }
-
-    /// Calls `f(slot, index, len)` for the one or two contiguous pieces of the ring
-    /// that slots `from..from + n` occupy.
-    fn ranged(
-        &self,
-        from: u64,
-        n: usize,
-        mut f: impl FnMut(usize, usize, usize) -> Result<()>,
-    ) -> Result<()> {
-        let start = from as usize % SLOTS;
-        let first = n.min(SLOTS - start);
-        f(start, 0, first)?;
-        if first < n {
-            f(0, first, n - first)?;
-        }
-        Ok(())
     }
 
     /// Frees the logs' window (collective); later calls fail with class WIN.
@@ -818,6 +857,46 @@ impl<'w> Checker<'w> {
     }
 }
 
+/// A fresh stamp of `target`'s clock in the logs' window `l` (`n` ticks taken; the
+/// first returned).
+fn tick(l: &AnyWindow<'_>, target: usize, n: u64) -> Result<u64> {
+    l.fetch_and_op_bits(Rank::new(target as u32), CLOCK, BasicType::U64, Op::Sum, n)
+}
+
+/// `data` to byte `byte` of `target`'s log.
+fn put(l: &AnyWindow<'_>, target: Rank, byte: usize, data: &[u8]) -> Result<()> {
+    let at = Access {
+        target,
+        base: byte,
+        layout: &Contiguous(data.len()),
+        exclusive: false,
+    };
+    l.put(at, data)
+}
+
+/// Bytes from byte `byte` of `target`'s log into `out`.
+fn get(l: &AnyWindow<'_>, target: Rank, byte: usize, out: &mut [u8]) -> Result<()> {
+    let at = Access {
+        target,
+        base: byte,
+        layout: &Contiguous(out.len()),
+        exclusive: false,
+    };
+    l.get(at, out)
+}
+
+/// Calls `f(slot, index, len)` for the one or two contiguous pieces of the ring
+/// that slots `from..from + n` occupy.
+fn ranged(from: u64, n: usize, mut f: impl FnMut(usize, usize, usize) -> Result<()>) -> Result<()> {
+    let start = from as usize % SLOTS;
+    let first = n.min(SLOTS - start);
+    f(start, 0, first)?;
+    if first < n {
+        f(0, first, n - first)?;
+    }
+    Ok(())
+}
+
 /// What a [`crate::Window`] asks of its checker (a trait object, so that the window
 /// stays covariant in its world's lifetime).
 pub(crate) trait Hooks: std::fmt::Debug {
@@ -827,8 +906,12 @@ pub(crate) trait Hooks: std::fmt::Debug {
     fn fence_begins(&self, on: bool);
     /// See [`Checker::fence_passed`].
     fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()>;
-    /// An active-target access epoch (fence or start) opens or closes.
-    fn active_epoch(&self, on: bool);
+    /// An active-target access epoch opens or closes (`start`: a PSCW one).
+    fn active_epoch(&self, on: bool, start: bool);
+    /// See [`Checker::exposure_begins`].
+    fn exposure_begins(&self) -> Result<()>;
+    /// See [`Checker::exposure_ends`].
+    fn exposure_ends(&self) -> Result<()>;
 }
 
 impl Hooks for Checker<'_> {
@@ -841,8 +924,16 @@ impl Hooks for Checker<'_> {
     fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()> {
         Checker::fence_passed(self, barrier)
     }
-    fn active_epoch(&self, on: bool) {
-        self.state().active = on;
+    fn active_epoch(&self, on: bool, start: bool) {
+        let mut st = self.state();
+        st.active = on;
+        st.started = on && start;
+    }
+    fn exposure_begins(&self) -> Result<()> {
+        Checker::exposure_begins(self)
+    }
+    fn exposure_ends(&self) -> Result<()> {
+        Checker::exposure_ends(self)
     }
 }
 
@@ -1185,15 +1276,19 @@ mod tests {
             line: 7,
             col: 3,
             file: "src/x.rs".into(),
+            exposure: false,
         }
     }
 
     #[test]
     fn a_record_survives_its_encoding() {
-        let r = rec(3, Kind::Acc, Op::Sum, &[(0, 8), (16, 24)], (5, 9));
-        let mut b = [0u8; PAYLOAD];
-        r.encode(r.runs.as_slice(), &mut b);
-        assert_eq!(Rec::decode(&b), Some(r));
+        for exposure in [false, true] {
+            let mut r = rec(3, Kind::Acc, Op::Sum, &[(0, 8), (16, 24)], (5, 9));
+            r.exposure = exposure;
+            let mut b = [0u8; PAYLOAD];
+            r.encode(r.runs.as_slice(), &mut b);
+            assert_eq!(Rec::decode(&b), Some(r));
+        }
     }
 
     #[test]
@@ -1216,22 +1311,54 @@ mod tests {
             (at(0, Write, Op::Sum), at(0, Write, Op::Sum), false), // one origin
         ];
         for (a, b, conflicts) in pairs {
-            assert_eq!(conflict(0, &a, &b).is_some(), conflicts, "{a:?} vs {b:?}");
+            assert_eq!(
+                conflict(0, &a, &b, true).is_some(),
+                conflicts,
+                "{a:?} vs {b:?}"
+            );
         }
         let mut other_type = at(1, Acc, Op::Sum);
         other_type.basic = BasicType::F64 as u8;
-        assert!(conflict(0, &at(0, Acc, Op::Sum), &other_type).is_some());
+        assert!(conflict(0, &at(0, Acc, Op::Sum), &other_type, true).is_some());
     }
 
     #[test]
     fn only_overlap_in_bytes_and_time_conflicts() {
         let a = rec(0, Kind::Write, Op::Sum, &[(0, 8)], (1, 5));
-        assert!(conflict(0, &a, &rec(1, Kind::Write, Op::Sum, &[(8, 16)], (1, 5))).is_none());
-        assert!(conflict(0, &a, &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (5, 9))).is_none());
-        let msg = conflict(0, &a, &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (4, 9))).unwrap();
+        assert!(conflict(
+            0,
+            &a,
+            &rec(1, Kind::Write, Op::Sum, &[(8, 16)], (1, 5)),
+            true
+        )
+        .is_none());
+        assert!(conflict(
+            0,
+            &a,
+            &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (5, 9)),
+            true
+        )
+        .is_none());
+        let msg = conflict(
+            0,
+            &a,
+            &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (4, 9)),
+            true,
+        )
+        .unwrap();
         assert!(
             msg.contains("bytes 4..8") && msg.contains("src/x.rs:7:3"),
             "{msg}"
         );
+        // untimed (one PSCW exposure epoch): apart in time, still a conflict
+        let later = rec(1, Kind::Write, Op::Sum, &[(4, 12)], (5, 9));
+        assert!(conflict(0, &a, &later, false).is_some());
+        assert!(conflict(
+            0,
+            &a,
+            &rec(1, Kind::Write, Op::Sum, &[(8, 16)], (5, 9)),
+            false
+        )
+        .is_none());
     }
 }

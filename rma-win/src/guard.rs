@@ -412,8 +412,10 @@ impl PostEpoch<'_, '_> {
         }
         self.win.set_guard(EXPOSURE_GUARD, false);
         let done = self.win.test();
-        match done {
+        match &done {
+            // a conflict the checker found at the end is returned with the epoch over
             Ok(true) => self.ended = true,
+            Err(e) if e.class() == crate::ErrorClass::RmaConflict => self.ended = true,
             _ => self.win.set_guard(EXPOSURE_GUARD, true),
         }
         done

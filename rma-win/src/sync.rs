@@ -426,7 +426,7 @@ impl Window<'_> {
             ep.fence = !assert.contains(Assert::NOSUCCEED);
             ep.pending = false;
             if let Some(c) = &self.check {
-                c.active_epoch(ep.fence);
+                c.active_epoch(ep.fence, false);
             }
         }
         match &self.check {
@@ -500,7 +500,7 @@ impl Window<'_> {
         }
         ep.fence = false;
         if let Some(c) = &self.check {
-            c.active_epoch(false);
+            c.active_epoch(false, false);
         }
         Ok(())
     }
@@ -1009,6 +1009,9 @@ impl Window<'_> {
             ));
         }
         self.leave_fence("post")?;
+        if let Some(c) = &self.check {
+            c.exposure_begins()?;
+        }
         for &o in &ranks {
             self.win.post_to(o)?;
         }
@@ -1071,7 +1074,7 @@ impl Window<'_> {
         }
         self.leave_fence("start")?;
         if let Some(c) = &self.check {
-            c.active_epoch(true);
+            c.active_epoch(true, true);
         }
         self.epochs.borrow_mut().start = Some(Started {
             posted: vec![false; ranks.len()],
@@ -1127,7 +1130,7 @@ impl Window<'_> {
         // complete it twice
         self.epochs.borrow_mut().start = None;
         if let Some(c) = &self.check {
-            c.active_epoch(false);
+            c.active_epoch(false, false);
         }
         for &t in &st.group {
             self.win.complete_to(t)?;
@@ -1175,7 +1178,11 @@ impl Window<'_> {
             self.win.wait_completed(o, due[o])?;
         }
         self.epochs.borrow_mut().post = None;
-        Ok(())
+        // a conflict found now is returned with the epoch over
+        match &self.check {
+            Some(c) => c.exposure_ends(),
+            None => Ok(()),
+        }
     }
 
     /// Like [`Window::wait`] without blocking: `Ok(true)` (and the epoch ends) if every
@@ -1220,11 +1227,17 @@ impl Window<'_> {
         }
         if done {
             ep.post = None;
-        } else {
-            // an origin that died will never complete: say so, as wait does
-            self.win.check_peers()?;
+            drop(ep);
+            // a conflict found now is returned with the epoch over
+            if let Some(c) = &self.check {
+                c.exposure_ends()?;
+            }
+            return Ok(true);
         }
-        Ok(done)
+        drop(ep);
+        // an origin that died will never complete: say so, as wait does
+        self.win.check_peers()?;
+        Ok(false)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::{expect_class, scaled};
 use rma_win::{
-    Assert, Datatype, ErrorClass, Info, LockType, Op, Rank, Result, Target, Window, World,
+    Assert, Datatype, ErrorClass, Group, Info, LockType, Op, Rank, Result, Target, Window, World,
 };
 
 /// `info` with the checker on in `mode`.
@@ -61,11 +61,29 @@ pub(crate) fn conflicts(world: &World, info: &Info) -> Result<()> {
     let sum = |w: &Window<'_>| w.accumulate(&[1i64], zero, 0, Op::Sum);
     let max = |w: &Window<'_>| w.accumulate(&[1i64], zero, 0, Op::Max);
     let other_type = |w: &Window<'_>| w.accumulate(&[1u64], zero, 0, Op::Sum);
-    let cases: [(&str, bool); 7] = [
+    let fetch_sum = |w: &Window<'_>| w.fetch_and_op(1i64, zero, 0, Op::Sum).map(drop);
+    let cas = |w: &Window<'_>| w.compare_and_swap(1i64, 0i64, zero, 0).map(drop);
+    let get_acc = |w: &Window<'_>| {
+        let mut old = [0i64];
+        w.get_accumulate(&[1i64], &mut old, zero, 0, Op::Sum)
+    };
+    let cases: [(&str, bool); 10] = [
         ("put and put", fence_pair(world, &win, put, put)?),
         ("put and get", fence_pair(world, &win, put, get)?),
         ("put and accumulate", fence_pair(world, &win, put, sum)?),
         ("get and accumulate", fence_pair(world, &win, get, sum)?),
+        (
+            "fetch_and_op (SUM) and compare_and_swap",
+            fence_pair(world, &win, fetch_sum, cas)?,
+        ),
+        (
+            "get_accumulate and put",
+            fence_pair(world, &win, get_acc, put)?,
+        ),
+        (
+            "fetch_and_op and an accumulate of another type",
+            fence_pair(world, &win, fetch_sum, other_type)?,
+        ),
         (
             "accumulates with different ops",
             fence_pair(world, &win, sum, max)?,
@@ -113,6 +131,48 @@ pub(crate) fn conflicts(world: &World, info: &Info) -> Result<()> {
         "a put and a get in flight together under lock_all were not reported"
     );
     win.unlock_all()?;
+
+    // generalized active target: ranks 1 and 2 put to one element of rank 0 in
+    // access epochs of one exposure epoch, whenever each runs: reported at the
+    // target's wait (or at a complete that saw the other)
+    let origins = Group::new(&[1, 2])?;
+    let only_zero = Group::new(&[0])?;
+    let completed = match world.rank() {
+        0 => {
+            win.post(&origins, Assert::NONE)?;
+            win.wait()
+        }
+        1 | 2 => {
+            win.start(&only_zero, Assert::NONE)?;
+            win.put(&[world.rank() as i64], zero, 3)?;
+            win.complete()
+        }
+        _ => Ok(()),
+    };
+    assert!(
+        reports(world, completed)? > 0,
+        "two puts in one PSCW exposure epoch were not reported"
+    );
+
+    // through target handles under lock_all: a put and a fetch_add in flight together
+    {
+        let epoch = win.lock_all_epoch(Assert::NONE)?;
+        let h = epoch.target(zero)?;
+        if world.rank() == 1 {
+            h.put(&[1i64], 5)?;
+        }
+        world.barrier()?;
+        if world.rank() == 2 {
+            h.fetch_add(1i64, 5)?;
+        }
+        world.barrier()?;
+        let flushed = h.flush();
+        assert!(
+            reports(world, flushed)? > 0,
+            "a handle's put and another's fetch_add in flight together were not reported"
+        );
+        epoch.unlock()?;
+    }
 
     // a local store and a load while a put to the same bytes is in flight
     for load in [false, true] {
@@ -257,6 +317,21 @@ pub(crate) fn allowed(world: &World, info: &Info) -> Result<()> {
     win.fence(Assert::NONE)?;
     assert_eq!(got, [77]);
 
+    // PSCW orders them: rank 1's exposure-epoch put, then (after rank 0's wait and a
+    // new post) rank 2's put to the same element
+    for origin in [1usize, 2] {
+        let only = Group::new(&[origin])?;
+        if me == 0 {
+            win.post(&only, Assert::NONE)?;
+            win.wait()?;
+        } else if me == origin {
+            win.start(&Group::new(&[0])?, Assert::NONE)?;
+            win.put(&[origin as i64], zero, 44)?;
+            win.complete()?;
+        }
+        world.barrier()?;
+    }
+
     // exact results of the above
     world.barrier()?;
     if me == 0 {
@@ -274,6 +349,7 @@ pub(crate) fn allowed(world: &World, info: &Info) -> Result<()> {
             );
         }
         assert_eq!(v[41], 44);
+        assert_eq!(v[44], 2, "PSCW-ordered puts, rank 2 last");
     }
     world.barrier()?;
     win.free()?;
