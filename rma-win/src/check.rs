@@ -58,6 +58,9 @@ use std::sync::{Mutex, PoisonError};
 
 /// Slots of each rank's log.
 const SLOTS: usize = 2048;
+/// Complete records a target's list holds before they go to its log without waiting
+/// for a synchronization.
+const EARLY: usize = 256;
 /// Bytes of a record's payload.
 const PAYLOAD: usize = 160;
 /// Runs a record holds (a call with more runs takes several records).
@@ -283,10 +286,23 @@ fn basic_name(b: u8) -> &'static str {
         .map_or("an unknown type", |t| t.name())
 }
 
+/// How two records are compared.
+#[derive(Clone, Copy, Debug)]
+struct How {
+    /// Only calls that overlapped in time conflict (`false`: the calls of one PSCW
+    /// exposure epoch, unordered whenever they ran).
+    timed: bool,
+    /// The window's `accumulate_ops` is `same_op`: NO_OP mixes with no other op.
+    same_op: bool,
+}
+
 /// Whether two accesses to overlapping bytes are allowed to overlap in time, and if
 /// not, the rule they break.
-fn rule(a: &Rec, b: &Rec) -> Option<&'static str> {
-    if a.reads() && b.reads() {
+fn rule(a: &Rec, b: &Rec, same_op: bool) -> Option<&'static str> {
+    if a.reads()
+        && b.reads()
+        && !(same_op && a.kind == Kind::Acc && b.kind == Kind::Acc && a.op != b.op)
+    {
         return None;
     }
     if a.kind == Kind::Acc && b.kind == Kind::Acc {
@@ -295,7 +311,13 @@ fn rule(a: &Rec, b: &Rec) -> Option<&'static str> {
         }
         let no_op = Op::NoOp as u8;
         let replace = |o: u8| o == Op::Replace as u8 || o == CAS;
-        if a.op == b.op || a.op == no_op || b.op == no_op || (replace(a.op) && replace(b.op)) {
+        if a.op == b.op || (replace(a.op) && replace(b.op)) {
+            return None;
+        }
+        if same_op {
+            return Some("concurrent accumulate-family calls to one location must use the same op (accumulate_ops=same_op: NO_OP included)");
+        }
+        if a.op == no_op || b.op == no_op {
             return None;
         }
         return Some("concurrent accumulate-family calls to one location must use the same op or NO_OP (accumulate_ops=same_op_no_op)");
@@ -311,6 +333,21 @@ fn rule(a: &Rec, b: &Rec) -> Option<&'static str> {
     Some("a put and another put or a get to one location conflict unless ordered by a synchronization")
 }
 
+/// Of two outcomes, the one to report: the first error, but a failure other than a
+/// conflict before a conflict (it says more about what went wrong).
+fn worse(a: Result<()>, b: Result<()>) -> Result<()> {
+    match (&a, &b) {
+        (Ok(()), _) => b,
+        (Err(x), Err(y))
+            if x.class() == rma_core::ErrorClass::RmaConflict
+                && y.class() != rma_core::ErrorClass::RmaConflict =>
+        {
+            b
+        }
+        _ => a,
+    }
+}
+
 /// The first byte range the two records share.
 fn overlap(a: &Rec, b: &Rec) -> Option<(u64, u64)> {
     a.runs.as_slice().iter().find_map(|&(s, e)| {
@@ -321,17 +358,16 @@ fn overlap(a: &Rec, b: &Rec) -> Option<(u64, u64)> {
     })
 }
 
-/// The report of `mine` and `other` at `target`, if they conflict: overlap in time
-/// when `timed`, else (calls of one PSCW exposure epoch) always.
-fn conflict(target: usize, mine: &Rec, other: &Rec, timed: bool) -> Option<String> {
+/// The report of `mine` and `other` at `target`, if they conflict.
+fn conflict(target: usize, mine: &Rec, other: &Rec, how: How) -> Option<String> {
     if mine.origin == other.origin {
         return None;
     }
-    if timed && !(other.issued < mine.completed && mine.issued < other.completed) {
+    if how.timed && !(other.issued < mine.completed && mine.issued < other.completed) {
         return None;
     }
     let (lo, hi) = overlap(mine, other)?;
-    let why = rule(mine, other)?;
+    let why = rule(mine, other, how.same_op)?;
     Some(format!(
         "{} and {} both touch bytes {lo}..{hi} of rank {target}'s window with no synchronization between them: {why}",
         other.describe(target),
@@ -357,13 +393,23 @@ struct State {
     started: bool,
     /// This rank's clock when its open exposure epoch (post) began.
     exposure: Option<u64>,
+    /// What an exchange made between synchronizations found (records of fetching
+    /// calls appended early so that a long passive epoch keeps a bounded list),
+    /// returned by the next synchronization.
+    deferred: Option<Error>,
     warned: bool,
 }
 
 /// A checked window's log and records; shared by the window and its transport wrapper.
 pub(crate) struct Checker<'w> {
-    /// The logs' window (taken out when freed).
-    log: Mutex<Option<AnyWindow<'w>>>,
+    /// The logs' window.
+    log: Mutex<AnyWindow<'w>>,
+    /// The logs' window was freed (it stays in place until the checker drops, so that
+    /// its collective drop comes after the checked window's on every rank, whether a
+    /// rank freed the window or only dropped it).
+    freed: std::sync::atomic::AtomicBool,
+    /// The window's `accumulate_ops` is `same_op`.
+    same_op: bool,
     me: usize,
     mode: CheckMode,
     state: Mutex<State>,
@@ -376,9 +422,17 @@ impl std::fmt::Debug for Checker<'_> {
 }
 
 impl<'w> Checker<'w> {
-    pub(crate) fn new(log: AnyWindow<'w>, me: usize, size: usize, mode: CheckMode) -> Checker<'w> {
+    pub(crate) fn new(
+        log: AnyWindow<'w>,
+        me: usize,
+        size: usize,
+        mode: CheckMode,
+        same_op: bool,
+    ) -> Checker<'w> {
         Checker {
-            log: Mutex::new(Some(log)),
+            log: Mutex::new(log),
+            freed: std::sync::atomic::AtomicBool::new(false),
+            same_op,
             me,
             mode,
             state: Mutex::new(State {
@@ -396,12 +450,12 @@ impl<'w> Checker<'w> {
     /// `f` on the logs' window (class WIN once it was freed).
     fn with_log<T>(&self, f: impl FnOnce(&AnyWindow<'w>) -> Result<T>) -> Result<T> {
         let log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
-        match log.as_ref() {
-            Some(l) => f(l),
-            None => Err(Error::InvalidWindow {
+        if self.freed.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::InvalidWindow {
                 reason: "the window was freed".into(),
-            }),
+            });
         }
+        f(&log)
     }
 
     /// A fresh stamp of `target`'s clock (`n` ticks taken; the first returned).
@@ -455,11 +509,27 @@ impl<'w> Checker<'w> {
                 open.truncate(open.len().saturating_sub(n));
             }
             Ok(_) if fetching && n > 0 && !self.state().active => {
-                let now = self.tick(t, 1)?;
+                let now = self.tick(t, 1);
                 let mut st = self.state();
-                if let Some(mut rec) = st.open[t].pop() {
-                    rec.completed = now;
-                    st.done[t].push(rec);
+                match (st.open[t].pop(), now) {
+                    (Some(mut rec), Ok(now)) => {
+                        rec.completed = now;
+                        st.done[t].push(rec);
+                        if st.done[t].len() >= EARLY {
+                            // complete calls go to the log now (a passive epoch of
+                            // gets needs no flush); what that finds waits for the
+                            // next synchronization
+                            drop(st);
+                            if let Err(e) = self.append_and_check(t, false) {
+                                self.state().deferred.get_or_insert(e);
+                            }
+                        }
+                    }
+                    // the call succeeded and delivered its result; its record goes
+                    // (the log's failure shows at the next synchronization, which
+                    // needs the log too)
+                    (_, Err(e)) => tracing::warn!("rma_check: a record was lost: {e}"),
+                    (None, Ok(_)) => {}
                 }
             }
             Ok(_) => {}
@@ -512,29 +582,32 @@ impl<'w> Checker<'w> {
     /// Completes the calls to `target` (every target for `None`) after a
     /// synchronization completed them, appends and checks them.
     pub(crate) fn completed(&self, target: Option<usize>) -> Result<()> {
-        let ts: Vec<usize> = {
-            let st = self.state();
+        let (ts, deferred) = {
+            let mut st = self.state();
             if st.in_fence {
                 return Ok(());
             }
-            match target {
+            let ts: Vec<usize> = match target {
                 Some(_) => Vec::new(),
                 None => (0..st.open.len())
                     .filter(|&t| !st.open[t].is_empty() || !st.done[t].is_empty())
                     .collect(),
-            }
+            };
+            (ts, st.deferred.take())
         };
+        let mut first = deferred.map_or(Ok(()), Err);
         if let Some(t) = target {
-            return self.append_and_check(t, true);
+            return worse(first, self.append_and_check(t, true));
         }
-        let mut first = Ok(());
         for t in ts {
-            let r = self.append_and_check(t, true);
-            if first.is_ok() {
-                first = r;
-            }
+            first = worse(first, self.append_and_check(t, true));
         }
         first
+    }
+
+    /// [`Checker::stamp`] for a target rank.
+    fn stamp_index(&self, target: Rank) -> Result<()> {
+        self.stamp(target.index().unwrap_or(0))
     }
 
     /// Stamps the open calls to `t` complete.
@@ -575,13 +648,22 @@ impl<'w> Checker<'w> {
             } else {
                 from
             };
-            self.read(l, me, from, now)
+            // the target's own start-epoch calls to itself count too
+            self.read(l, me, from, now, true)
         })?;
         let calls: Vec<&Rec> = calls.iter().filter(|r| r.exposure).collect();
         let mut reports = Vec::new();
         for (i, a) in calls.iter().enumerate() {
             for b in &calls[i + 1..] {
-                if let Some(msg) = conflict(self.me, b, a, false) {
+                if let Some(msg) = conflict(
+                    self.me,
+                    b,
+                    a,
+                    How {
+                        timed: false,
+                        same_op: self.same_op,
+                    },
+                ) {
                     reports.push(msg);
                 }
             }
@@ -599,14 +681,15 @@ impl<'w> Checker<'w> {
     /// stamps lie between the epochs), then appends and checks, and waits for every
     /// rank to be done with the logs.
     pub(crate) fn fence_passed(&self, barrier: &dyn Fn() -> Result<()>) -> Result<()> {
-        let ts: Vec<usize> = {
+        let (ts, deferred) = {
             let mut st = self.state();
             st.in_fence = false;
-            (0..st.open.len())
+            let ts: Vec<usize> = (0..st.open.len())
                 .filter(|&t| !st.open[t].is_empty() || !st.done[t].is_empty())
-                .collect()
+                .collect();
+            (ts, st.deferred.take())
         };
-        let mut first = Ok(());
+        let mut first = deferred.map_or(Ok(()), Err);
         for &t in &ts {
             if let Err(e) = self.stamp(t) {
                 first = first.and(Err(e));
@@ -614,10 +697,7 @@ impl<'w> Checker<'w> {
         }
         barrier()?;
         for t in ts {
-            let r = self.append_and_check(t, false);
-            if first.is_ok() {
-                first = r;
-            }
+            first = worse(first, self.append_and_check(t, false));
         }
         // no rank leaves the fence (and perhaps drops the window, and its log with
         // it) while another still reads its log
@@ -735,11 +815,19 @@ impl<'w> Checker<'w> {
         } else {
             from
         };
-        let others = self.read(l, target, from, now)?;
+        let others = self.read(l, target, from, now, false)?;
         let mut reports = Vec::new();
         for o in &others {
             for m in &mine {
-                if let Some(msg) = conflict(t, m, o, true) {
+                if let Some(msg) = conflict(
+                    t,
+                    m,
+                    o,
+                    How {
+                        timed: true,
+                        same_op: self.same_op,
+                    },
+                ) {
                     reports.push(msg);
                 }
             }
@@ -792,7 +880,14 @@ impl<'w> Checker<'w> {
 
     /// The records of other origins in slots `from..to` of `target`'s log whose tags
     /// read the same before and after their payloads.
-    fn read(&self, l: &AnyWindow<'w>, target: Rank, from: u64, to: u64) -> Result<Vec<Rec>> {
+    fn read(
+        &self,
+        l: &AnyWindow<'w>,
+        target: Rank,
+        from: u64,
+        to: u64,
+        with_mine: bool,
+    ) -> Result<Vec<Rec>> {
         let n = (to - from) as usize;
         if n == 0 {
             return Ok(Vec::new());
@@ -817,7 +912,7 @@ impl<'w> Checker<'w> {
         // slots holding another origin's record (a tag names its slot and origin)
         let other = |i: usize| {
             let (slot, origin) = untag(tag_at(before, i));
-            slot == Some(from + i as u64) && origin != self.me
+            slot == Some(from + i as u64) && (with_mine || origin != self.me)
         };
         let (Some(lo), Some(hi)) = ((0..n).find(|&i| other(i)), (0..n).rev().find(|&i| other(i)))
         else {
@@ -836,6 +931,13 @@ impl<'w> Checker<'w> {
         })?;
         let mut after = vec![0u8; 8 * n];
         tags_into(&mut after)?;
+        if wanted
+            .iter()
+            .any(|&i| tag_at(&after, i) != tag_at(before, i))
+        {
+            // a slot rewritten while it was read: the ring went round under the reader
+            self.warn_once(target.index().unwrap_or(0));
+        }
         Ok(wanted
             .into_iter()
             .filter(|&i| tag_at(&after, i) == tag_at(before, i))
@@ -845,15 +947,15 @@ impl<'w> Checker<'w> {
 
     /// Frees the logs' window (collective); later calls fail with class WIN.
     fn free(&self) -> Result<()> {
-        let log = self
-            .log
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        match log {
-            Some(mut l) => l.free(),
-            None => Ok(()),
+        let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.freed.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
         }
+        // freed in place: it drops with the checker, after the checked window (see
+        // `freed`)
+        log.free()?;
+        self.freed.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -1089,18 +1191,19 @@ impl Transport for Checked<'_> {
         op: Op,
         value: u64,
     ) -> Result<()> {
+        // as the trait's default makes it (put, flush, signal), with the calls the
+        // flush completed stamped complete before the signal can be seen: a target
+        // that saw the signal may read the data at once
         let n = self
             .checker
             .record_at(&at, Kind::Write, BasicType::Byte, 0)?;
-        let span = Runs::One((signal as u64, signal as u64 + 8));
-        let signalled = self
-            .checker
-            .record(at.target, Kind::Acc, BasicType::U64, op as u8, span);
-        if let Err(e) = signalled {
-            return self.checker.settle(at.target, n, false, Err(e));
-        }
-        let r = self.inner.put_signal(at, data, signal, op, value);
-        self.checker.settle(at.target, n + 1, false, r)
+        let put = self.inner.put(at, data);
+        self.checker.settle(at.target, n, false, put)?;
+        self.inner.flush(at.target)?;
+        self.checker.stamp_index(at.target)?;
+        self.element(at.target, signal, BasicType::U64, op as u8, false, |w| {
+            w.accumulate_bits(at.target, signal, at.exclusive, BasicType::U64, op, value)
+        })
     }
     fn flush(&self, target: Rank) -> Result<()> {
         self.inner.flush(target)?;
@@ -1195,13 +1298,14 @@ fn mode_of(info: &rma_core::WinInfo) -> Result<Option<CheckMode>> {
 }
 
 /// The backend window `win` of a new window, wrapped in a checker when its info or
-/// the environment asks for one. Collective: when a mode is given, the ranks compare
-/// it first (a rank whose mode differs, or fails to parse, makes every rank fail with
-/// class INFO), then allocate the logs' window. On error `win` is freed.
+/// the environment asks for one. Collective: the ranks compare their modes first, on
+/// every creation (no mode counts as off; a rank whose mode differs, or fails to
+/// parse, makes every rank fail with class INFO), then allocate the logs' window;
+/// `info.check` then says the mode in effect. On error `win` is freed.
 pub(crate) fn wrap<'w>(
     world: &'w crate::World,
     mut win: AnyWindow<'w>,
-    info: &rma_core::WinInfo,
+    info: &mut rma_core::WinInfo,
 ) -> Result<(AnyWindow<'w>, Option<std::sync::Arc<dyn Hooks + 'w>>)> {
     use rma_core::{Backend, Services};
     // every creation compares the ranks' modes (no mode counts as off): a rank that
@@ -1231,7 +1335,11 @@ pub(crate) fn wrap<'w>(
     };
     let mode = match agreed {
         Ok(CheckMode::Off) => return Ok((win, None)),
-        Ok(m) => m,
+        Ok(m) => {
+            // the window's info reports the mode in effect, also one RMA_CHECK set
+            info.check = Some(m);
+            m
+        }
         Err(e) => {
             let _ = win.free();
             return Err(e);
@@ -1252,7 +1360,8 @@ pub(crate) fn wrap<'w>(
             return Err(e);
         }
     };
-    let checker = std::sync::Arc::new(Checker::new(log, world.rank(), world.size(), mode));
+    let same_op = info.accumulate_ops == rma_core::AccOps::SameOp;
+    let checker = std::sync::Arc::new(Checker::new(log, world.rank(), world.size(), mode, same_op));
     let wrapped = AnyWindow::Dyn(Box::new(Checked {
         inner: win,
         checker: std::sync::Arc::clone(&checker),
@@ -1263,6 +1372,15 @@ pub(crate) fn wrap<'w>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TIMED: How = How {
+        timed: true,
+        same_op: false,
+    };
+    const UNTIMED: How = How {
+        timed: false,
+        same_op: false,
+    };
 
     fn rec(origin: u32, kind: Kind, op: Op, runs: &[(u64, u64)], t: (u64, u64)) -> Rec {
         Rec {
@@ -1312,14 +1430,23 @@ mod tests {
         ];
         for (a, b, conflicts) in pairs {
             assert_eq!(
-                conflict(0, &a, &b, true).is_some(),
+                conflict(0, &a, &b, TIMED).is_some(),
                 conflicts,
                 "{a:?} vs {b:?}"
             );
         }
+        // accumulate_ops=same_op: NO_OP mixes with no other op
+        let same_op = How {
+            same_op: true,
+            ..TIMED
+        };
+        let sum_noop = (at(0, Acc, Op::Sum), at(1, Acc, Op::NoOp));
+        assert!(conflict(0, &sum_noop.0, &sum_noop.1, same_op).is_some());
+        assert!(conflict(0, &at(0, Acc, Op::Sum), &at(1, Acc, Op::Sum), same_op).is_none());
+        assert!(conflict(0, &at(0, Acc, Op::NoOp), &at(1, Acc, Op::NoOp), same_op).is_none());
         let mut other_type = at(1, Acc, Op::Sum);
         other_type.basic = BasicType::F64 as u8;
-        assert!(conflict(0, &at(0, Acc, Op::Sum), &other_type, true).is_some());
+        assert!(conflict(0, &at(0, Acc, Op::Sum), &other_type, TIMED).is_some());
     }
 
     #[test]
@@ -1329,21 +1456,21 @@ mod tests {
             0,
             &a,
             &rec(1, Kind::Write, Op::Sum, &[(8, 16)], (1, 5)),
-            true
+            TIMED
         )
         .is_none());
         assert!(conflict(
             0,
             &a,
             &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (5, 9)),
-            true
+            TIMED
         )
         .is_none());
         let msg = conflict(
             0,
             &a,
             &rec(1, Kind::Write, Op::Sum, &[(4, 12)], (4, 9)),
-            true,
+            TIMED,
         )
         .unwrap();
         assert!(
@@ -1352,12 +1479,12 @@ mod tests {
         );
         // untimed (one PSCW exposure epoch): apart in time, still a conflict
         let later = rec(1, Kind::Write, Op::Sum, &[(4, 12)], (5, 9));
-        assert!(conflict(0, &a, &later, false).is_some());
+        assert!(conflict(0, &a, &later, UNTIMED).is_some());
         assert!(conflict(
             0,
             &a,
             &rec(1, Kind::Write, Op::Sum, &[(8, 16)], (5, 9)),
-            false
+            UNTIMED
         )
         .is_none());
     }

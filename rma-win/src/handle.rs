@@ -622,7 +622,10 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
         Ok(())
     }
 
-    /// Sends the run being built (one accumulate; none when empty).
+    /// Sends the run being built (one accumulate; none when empty). A checked
+    /// window records it at the caller's site: the `add` that ends the run or the
+    /// `flush`.
+    #[track_caller]
     fn send(&mut self) -> Result<()> {
         if self.run.is_empty() {
             return Ok(());
@@ -635,6 +638,7 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
     /// Sends every pending addition and, in a passive-target epoch, completes them at
     /// origin and target (MPI_Win_flush); in a fence or start epoch they complete at
     /// the epoch's closing fence or complete, as every call there does.
+    #[track_caller]
     pub fn flush(&mut self) -> Result<()> {
         self.send()?;
         if self.handle.active {

@@ -94,7 +94,7 @@ pub(crate) struct Epochs {
     locks: Vec<Option<Held>>,
     lock_all: bool,
     start: Option<Started>,
-    post: Option<Vec<usize>>,
+    pub(crate) post: Option<Vec<usize>>,
     /// Per target: posts consumed by this rank's start epochs.
     posts_used: Vec<u32>,
     /// Per origin: completes this rank expects (one per post).
@@ -498,9 +498,11 @@ impl Window<'_> {
                 "calls of the current fence epoch are pending; close it with a fence first",
             ));
         }
-        ep.fence = false;
-        if let Some(c) = &self.check {
-            c.active_epoch(false, false);
+        // only a fence epoch ends here (a start epoch open beside it keeps its marks)
+        if std::mem::replace(&mut ep.fence, false) {
+            if let Some(c) = &self.check {
+                c.active_epoch(false, false);
+            }
         }
         Ok(())
     }

@@ -5,7 +5,8 @@
 
 use crate::{expect_class, scaled};
 use rma_win::{
-    Assert, Datatype, ErrorClass, Group, Info, LockType, Op, Rank, Result, Target, Window, World,
+    Assert, Cmp, Datatype, ErrorClass, Group, Info, LockType, Op, Rank, Result, SignalOp, Target,
+    Window, World,
 };
 
 /// `info` with the checker on in `mode`.
@@ -153,6 +154,30 @@ pub(crate) fn conflicts(world: &World, info: &Info) -> Result<()> {
         reports(world, completed)? > 0,
         "two puts in one PSCW exposure epoch were not reported"
     );
+    // the same with every rank exposed and accessing at once, each origin calling
+    // start before post (its post must not lose its access epoch's marks)
+    let found = match world.rank() {
+        0 => {
+            win.post(&origins, Assert::NONE)?;
+            win.start(&origins, Assert::NONE)?;
+            let completed = win.complete();
+            let waited = win.wait();
+            completed.and(waited)
+        }
+        1 | 2 => {
+            win.start(&only_zero, Assert::NONE)?;
+            win.post(&only_zero, Assert::NONE)?;
+            win.put(&[world.rank() as i64], zero, 6)?;
+            let completed = win.complete();
+            let waited = win.wait();
+            completed.and(waited)
+        }
+        _ => Ok(()),
+    };
+    assert!(
+        reports(world, found)? > 0,
+        "two puts in one PSCW exposure epoch (start before post) were not reported"
+    );
 
     // through target handles under lock_all: a put and a fetch_add in flight together
     {
@@ -217,6 +242,21 @@ pub(crate) fn conflicts(world: &World, info: &Info) -> Result<()> {
     world.barrier()?;
     win.free()?;
 
+    // accumulate_ops=same_op: SUM and NO_OP to one element conflict
+    let same_op = checked(info, "conflicts").with("accumulate_ops", "same_op");
+    let mut strict = Window::allocate::<i64>(world, 1, &same_op)?;
+    let noop = |w: &Window<'_>| w.fetch_and_op(0i64, zero, 0, Op::NoOp).map(drop);
+    assert!(
+        fence_pair(world, &strict, sum, noop)?,
+        "SUM and NO_OP under accumulate_ops=same_op were not reported"
+    );
+    assert!(
+        !fence_pair(world, &strict, sum, sum)?,
+        "SUM with SUM under accumulate_ops=same_op was reported"
+    );
+    strict.fence(Assert::NONE)?;
+    strict.free()?;
+
     // a rank that gives a mode and ranks that give none: refused on every rank
     let mixed = if world.rank() == 0 {
         checked(info, "conflicts")
@@ -233,6 +273,7 @@ pub(crate) fn allowed(world: &World, info: &Info) -> Result<()> {
     let mut win = Window::allocate::<i64>(world, 64, &checked(info, "conflicts"))?;
     let zero = Rank::new(0);
     let rounds = scaled(200i64).max(4);
+    assert_eq!(win.info().get("rma_check"), Some("conflicts"));
 
     // accumulates with one op and type, NO_OP reads among them, REPLACE with REPLACE
     win.fence(Assert::NONE)?;
@@ -273,6 +314,24 @@ pub(crate) fn allowed(world: &World, info: &Info) -> Result<()> {
     }
     world.barrier()?;
     win.unlock_all()?;
+
+    // put-with-signal: the target reads the data as soon as it sees the signal,
+    // before the origin's unlock
+    if me <= 1 {
+        let epoch = win.lock_all_epoch(Assert::NONE)?;
+        if me == 1 {
+            epoch
+                .target(zero)?
+                .put_signal(&[7i64, 8], 60, 62, 1, SignalOp::Set)?;
+        } else {
+            win.wait_until(62, Cmp::Eq, 1)?;
+            let mut data = [0i64; 2];
+            win.read_local(60, &mut data)?;
+            assert_eq!(data, [7, 8], "the data a signal announced");
+        }
+        epoch.unlock()?;
+    }
+    world.barrier()?;
 
     // ordered by synchronization: a put, then a fence, then everyone's get
     win.fence(Assert::NONE)?;
@@ -383,6 +442,16 @@ pub(crate) fn long_run(world: &World, info: &Info) -> Result<()> {
         }
     }
     win.flush_all()?;
+    win.unlock_all()?;
+    // a long passive epoch of gets and no flush (each complete when it returns: their
+    // records go to the logs along the way), beside the others' accumulates to
+    // another element
+    win.lock_all(Assert::NONE)?;
+    let mut x = [0i64];
+    for i in 0..n {
+        let t = Rank::new(((me + 1 + i as usize) % p) as u32);
+        win.get(&mut x, t, 1)?;
+    }
     win.unlock_all()?;
     world.barrier()?;
     let mut v = [0i64];

@@ -360,7 +360,7 @@ impl<'w> Window<'w> {
             });
         }
         info.transport = Some(win.name().to_owned());
-        let (win, check) = crate::check::wrap(world, win, &info)?;
+        let (win, check) = crate::check::wrap(world, win, &mut info)?;
         let dynamic = win.flavor() == Flavor::Dynamic;
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Window {
