@@ -2,6 +2,7 @@
 //! read `cargo metadata`).
 
 mod bench;
+mod mpich_suite;
 mod msrv;
 mod setup;
 
@@ -74,6 +75,13 @@ Tasks:
                        mpich libmpich-dev openmpi-bin libopenmpi-dev gcc; needs root)
                        and cargo-nextest (cargo install --locked); nothing else here
                        installs anything
+  mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
+                       MPICH's own test/mpi/rma suite, fetched from Debian's mpich
+                       source package (never kept in this repository), built per its
+                       Makefile.am with each MPI's compiler wrapper and run per its
+                       testlist with MPICH's pass rule; writes
+                       target/mpich-suite/results.md, side by side (rma joins when its
+                       C ABI exists)
   help                 this text
 ";
 
@@ -816,6 +824,7 @@ fn main() -> ExitCode {
         }
         "bench" => bench::main(&rest),
         "demo" => demo(&rest),
+        "mpich-suite" => mpich_suite::main(&rest),
         "tsan" => tsan(),
         "msrv" if !rest.is_empty() => {
             eprintln!("xtask: msrv takes no options, got {rest:?}\n\n{HELP}");

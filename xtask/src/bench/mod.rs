@@ -6,7 +6,7 @@
 //! `cargo xtask bench --scaling` runs the rank-scaling scenarios instead (`scaling.rs`).
 
 mod json;
-mod model;
+pub(crate) mod model;
 mod plot;
 mod report;
 mod scaling;
@@ -800,7 +800,7 @@ fn command(c: &Config, p: &Paths, o: &Options, suite: &Suite, ranks: Ranks, csv:
 
 /// Runs `cmd` in its own process group with output to `log`; past `timeout` the
 /// whole group is killed.
-fn run_with_timeout(mut cmd: Command, log: &Path, timeout: Duration) -> Outcome {
+pub(crate) fn run_with_timeout(mut cmd: Command, log: &Path, timeout: Duration) -> Outcome {
     let spawned = fs::File::create(log).and_then(|f| {
         let err = f.try_clone()?;
         cmd.stdin(Stdio::null())
