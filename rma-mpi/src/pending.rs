@@ -59,8 +59,12 @@ struct Raw {
 impl Raw {
     /// `len` (> 0) zeroed bytes aligned to [`ALIGN`].
     fn new(len: usize) -> Raw {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), ALIGN)
-            .unwrap_or(std::alloc::Layout::new::<Block>());
+        // a length no allocation can have (within ALIGN of isize::MAX) fails as an
+        // allocation does, never with a smaller block that callers would overrun
+        let layout = match std::alloc::Layout::from_size_align(len.max(1), ALIGN) {
+            Ok(l) => l,
+            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<Block>()),
+        };
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         match std::ptr::NonNull::new(ptr) {

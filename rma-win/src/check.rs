@@ -575,7 +575,14 @@ impl<'w> Checker<'w> {
             file,
             exposure: false,
         };
-        self.state().done[self.me].push(rec);
+        {
+            let mut st = self.state();
+            // in an exposure epoch, a local access is compared with every origin's
+            // calls of the epoch at its wait, whenever they ran
+            let mut rec = rec;
+            rec.exposure = st.exposure.is_some();
+            st.done[self.me].push(rec);
+        }
         self.append_and_check(self.me, false)
     }
 
@@ -692,7 +699,7 @@ impl<'w> Checker<'w> {
         let mut first = deferred.map_or(Ok(()), Err);
         for &t in &ts {
             if let Err(e) = self.stamp(t) {
-                first = first.and(Err(e));
+                first = worse(first, Err(e));
             }
         }
         barrier()?;
@@ -1271,8 +1278,9 @@ impl Epochs for Checked<'_> {
         Epochs::check_peers(&self.inner)
     }
     fn free(&mut self) -> Result<()> {
-        let r = self.inner.free();
-        r.and(self.checker.free())
+        // the logs only once the window itself is freed: a refused free leaves both
+        self.inner.free()?;
+        self.checker.free()
     }
     fn leaves_on_drop(&self) -> bool {
         self.inner.leaves_on_drop()

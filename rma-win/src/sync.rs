@@ -1010,10 +1010,11 @@ impl Window<'_> {
                 "a post epoch is already open; call wait or test first",
             ));
         }
-        self.leave_fence("post")?;
+        // the checker's stamp first: a post refused here has changed nothing
         if let Some(c) = &self.check {
             c.exposure_begins()?;
         }
+        self.leave_fence("post")?;
         for &o in &ranks {
             self.win.post_to(o)?;
         }

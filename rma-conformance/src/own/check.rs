@@ -182,6 +182,27 @@ pub(crate) fn conflicts(world: &World, info: &Info) -> Result<()> {
         "two puts in one PSCW exposure epoch (start before post) were not reported"
     );
 
+    // the target's own store in its exposure epoch, beside an origin's put there
+    let only_one = Group::new(&[1])?;
+    let found = match world.rank() {
+        0 => {
+            win.post(&only_one, Assert::NONE)?;
+            let stored = win.write_local(9, &[5i64]);
+            let waited = win.wait();
+            stored.and(waited)
+        }
+        1 => {
+            win.start(&only_zero, Assert::NONE)?;
+            win.put(&[1i64], zero, 9)?;
+            win.complete()
+        }
+        _ => Ok(()),
+    };
+    assert!(
+        reports(world, found)? > 0,
+        "a local store in an exposure epoch beside an origin's put was not reported"
+    );
+
     // through target handles under lock_all: a put and a fetch_add in flight together
     {
         let epoch = win.lock_all_epoch(Assert::NONE)?;

@@ -826,9 +826,15 @@ pub(crate) fn run_with_timeout(mut cmd: Command, log: &Path, timeout: Duration) 
             }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
             Ok(None) => {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{}", child.id())])
-                    .status();
+                // TERM first: an MPI launcher then ends its ranks, which Open MPI's
+                // puts in process groups of their own; KILL what is left
+                let group = format!("-{}", child.id());
+                let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+                let grace = Instant::now() + Duration::from_secs(3);
+                while Instant::now() < grace && matches!(child.try_wait(), Ok(None)) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                 let _ = child.kill();
                 let _ = child.wait();
                 return Outcome::TimedOut(timeout.as_secs());
