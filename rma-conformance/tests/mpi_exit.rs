@@ -208,6 +208,14 @@ const CASES: &[CaseEntry] = &[
     ("leaver_holds_lock", leaver_holds_lock, false, &[]),
     ("leaver_never_posts", leaver_never_posts, false, &[]),
     ("clean_drops", clean_drops, true, &[]),
+    // the same with every window checked for conflicts: a checked window's logs go
+    // in the same order on a rank that frees it and on one that only drops it
+    (
+        "clean_drops_checked",
+        clean_drops,
+        true,
+        &[("RMA_CHECK", "conflicts")],
+    ),
     ("complete_then_drop", complete_then_drop, true, &[]),
     (
         "busy_target",
