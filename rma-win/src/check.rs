@@ -299,10 +299,7 @@ struct How {
 /// Whether two accesses to overlapping bytes are allowed to overlap in time, and if
 /// not, the rule they break.
 fn rule(a: &Rec, b: &Rec, same_op: bool) -> Option<&'static str> {
-    if a.reads()
-        && b.reads()
-        && !(same_op && a.kind == Kind::Acc && b.kind == Kind::Acc && a.op != b.op)
-    {
+    if a.reads() && b.reads() {
         return None;
     }
     if a.kind == Kind::Acc && b.kind == Kind::Acc {
@@ -558,6 +555,7 @@ impl<'w> Checker<'w> {
         }
         let now = self.tick(self.me, 2)?;
         let (line, col, file) = Self::site();
+        let mut st = self.state();
         let rec = Rec {
             origin: self.me as u32,
             kind: if write {
@@ -573,16 +571,12 @@ impl<'w> Checker<'w> {
             line,
             col,
             file,
-            exposure: false,
-        };
-        {
-            let mut st = self.state();
             // in an exposure epoch, a local access is compared with every origin's
             // calls of the epoch at its wait, whenever they ran
-            let mut rec = rec;
-            rec.exposure = st.exposure.is_some();
-            st.done[self.me].push(rec);
-        }
+            exposure: st.exposure.is_some(),
+        };
+        st.done[self.me].push(rec);
+        drop(st);
         self.append_and_check(self.me, false)
     }
 
@@ -610,11 +604,6 @@ impl<'w> Checker<'w> {
             first = worse(first, self.append_and_check(t, true));
         }
         first
-    }
-
-    /// [`Checker::stamp`] for a target rank.
-    fn stamp_index(&self, target: Rank) -> Result<()> {
-        self.stamp(target.index().unwrap_or(0))
     }
 
     /// Stamps the open calls to `t` complete.
@@ -649,12 +638,7 @@ impl<'w> Checker<'w> {
         let me = Rank::new(self.me as u32);
         let calls: Vec<Rec> = self.with_log(|l| {
             let now = tick(l, self.me, 0)?;
-            let from = if now - from > SLOTS as u64 {
-                self.warn_once(self.me);
-                now - SLOTS as u64
-            } else {
-                from
-            };
+            let from = self.still_in_ring(self.me, from, now);
             // the target's own start-epoch calls to itself count too
             self.read(l, me, from, now, true)
         })?;
@@ -662,15 +646,7 @@ impl<'w> Checker<'w> {
         let mut reports = Vec::new();
         for (i, a) in calls.iter().enumerate() {
             for b in &calls[i + 1..] {
-                if let Some(msg) = conflict(
-                    self.me,
-                    b,
-                    a,
-                    How {
-                        timed: false,
-                        same_op: self.same_op,
-                    },
-                ) {
+                if let Some(msg) = conflict(self.me, b, a, self.how(false)) {
                     reports.push(msg);
                 }
             }
@@ -816,25 +792,12 @@ impl<'w> Checker<'w> {
             .min()
             .unwrap_or(first)
             .min(first);
-        let from = if now - from > SLOTS as u64 {
-            self.warn_once(t);
-            now - SLOTS as u64
-        } else {
-            from
-        };
+        let from = self.still_in_ring(t, from, now);
         let others = self.read(l, target, from, now, false)?;
         let mut reports = Vec::new();
         for o in &others {
             for m in &mine {
-                if let Some(msg) = conflict(
-                    t,
-                    m,
-                    o,
-                    How {
-                        timed: true,
-                        same_op: self.same_op,
-                    },
-                ) {
+                if let Some(msg) = conflict(t, m, o, self.how(true)) {
                     reports.push(msg);
                 }
             }
@@ -873,6 +836,26 @@ impl<'w> Checker<'w> {
                     reason: format!("{first}{more}"),
                 })
             }
+        }
+    }
+
+    /// How this window's records are compared (`timed`: see [`How`]).
+    fn how(&self, timed: bool) -> How {
+        How {
+            timed,
+            same_op: self.same_op,
+        }
+    }
+
+    /// The first slot of `t`'s log still to be read for records from slot `from` on
+    /// when its clock reads `now`: the ring keeps the last [`SLOTS`] (older ones are
+    /// overwritten, which is warned of once).
+    fn still_in_ring(&self, t: usize, from: u64, now: u64) -> u64 {
+        if now - from > SLOTS as u64 {
+            self.warn_once(t);
+            now - SLOTS as u64
+        } else {
+            from
         }
     }
 
@@ -1207,7 +1190,7 @@ impl Transport for Checked<'_> {
         let put = self.inner.put(at, data);
         self.checker.settle(at.target, n, false, put)?;
         self.inner.flush(at.target)?;
-        self.checker.stamp_index(at.target)?;
+        self.checker.stamp(at.target.index().unwrap_or(0))?;
         self.element(at.target, signal, BasicType::U64, op as u8, false, |w| {
             w.accumulate_bits(at.target, signal, at.exclusive, BasicType::U64, op, value)
         })

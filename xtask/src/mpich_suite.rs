@@ -301,18 +301,12 @@ fn parse(args: &[&str]) -> Result<Options, String> {
         }
     }
     if o.impls.is_empty() {
-        o.impls = IMPLS.iter().filter(|i| have(i.cc)).collect();
+        o.impls = IMPLS
+            .iter()
+            .filter(|i| crate::bench::which(i.cc).is_some())
+            .collect();
     }
     Ok(o)
-}
-
-fn have(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
 }
 
 /// The unpacked `test/mpi` of Debian's MPICH source, fetched when missing.
