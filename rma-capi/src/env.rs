@@ -1,0 +1,378 @@
+//! Starting and ending MPI, time, memory, error strings and info objects.
+
+use crate::{c_str, call, code, comm, dtype, fail, inp, out, put_str, Errh, On, State, Table, R, PHASE, STATE};
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+fn epoch() -> Instant {
+    static T0: OnceLock<Instant> = OnceLock::new();
+    *T0.get_or_init(Instant::now)
+}
+
+fn init(required: c_int) -> R<c_int> {
+    if PHASE.load(Ordering::Relaxed) != 0 {
+        return Err(fail(code::OTHER, "MPI_Init called twice"));
+    }
+    epoch();
+    let world = rma_win::World::from_env()?.ok_or_else(|| {
+        fail(
+            code::OTHER,
+            "this program was not started by rmarun (run it as `rmarun -n N ./program`)",
+        )
+    })?;
+    let (me, size) = (world.rank(), world.size());
+    let job = std::env::var("RMA_WORLD").unwrap_or_else(|_| format!("pid{}", std::process::id()));
+    let job: String = job.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let mut st = State {
+        comms: Table::new(),
+        groups: Table::new(),
+        types: Table::new(),
+        infos: Table::new(),
+        wins: Table::new(),
+        reqs: Table::new(),
+        errhs: Table::new(),
+        keyvals: BTreeMap::new(),
+        next_keyval: 100,
+        p2p: crate::p2p::P2p::new(job, me, size)?,
+        thread_level: required.clamp(0, 1),
+    };
+    st.errhs.put(crate::ERRH_FATAL, Errh::Fatal);
+    st.errhs.put(crate::ERRH_RETURN, Errh::Return);
+    st.errhs.put(crate::ERRH_ABORT, Errh::Abort);
+    st.infos.put(1, rma_win::Info::new()); // MPI_INFO_ENV
+    dtype::install(&mut st);
+    comm::install(&mut st, world)?;
+    // every rank's message socket is open before any rank returns
+    st.world0().barrier()?;
+    let level = st.thread_level;
+    STATE.with(|s| *s.borrow_mut() = Some(st));
+    PHASE.store(1, Ordering::Relaxed);
+    Ok(level)
+}
+
+/// MPI_Init and MPI_Init_thread, which run before there is a state to call with.
+fn start(name: &str, required: c_int, provided: *mut c_int) -> c_int {
+    match init(required) {
+        Ok(level) => {
+            // SAFETY: MPI's contract: null or an int out-parameter.
+            if let Some(p) = unsafe { provided.as_mut() } {
+                *p = level;
+            }
+            0
+        }
+        Err(e) => crate::raise(name, On::World, e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut c_void) -> c_int {
+    start("MPI_Init", 0, std::ptr::null_mut())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut c_void,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    start("MPI_Init_thread", required, provided)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+    // SAFETY: MPI's contract: an int out-parameter.
+    if let Some(f) = unsafe { flag.as_mut() } {
+        *f = c_int::from(PHASE.load(Ordering::Relaxed) != 0);
+    }
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    // SAFETY: MPI's contract: an int out-parameter.
+    if let Some(f) = unsafe { flag.as_mut() } {
+        *f = c_int::from(PHASE.load(Ordering::Relaxed) == 2);
+    }
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+    call("MPI_Query_thread", On::World, |st| {
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(provided, st.thread_level, "provided") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    // the state lives with the thread that called MPI_Init
+    call("MPI_Is_thread_main", On::World, |_| {
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(flag, 1, "flag") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    let rc = call("MPI_Finalize", On::World, |st| {
+        st.progress();
+        st.world0().barrier()?;
+        Ok(())
+    });
+    if rc != 0 {
+        return rc;
+    }
+    // windows first (they borrow their communicators' worlds), then communicators,
+    // MPI_COMM_WORLD last
+    let st = STATE.with(|s| s.borrow_mut().take());
+    if let Some(mut st) = st {
+        st.drop_windows();
+        for h in comm::all(&st.comms) {
+            if h != comm::WORLD {
+                st.comms.remove(h);
+            }
+        }
+        drop(st);
+    }
+    PHASE.store(2, Ordering::Relaxed);
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Abort(_c: c_int, errorcode: c_int) -> c_int {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // rmarun ends the other ranks when one exits with a failure
+    std::process::exit(if errorcode == 0 { 1 } else { errorcode & 255 }.max(1));
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    epoch().elapsed().as_secs_f64()
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    1e-9
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_version(v: *mut c_int, sub: *mut c_int) -> c_int {
+    // SAFETY: MPI's contract: two int out-parameters (callable before MPI_Init).
+    unsafe {
+        if let Some(v) = v.as_mut() {
+            *v = 3;
+        }
+        if let Some(s) = sub.as_mut() {
+            *s = 1;
+        }
+    }
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_library_version(s: *mut c_char, len: *mut c_int) -> c_int {
+    let v = format!("rma {} (C interface over rma-win)", env!("CARGO_PKG_VERSION"));
+    // SAFETY: MPI's contract: MPI_MAX_LIBRARY_VERSION_STRING bytes.
+    unsafe { put_str(&v, s, 256, len) };
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_processor_name(s: *mut c_char, len: *mut c_int) -> c_int {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_else(|_| "localhost".into());
+    // SAFETY: MPI's contract: MPI_MAX_PROCESSOR_NAME bytes.
+    unsafe { put_str(host.trim(), s, 256, len) };
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut c_void) -> c_int {
+    call("MPI_Alloc_mem", On::World, |_| {
+        let n = usize::try_from(size).map_err(|_| fail(code::SIZE, format!("size {size} is negative")))?;
+        // SAFETY: malloc of at least one byte; the program frees it with MPI_Free_mem.
+        let p = unsafe { libc::malloc(n.max(1)) };
+        if p.is_null() {
+            return Err(fail(code::NO_MEM, format!("cannot allocate {n} bytes")));
+        }
+        // SAFETY: MPI's contract: `baseptr` points to a `void *`.
+        unsafe { out(baseptr.cast::<*mut c_void>(), p, "baseptr") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
+    // SAFETY: MPI's contract: memory from MPI_Alloc_mem (or NULL).
+    unsafe { libc::free(base) };
+    0
+}
+
+fn describe(c: c_int) -> String {
+    match crate::code::name(c) {
+        "" => format!("unknown error code {c}"),
+        "MPI_SUCCESS" => "MPI_SUCCESS: no error".into(),
+        n => format!("{n}: see rma's README for the class's meaning"),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_string(c: c_int, s: *mut c_char, len: *mut c_int) -> c_int {
+    if crate::code::name(c).is_empty() {
+        // SAFETY: as below.
+        unsafe { put_str(&describe(c), s, 512, len) };
+        return code::ARG;
+    }
+    // SAFETY: MPI's contract: MPI_MAX_ERROR_STRING bytes.
+    unsafe { put_str(&describe(c), s, 512, len) };
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_class(c: c_int, class: *mut c_int) -> c_int {
+    if crate::code::name(c).is_empty() {
+        return code::ARG;
+    }
+    // SAFETY: MPI's contract: an int out-parameter.
+    if let Some(p) = unsafe { class.as_mut() } {
+        *p = c;
+    }
+    0
+}
+
+// ---- info objects ----
+
+impl State {
+    fn info_mut(&mut self, i: c_int) -> R<&mut rma_win::Info> {
+        self.infos
+            .get_mut(i)
+            .ok_or_else(|| fail(code::INFO, format!("{i} is not an info object")))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create(i: *mut c_int) -> c_int {
+    call("MPI_Info_create", On::World, |st| {
+        let h = st.infos.insert(2, rma_win::Info::new());
+        // SAFETY: MPI's contract: an info out-parameter.
+        unsafe { out(i, h, "info") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_set(i: c_int, k: *const c_char, v: *const c_char) -> c_int {
+    call("MPI_Info_set", On::World, |st| {
+        // SAFETY: MPI's contract: C strings.
+        let (k, v) = unsafe { (c_str(k, "key")?, c_str(v, "value")?) };
+        if k.is_empty() || k.len() > 255 {
+            return Err(fail(code::INFO_KEY, format!("key {k:?} is empty or too long")));
+        }
+        if v.len() > 1024 {
+            return Err(fail(code::INFO_VALUE, "value longer than MPI_MAX_INFO_VAL"));
+        }
+        st.info_mut(i)?.set(&k, &v);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get(
+    i: c_int,
+    k: *const c_char,
+    n: c_int,
+    v: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Info_get", On::World, |st| {
+        // SAFETY: MPI's contract: a C string.
+        let k = unsafe { c_str(k, "key")? };
+        let got = st.info_mut(i)?.get(&k).map(str::to_owned);
+        // SAFETY: MPI's contract: `v` holds n + 1 bytes, `flag` an int.
+        unsafe {
+            if let Some(val) = &got {
+                put_str(val, v, n.max(0) as usize + 1, std::ptr::null_mut());
+            }
+            out(flag, c_int::from(got.is_some()), "flag")
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_valuelen(i: c_int, k: *const c_char, n: *mut c_int, flag: *mut c_int) -> c_int {
+    call("MPI_Info_get_valuelen", On::World, |st| {
+        // SAFETY: MPI's contract: a C string.
+        let k = unsafe { c_str(k, "key")? };
+        let got = st.info_mut(i)?.get(&k).map(str::len);
+        // SAFETY: MPI's contract: two int out-parameters.
+        unsafe {
+            if let Some(l) = got {
+                out(n, l as c_int, "valuelen")?;
+            }
+            out(flag, c_int::from(got.is_some()), "flag")
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nkeys(i: c_int, n: *mut c_int) -> c_int {
+    call("MPI_Info_get_nkeys", On::World, |st| {
+        let l = st.info_mut(i)?.len() as c_int;
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(n, l, "nkeys") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nthkey(i: c_int, n: c_int, k: *mut c_char) -> c_int {
+    call("MPI_Info_get_nthkey", On::World, |st| {
+        let key = usize::try_from(n)
+            .ok()
+            .and_then(|n| st.info_mut(i).ok()?.iter().nth(n).map(|(k, _)| k.to_owned()))
+            .ok_or_else(|| fail(code::ARG, format!("no key {n}")))?;
+        // SAFETY: MPI's contract: MPI_MAX_INFO_KEY + 1 bytes.
+        unsafe { put_str(&key, k, 256, std::ptr::null_mut()) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_delete(i: c_int, k: *const c_char) -> c_int {
+    call("MPI_Info_delete", On::World, |st| {
+        // SAFETY: MPI's contract: a C string.
+        let k = unsafe { c_str(k, "key")? };
+        st.info_mut(i)?
+            .remove(&k)
+            .map(|_| ())
+            .ok_or_else(|| fail(code::INFO_NOKEY, format!("no key {k:?}")))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_dup(i: c_int, new: *mut c_int) -> c_int {
+    call("MPI_Info_dup", On::World, |st| {
+        let copy = st.info_mut(i)?.clone();
+        let h = st.infos.insert(2, copy);
+        // SAFETY: MPI's contract: an info out-parameter.
+        unsafe { out(new, h, "newinfo") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_free(i: *mut c_int) -> c_int {
+    call("MPI_Info_free", On::World, |st| {
+        // SAFETY: MPI's contract: an info handle.
+        let h = unsafe { inp(i, "info")? };
+        if h < 2 {
+            return Err(fail(code::INFO, "a predefined info object cannot be freed"));
+        }
+        st.infos
+            .remove(h)
+            .ok_or_else(|| fail(code::INFO, format!("{h} is not an info object")))?;
+        // SAFETY: as above.
+        unsafe { out(i, 0, "info") }
+    })
+}

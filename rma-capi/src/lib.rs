@@ -1,0 +1,471 @@
+//! MPI's C interface over rma: `include/mpi.h`, this library (`librma_capi.so`) and
+//! `bin/rmacc`, so that C MPI programs run on rma's windows, launched by `rmarun`.
+//!
+//! Every `MPI_*` function here is the one the MPI standard (3.1) names, with its C
+//! signature; mpi.h declares them. Handles are ints indexing per-process tables.
+//! What rma does differently from a full MPI library (which functions exist, the
+//! memory model of windows over the caller's memory, point-to-point over Unix
+//! sockets) is in README.md, section "C programs".
+//!
+//! # Soundness
+//!
+//! The entry points are `unsafe extern "C"`: their contract is MPI's (valid pointers of
+//! the sizes the arguments describe, buffers not touched by the program while a call
+//! that uses them is pending, one thread calling). Inside, each raw pointer becomes a
+//! slice only for the duration of one call, over memory the contract makes valid, and
+//! never over memory of a window another process may write: windows over the caller's
+//! memory expose a copy (see [`win`]), and shared windows are reached through raw
+//! pointers only by the C program itself.
+//!
+//! A Rust panic never crosses into C: each entry point catches it and reports
+//! MPI_ERR_INTERN through the error handler in effect.
+
+// The functions are MPI's, documented by the standard and declared in mpi.h; a doc
+// comment on each of the ~170 would only repeat its name.
+#![allow(missing_docs)]
+#![allow(clippy::missing_safety_doc)]
+
+pub mod coll;
+pub mod comm;
+pub mod dtype;
+pub mod env;
+pub mod p2p;
+pub mod win;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int};
+
+
+/// MPI error codes (the classes; rma's error codes are its classes).
+pub(crate) mod code {
+    pub(crate) const SUCCESS: i32 = 0;
+    pub(crate) const BUFFER: i32 = 1;
+    pub(crate) const COUNT: i32 = 2;
+    pub(crate) const TYPE: i32 = 3;
+    pub(crate) const TAG: i32 = 4;
+    pub(crate) const COMM: i32 = 5;
+    pub(crate) const RANK: i32 = 6;
+    pub(crate) const ROOT: i32 = 7;
+    pub(crate) const GROUP: i32 = 8;
+    pub(crate) const OP: i32 = 9;
+    pub(crate) const ARG: i32 = 12;
+    pub(crate) const UNKNOWN: i32 = 13;
+    pub(crate) const TRUNCATE: i32 = 14;
+    pub(crate) const OTHER: i32 = 15;
+    pub(crate) const INTERN: i32 = 16;
+    pub(crate) const IN_STATUS: i32 = 17;
+    pub(crate) const REQUEST: i32 = 19;
+    pub(crate) const INFO: i32 = 28;
+    pub(crate) const INFO_KEY: i32 = 29;
+    pub(crate) const INFO_VALUE: i32 = 30;
+    pub(crate) const INFO_NOKEY: i32 = 31;
+    pub(crate) const NO_MEM: i32 = 34;
+    pub(crate) const UNSUPPORTED: i32 = 44;
+    pub(crate) const WIN: i32 = 45;
+    pub(crate) const BASE: i32 = 46;
+    pub(crate) const LOCKTYPE: i32 = 47;
+    pub(crate) const KEYVAL: i32 = 48;
+    pub(crate) const RMA_CONFLICT: i32 = 49;
+    pub(crate) const RMA_SYNC: i32 = 50;
+    pub(crate) const SIZE: i32 = 51;
+    pub(crate) const DISP: i32 = 52;
+    pub(crate) const ASSERT: i32 = 53;
+    pub(crate) const RMA_RANGE: i32 = 54;
+    pub(crate) const RMA_ATTACH: i32 = 55;
+    pub(crate) const RMA_SHARED: i32 = 56;
+    pub(crate) const RMA_FLAVOR: i32 = 57;
+    pub(crate) const PROC_FAILED: i32 = 58;
+
+    /// The name of an error class, as mpi.h spells it.
+    pub(crate) fn name(c: i32) -> &'static str {
+        match c {
+            SUCCESS => "MPI_SUCCESS",
+            BUFFER => "MPI_ERR_BUFFER",
+            COUNT => "MPI_ERR_COUNT",
+            TYPE => "MPI_ERR_TYPE",
+            TAG => "MPI_ERR_TAG",
+            COMM => "MPI_ERR_COMM",
+            RANK => "MPI_ERR_RANK",
+            ROOT => "MPI_ERR_ROOT",
+            GROUP => "MPI_ERR_GROUP",
+            OP => "MPI_ERR_OP",
+            ARG => "MPI_ERR_ARG",
+            UNKNOWN => "MPI_ERR_UNKNOWN",
+            TRUNCATE => "MPI_ERR_TRUNCATE",
+            OTHER => "MPI_ERR_OTHER",
+            INTERN => "MPI_ERR_INTERN",
+            IN_STATUS => "MPI_ERR_IN_STATUS",
+            REQUEST => "MPI_ERR_REQUEST",
+            INFO => "MPI_ERR_INFO",
+            INFO_KEY => "MPI_ERR_INFO_KEY",
+            INFO_VALUE => "MPI_ERR_INFO_VALUE",
+            INFO_NOKEY => "MPI_ERR_INFO_NOKEY",
+            NO_MEM => "MPI_ERR_NO_MEM",
+            UNSUPPORTED => "MPI_ERR_UNSUPPORTED_OPERATION",
+            WIN => "MPI_ERR_WIN",
+            BASE => "MPI_ERR_BASE",
+            LOCKTYPE => "MPI_ERR_LOCKTYPE",
+            KEYVAL => "MPI_ERR_KEYVAL",
+            RMA_CONFLICT => "MPI_ERR_RMA_CONFLICT",
+            RMA_SYNC => "MPI_ERR_RMA_SYNC",
+            SIZE => "MPI_ERR_SIZE",
+            DISP => "MPI_ERR_DISP",
+            ASSERT => "MPI_ERR_ASSERT",
+            RMA_RANGE => "MPI_ERR_RMA_RANGE",
+            RMA_ATTACH => "MPI_ERR_RMA_ATTACH",
+            RMA_SHARED => "MPI_ERR_RMA_SHARED",
+            RMA_FLAVOR => "MPI_ERR_RMA_FLAVOR",
+            PROC_FAILED => "MPI_ERR_PROC_FAILED",
+            _ => "",
+        }
+    }
+
+    /// The MPI class of an rma error class.
+    pub(crate) fn of(c: rma_win::ErrorClass) -> i32 {
+        use rma_win::ErrorClass as E;
+        match c {
+            E::Rank => RANK,
+            E::Disp => DISP,
+            E::Count => COUNT,
+            E::Type => TYPE,
+            E::Op => OP,
+            E::Buffer => BUFFER,
+            E::RmaRange => RMA_RANGE,
+            E::RmaSync => RMA_SYNC,
+            E::RmaFlavor => RMA_FLAVOR,
+            E::RmaConflict => RMA_CONFLICT,
+            E::RmaShared => RMA_SHARED,
+            E::RmaAttach => RMA_ATTACH,
+            E::Assert => ASSERT,
+            E::Info => INFO,
+            E::Arg => ARG,
+            E::Win => WIN,
+            E::NoMem => NO_MEM,
+            E::ProcFailed => PROC_FAILED,
+            E::Intern => INTERN,
+            E::Other => OTHER,
+            _ => OTHER,
+        }
+    }
+}
+
+/// A failed call: its MPI error code and what went wrong.
+#[derive(Debug)]
+pub(crate) struct Fail {
+    pub(crate) code: i32,
+    pub(crate) msg: String,
+}
+
+pub(crate) type R<T = ()> = std::result::Result<T, Fail>;
+
+pub(crate) fn fail(code: i32, msg: impl Into<String>) -> Fail {
+    Fail {
+        code,
+        msg: msg.into(),
+    }
+}
+
+impl From<rma_win::Error> for Fail {
+    fn from(e: rma_win::Error) -> Fail {
+        Fail {
+            code: code::of(e.class()),
+            msg: e.to_string(),
+        }
+    }
+}
+
+/// A table of objects behind int handles; handles below `first` are predefined.
+#[derive(Debug)]
+pub(crate) struct Table<T> {
+    slots: Vec<Option<T>>,
+}
+
+impl<T> Table<T> {
+    pub(crate) fn new() -> Table<T> {
+        Table { slots: Vec::new() }
+    }
+
+    /// Puts `v` at handle `h` (predefined objects).
+    pub(crate) fn put(&mut self, h: i32, v: T) {
+        let h = h as usize;
+        if self.slots.len() <= h {
+            self.slots.resize_with(h + 1, || None);
+        }
+        self.slots[h] = Some(v);
+    }
+
+    /// Stores `v` under a new handle, never below `first`.
+    pub(crate) fn insert(&mut self, first: i32, v: T) -> i32 {
+        let first = first as usize;
+        if let Some(i) = (first..self.slots.len()).find(|&i| self.slots[i].is_none()) {
+            self.slots[i] = Some(v);
+            return i as i32;
+        }
+        if self.slots.len() < first {
+            self.slots.resize_with(first, || None);
+        }
+        self.slots.push(Some(v));
+        (self.slots.len() - 1) as i32
+    }
+
+    pub(crate) fn get(&self, h: i32) -> Option<&T> {
+        usize::try_from(h).ok().and_then(|i| self.slots.get(i)?.as_ref())
+    }
+
+    pub(crate) fn get_mut(&mut self, h: i32) -> Option<&mut T> {
+        usize::try_from(h)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i)?.as_mut())
+    }
+
+    pub(crate) fn remove(&mut self, h: i32) -> Option<T> {
+        usize::try_from(h)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i)?.take())
+    }
+
+    pub(crate) fn handles(&self) -> Vec<i32> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].is_some())
+            .map(|i| i as i32)
+            .collect()
+    }
+}
+
+/// Error handlers: the predefined ones and the program's functions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Errh {
+    Fatal,
+    Return,
+    Abort,
+    /// `MPI_Comm_errhandler_function` or `MPI_Win_errhandler_function` (the same
+    /// shape: a pointer to the handle and one to the code).
+    User(unsafe extern "C" fn(*mut c_int, *mut c_int)),
+}
+
+pub(crate) const ERRH_FATAL: i32 = 1;
+pub(crate) const ERRH_RETURN: i32 = 2;
+pub(crate) const ERRH_ABORT: i32 = 3;
+
+/// An attribute keyval's callbacks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Keyval {
+    /// 0: MPI_*_NULL_COPY_FN, 1: MPI_*_DUP_FN, else the function.
+    pub(crate) copy: usize,
+    pub(crate) delete: usize,
+    pub(crate) extra: usize,
+}
+
+/// Everything this process's MPI knows.
+pub(crate) struct State {
+    pub(crate) comms: Table<comm::Comm>,
+    pub(crate) groups: Table<Vec<usize>>,
+    pub(crate) types: Table<dtype::Ty>,
+    pub(crate) infos: Table<rma_win::Info>,
+    pub(crate) wins: Table<win::Win>,
+    pub(crate) reqs: Table<p2p::Req>,
+    pub(crate) errhs: Table<Errh>,
+    pub(crate) keyvals: BTreeMap<i32, Keyval>,
+    pub(crate) next_keyval: i32,
+    pub(crate) p2p: p2p::P2p,
+    pub(crate) thread_level: i32,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+    /// Callbacks into the program, run once the state is released (they may call MPI).
+    static LATER: RefCell<Vec<Box<dyn FnOnce()>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// 0 before MPI_Init, 1 while initialized, 2 after MPI_Finalize.
+static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Runs `f` after the current call has released the state.
+pub(crate) fn later(f: impl FnOnce() + 'static) {
+    LATER.with(|l| l.borrow_mut().push(Box::new(f)));
+}
+
+/// Which object's error handler a call's error goes to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum On {
+    Comm(i32),
+    Win(i32),
+    /// MPI_COMM_WORLD's (calls with no communicator or window).
+    World,
+}
+
+/// Runs one MPI call: `f` with the state, then the error handler in effect if it
+/// failed; the MPI return code.
+pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut State) -> R) -> c_int {
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        STATE.with(|s| match s.try_borrow_mut() {
+            Ok(mut g) => match g.as_mut() {
+                Some(st) => f(st),
+                None => Err(fail(
+                    code::OTHER,
+                    if PHASE.load(std::sync::atomic::Ordering::Relaxed) == 2 {
+                        "called after MPI_Finalize"
+                    } else {
+                        "MPI is not initialized on this thread (call MPI_Init first; rma's C interface is MPI_THREAD_FUNNELED)"
+                    },
+                )),
+            },
+            Err(_) => Err(fail(
+                code::OTHER,
+                "called from inside an MPI callback that holds the library",
+            )),
+        })
+    }));
+    let out = out.unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(fail(code::INTERN, format!("internal error (panic): {what}")))
+    });
+    run_later();
+    match out {
+        Ok(()) => code::SUCCESS,
+        Err(e) => raise(name, on, e),
+    }
+}
+
+fn run_later() {
+    loop {
+        let next = LATER.with(|l| {
+            let mut l = l.borrow_mut();
+            if l.is_empty() {
+                None
+            } else {
+                Some(l.remove(0))
+            }
+        });
+        match next {
+            Some(f) => f(),
+            None => break,
+        }
+    }
+}
+
+/// Hands an error to the handler of `on`; what the call returns.
+pub(crate) fn raise(name: &str, on: On, e: Fail) -> c_int {
+    let (h, handle) = STATE.with(|s| {
+        let g = s.try_borrow();
+        let Ok(g) = g else {
+            return (Errh::Fatal, 0);
+        };
+        let Some(st) = g.as_ref() else {
+            return (Errh::Fatal, 0);
+        };
+        let (eh, handle) = match on {
+            On::Comm(c) if st.comms.get(c).is_some() => (st.comms.get(c).map(|c| c.errh), c),
+            On::Win(w) if st.wins.get(w).is_some() => (st.wins.get(w).map(|w| w.errh), w),
+            _ => (st.comms.get(comm::WORLD).map(|c| c.errh), comm::WORLD),
+        };
+        let eh = eh.unwrap_or(ERRH_FATAL);
+        (st.errhs.get(eh).copied().unwrap_or(Errh::Fatal), handle)
+    });
+    match h {
+        Errh::Return => e.code,
+        Errh::Fatal | Errh::Abort => {
+            eprintln!(
+                "rma: {name}: {} ({}); the job ends",
+                e.msg,
+                code::name(e.code)
+            );
+            std::process::exit(e.code.clamp(1, 255));
+        }
+        Errh::User(f) => {
+            let mut handle = handle;
+            let mut c = e.code;
+            // SAFETY: the program registered `f` as an error handler function taking a
+            // pointer to the handle and one to the code; both point to live locals.
+            unsafe { f(&mut handle, &mut c) };
+            e.code
+        }
+    }
+}
+
+/// Copies `s` into a C buffer of `cap` bytes (NUL-terminated, truncated) and stores
+/// its length.
+///
+/// # Safety
+/// `out` is valid for `cap` bytes; `len`, if not null, for one int.
+pub(crate) unsafe fn put_str(s: &str, out: *mut c_char, cap: usize, len: *mut c_int) {
+    if out.is_null() || cap == 0 {
+        return;
+    }
+    let n = s.len().min(cap - 1);
+    // SAFETY: the caller gives `cap` writable bytes at `out`; n + 1 <= cap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), out.cast::<u8>(), n);
+        *out.add(n) = 0;
+        if !len.is_null() {
+            *len = n as c_int;
+        }
+    }
+}
+
+/// A C string argument.
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string.
+pub(crate) unsafe fn c_str(p: *const c_char, what: &str) -> R<String> {
+    if p.is_null() {
+        return Err(fail(code::ARG, format!("{what} is NULL")));
+    }
+    // SAFETY: the caller gives a NUL-terminated string.
+    Ok(unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned())
+}
+
+/// Stores `v` through an out-pointer, or fails with MPI_ERR_ARG if it is null.
+///
+/// # Safety
+/// `p` is null or valid for writing one `T`.
+pub(crate) unsafe fn out<T>(p: *mut T, v: T, what: &str) -> R {
+    if p.is_null() {
+        return Err(fail(code::ARG, format!("{what} is NULL")));
+    }
+    // SAFETY: the caller's contract.
+    unsafe { p.write(v) };
+    Ok(())
+}
+
+/// Reads an in-pointer, or fails with MPI_ERR_ARG if it is null.
+///
+/// # Safety
+/// `p` is null or valid for reading one `T`.
+pub(crate) unsafe fn inp<T: Copy>(p: *const T, what: &str) -> R<T> {
+    if p.is_null() {
+        return Err(fail(code::ARG, format!("{what} is NULL")));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { p.read() })
+}
+
+/// A C array argument of `n` elements as a slice (empty for n = 0 whatever `p`).
+///
+/// # Safety
+/// `p` is valid for `n` elements when n > 0, and not written during the call.
+pub(crate) unsafe fn arr<'a, T>(p: *const T, n: c_int, what: &str) -> R<&'a [T]> {
+    if n < 0 {
+        return Err(fail(code::COUNT, format!("{what}: negative count {n}")));
+    }
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(fail(code::ARG, format!("{what} is NULL")));
+    }
+    // SAFETY: the caller's contract: n elements at p.
+    Ok(unsafe { std::slice::from_raw_parts(p, n as usize) })
+}
+
+/// A non-negative count.
+pub(crate) fn count(n: c_int, what: &str) -> R<usize> {
+    usize::try_from(n).map_err(|_| fail(code::COUNT, format!("{what} is negative ({n})")))
+}

@@ -1,0 +1,1011 @@
+//! Windows and one-sided calls.
+//!
+//! **Memory models.** MPI_Win_allocate and MPI_Win_allocate_shared hand the program
+//! memory in rma's shared segments: other ranks' calls land in it directly
+//! (MPI_WIN_UNIFIED). MPI_Win_create's memory belongs to the program, and no other
+//! process can reach it, so the window exposes a copy in shared segments and reports
+//! MPI_WIN_SEPARATE: the program's memory is the private copy, the segment the public
+//! one. Every synchronization of the window (fence, lock and unlock, flushes,
+//! MPI_Win_sync, PSCW), and every barrier, collective or completed receive, reconciles
+//! them byte by byte against the copy taken at the previous one: bytes the program
+//! stored since go to the public copy, every other byte comes from it. This is the
+//! separate model's rule (a local store and a remote update of the same byte between
+//! two synchronizations conflict, and MPI calls such a program erroneous).
+
+use crate::comm::{delete_attr, delete_attrs, give_attr, set_attr};
+use crate::dtype::{origin, result};
+use crate::{c_str, call, code, count, fail, out, put_str, On, State, R, ERRH_FATAL};
+use rma_win::{Assert, Buffer, BufferMut, Datatype, Info, LockType, Rank, Target, Window};
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int, c_void};
+
+const PROC_NULL: c_int = -1;
+const FLAVOR_CREATE: c_int = 1;
+const FLAVOR_ALLOCATE: c_int = 2;
+const FLAVOR_SHARED: c_int = 4;
+const SEPARATE: c_int = 1;
+const UNIFIED: c_int = 2;
+
+/// Where a window's local memory is.
+enum Mem {
+    /// The program's memory, exposed through a copy (MPI_WIN_SEPARATE): `shadow` is
+    /// what both held at the last reconciliation.
+    Private { ptr: *mut u8, len: usize, shadow: Vec<u8> },
+    /// Memory in rma's shared segments, handed to the program (MPI_WIN_UNIFIED).
+    Shared,
+}
+
+/// The values behind the predefined window attributes (their addresses are given out).
+struct AttrVals {
+    size: isize,
+    disp_unit: c_int,
+    flavor: c_int,
+    model: c_int,
+}
+
+pub(crate) struct Win {
+    win: Option<Window<'static>>,
+    comm: i32,
+    mem: Mem,
+    base: usize,
+    vals: Box<AttrVals>,
+    name: String,
+    pub(crate) errh: i32,
+    attrs: BTreeMap<i32, usize>,
+}
+
+impl Win {
+    fn window(&self) -> &Window<'static> {
+        self.win.as_ref().expect("a live window has its Window")
+    }
+
+    /// Reconciles the private and public copies of a separate-model window.
+    fn reconcile(&mut self) -> R {
+        let Mem::Private { ptr, len, shadow } = &mut self.mem else {
+            return Ok(());
+        };
+        let (ptr, len) = (*ptr, *len);
+        if len == 0 {
+            return Ok(());
+        }
+        let win = self.win.as_ref().expect("a live window has its Window");
+        let mut public = vec![0u8; len];
+        win.read_local::<u8>(0, &mut public)?;
+        // SAFETY: `ptr..ptr + len` is the memory the program gave MPI_Win_create, valid
+        // until MPI_Win_free (MPI's contract); this process's other threads do not call
+        // MPI (MPI_THREAD_FUNNELED), and no other process can reach it.
+        let private = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        let mut i = 0;
+        while i < len {
+            if private[i] != shadow[i] {
+                let start = i;
+                while i < len && private[i] != shadow[i] {
+                    i += 1;
+                }
+                win.write_local::<u8>(start, &private[start..i])?;
+                shadow[start..i].copy_from_slice(&private[start..i]);
+            } else {
+                let v = public[i];
+                private[i] = v;
+                shadow[i] = v;
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl State {
+    fn win(&self, w: c_int) -> R<&Win> {
+        self.wins
+            .get(w)
+            .ok_or_else(|| fail(code::WIN, format!("{w} is not a window")))
+    }
+
+    fn win_mut(&mut self, w: c_int) -> R<&mut Win> {
+        self.wins
+            .get_mut(w)
+            .ok_or_else(|| fail(code::WIN, format!("{w} is not a window")))
+    }
+
+    /// Reconciles every separate-model window (at barriers, collectives, receives).
+    pub(crate) fn progress(&mut self) {
+        for h in self.wins.handles() {
+            if let Some(w) = self.wins.get_mut(h) {
+                // a window that cannot be read now reports it at its own next call
+                let _ = w.reconcile();
+            }
+        }
+    }
+
+    /// Frees every window (MPI_Finalize).
+    pub(crate) fn drop_windows(&mut self) {
+        for h in self.wins.handles() {
+            if let Some(w) = self.wins.remove(h) {
+                let c = w.comm;
+                drop(w);
+                self.release(c);
+            }
+        }
+    }
+
+    fn add_win(&mut self, c: c_int, win: Window<'static>, mem: Mem, base: usize, vals: AttrVals) -> c_int {
+        self.comms.get_mut(c).expect("the window's communicator").windows += 1;
+        self.wins.insert(
+            1,
+            Win {
+                win: Some(win),
+                comm: c,
+                mem,
+                base,
+                vals: Box::new(vals),
+                name: String::new(),
+                errh: ERRH_FATAL,
+                attrs: BTreeMap::new(),
+            },
+        )
+    }
+}
+
+/// The rma info of an MPI_Info handle (MPI_INFO_NULL: empty).
+fn info_of(st: &State, i: c_int) -> R<Info> {
+    if i == 0 {
+        return Ok(Info::new());
+    }
+    st.infos
+        .get(i)
+        .cloned()
+        .ok_or_else(|| fail(code::INFO, format!("{i} is not an info object")))
+}
+
+fn size_of(size: isize) -> R<usize> {
+    usize::try_from(size).map_err(|_| fail(code::SIZE, format!("size {size} is negative")))
+}
+
+fn unit_of(u: c_int) -> R<usize> {
+    usize::try_from(u)
+        .ok()
+        .filter(|&u| u > 0)
+        .ok_or_else(|| fail(code::DISP, format!("disp_unit {u} is not positive")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create(
+    base: *mut c_void,
+    size: isize,
+    disp_unit: c_int,
+    info: c_int,
+    c: c_int,
+    win: *mut c_int,
+) -> c_int {
+    call("MPI_Win_create", On::Comm(c), |st| {
+        let (len, unit) = (size_of(size)?, unit_of(disp_unit)?);
+        if len > 0 && base.is_null() {
+            return Err(fail(code::BASE, "base is NULL"));
+        }
+        let info = info_of(st, info)?;
+        let world = st.comm(c)?.world();
+        let w = Window::allocate_bytes(world, len, unit, &info)?;
+        let shadow = if len == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: MPI's contract: `base` holds `size` bytes.
+            unsafe { std::slice::from_raw_parts(base as *const u8, len) }.to_vec()
+        };
+        w.write_local::<u8>(0, &shadow)?;
+        // no rank reaches this one's copy before it holds the memory's contents
+        world.barrier()?;
+        let vals = AttrVals {
+            size,
+            disp_unit,
+            flavor: FLAVOR_CREATE,
+            model: SEPARATE,
+        };
+        let mem = Mem::Private {
+            ptr: base.cast(),
+            len,
+            shadow,
+        };
+        let h = st.add_win(c, w, mem, base as usize, vals);
+        // SAFETY: MPI's contract: a window out-parameter.
+        unsafe { out(win, h, "win") }
+    })
+}
+
+/// MPI_Win_allocate and MPI_Win_allocate_shared: memory in rma's shared segments.
+unsafe fn allocate(
+    st: &mut State,
+    size: isize,
+    disp_unit: c_int,
+    info: c_int,
+    c: c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+    flavor: c_int,
+) -> R {
+    let (len, unit) = (size_of(size)?, unit_of(disp_unit)?);
+    let mut info = info_of(st, info)?;
+    if flavor == FLAVOR_ALLOCATE {
+        // each rank's part on its own pages, as MPI_Win_allocate's memory is
+        info.set("alloc_shared_noncontig", "true");
+    }
+    let world = st.comm(c)?.world();
+    let w = Window::allocate_shared_bytes(world, len, unit, &info)?;
+    let seg = w.shared_query(Rank::new(world.rank() as u32))?;
+    // SAFETY: the segment is this rank's part of the window; the program gets its
+    // address (MPI_Win_allocate's baseptr) and reaches it only through raw pointers.
+    let base = if len == 0 { std::ptr::null_mut() } else { unsafe { seg.as_mut_ptr() } };
+    let vals = AttrVals {
+        size,
+        disp_unit,
+        flavor,
+        model: UNIFIED,
+    };
+    let h = st.add_win(c, w, Mem::Shared, base as usize, vals);
+    // SAFETY: MPI's contract: `baseptr` points to a `void *`, `win` to a window.
+    unsafe {
+        out(baseptr.cast::<*mut u8>(), base, "baseptr")?;
+        out(win, h, "win")
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate(
+    size: isize,
+    disp_unit: c_int,
+    info: c_int,
+    c: c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Win_allocate", On::Comm(c), |st| unsafe {
+        allocate(st, size, disp_unit, info, c, baseptr, win, FLAVOR_ALLOCATE)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_shared(
+    size: isize,
+    disp_unit: c_int,
+    info: c_int,
+    c: c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Win_allocate_shared", On::Comm(c), |st| unsafe {
+        allocate(st, size, disp_unit, info, c, baseptr, win, FLAVOR_SHARED)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_shared_query(
+    w: c_int,
+    rank: c_int,
+    size: *mut isize,
+    disp_unit: *mut c_int,
+    baseptr: *mut c_void,
+) -> c_int {
+    call("MPI_Win_shared_query", On::Win(w), |st| {
+        let x = st.win(w)?;
+        if !matches!(x.mem, Mem::Shared) {
+            return Err(fail(
+                code::RMA_FLAVOR,
+                "not a window of shared memory (MPI_Win_allocate_shared or MPI_Win_allocate)",
+            ));
+        }
+        let win = x.window();
+        let r = if rank == PROC_NULL {
+            (0..win.size())
+                .find(|&r| win.len_of(r).is_ok_and(|n| n > 0))
+                .unwrap_or(0)
+        } else {
+            usize::try_from(rank)
+                .ok()
+                .filter(|&r| r < win.size())
+                .ok_or_else(|| fail(code::RANK, format!("rank {rank} is not in the window")))?
+        };
+        let seg = win.shared_query(Rank::new(r as u32))?;
+        // SAFETY: the address of rank r's part, handed to the program as
+        // MPI_Win_shared_query's baseptr.
+        let p = if seg.is_empty() { std::ptr::null_mut() } else { unsafe { seg.as_mut_ptr() } };
+        // SAFETY: MPI's contract: the three out-parameters.
+        unsafe {
+            out(size, seg.len() as isize, "size")?;
+            out(disp_unit, seg.disp_unit() as c_int, "disp_unit")?;
+            out(baseptr.cast::<*mut u8>(), p, "baseptr")
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut c_int) -> c_int {
+    call("MPI_Win_create_dynamic", On::Comm(c), |st| {
+        info_of(st, info)?;
+        st.comm(c)?;
+        let _ = win;
+        Err(fail(
+            code::UNSUPPORTED,
+            "dynamic windows are not in rma's C interface yet (rma_win::Window::create_dynamic is, in Rust)",
+        ))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_attach(w: c_int, _base: *mut c_void, _size: isize) -> c_int {
+    call("MPI_Win_attach", On::Win(w), |st| {
+        st.win(w)?;
+        Err(fail(code::RMA_FLAVOR, "not a dynamic window"))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_detach(w: c_int, _base: *const c_void) -> c_int {
+    call("MPI_Win_detach", On::Win(w), |st| {
+        st.win(w)?;
+        Err(fail(code::RMA_FLAVOR, "not a dynamic window"))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free(wp: *mut c_int) -> c_int {
+    // SAFETY: MPI's contract: `wp` points to a window handle.
+    let w = unsafe { wp.as_ref().copied().unwrap_or(0) };
+    call("MPI_Win_free", On::Win(w), |st| {
+        let x = st.win_mut(w)?;
+        x.reconcile()?;
+        x.win.as_mut().expect("live").free()?;
+        let mut x = st.wins.remove(w).expect("checked above");
+        x.reconcile_after_free();
+        let attrs = std::mem::take(&mut x.attrs);
+        let c = x.comm;
+        drop(x);
+        st.release(c);
+        delete_attrs(&st.keyvals, w, &attrs);
+        // SAFETY: as above.
+        unsafe { out(wp, 0, "win") }
+    })
+}
+
+impl Win {
+    /// After a successful free nothing more can arrive: the private copy already holds
+    /// the last reconciliation.
+    fn reconcile_after_free(&mut self) {
+        self.win = None;
+    }
+}
+
+/// Runs `f` on window `w` with its memory reconciled before and after.
+fn sync(name: &str, w: c_int, f: impl FnOnce(&Window<'static>) -> R) -> c_int {
+    call(name, On::Win(w), |st| {
+        let x = st.win_mut(w)?;
+        x.reconcile()?;
+        f(x.window())?;
+        x.reconcile()
+    })
+}
+
+fn assert_of(a: c_int) -> R<Assert> {
+    const BITS: [(c_int, Assert); 5] = [
+        (1024, Assert::NOCHECK),
+        (2048, Assert::NOSTORE),
+        (4096, Assert::NOPUT),
+        (8192, Assert::NOPRECEDE),
+        (16384, Assert::NOSUCCEED),
+    ];
+    let mut out = 0;
+    let mut left = a;
+    for (bit, x) in BITS {
+        if a & bit != 0 {
+            out |= x.bits();
+            left &= !bit;
+        }
+    }
+    if left != 0 {
+        return Err(fail(code::ASSERT, format!("assert {a} has unknown bits")));
+    }
+    Ok(Assert::from_bits(out))
+}
+
+fn rank_of(r: c_int) -> R<Rank> {
+    u32::try_from(r)
+        .map(Rank::new)
+        .map_err(|_| fail(code::RANK, format!("rank {r} is not a rank of the window")))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, w: c_int) -> c_int {
+    sync("MPI_Win_fence", w, |win| Ok(win.fence(assert_of(assert)?)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_lock(kind: c_int, rank: c_int, assert: c_int, w: c_int) -> c_int {
+    sync("MPI_Win_lock", w, |win| {
+        let kind = match kind {
+            234 => LockType::Exclusive,
+            235 => LockType::Shared,
+            _ => return Err(fail(code::LOCKTYPE, format!("{kind} is not a lock type"))),
+        };
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        Ok(win.lock(kind, rank_of(rank)?, assert_of(assert)?)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, w: c_int) -> c_int {
+    sync("MPI_Win_unlock", w, |win| {
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        Ok(win.unlock(rank_of(rank)?)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, w: c_int) -> c_int {
+    sync("MPI_Win_lock_all", w, |win| Ok(win.lock_all(assert_of(assert)?)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_unlock_all(w: c_int) -> c_int {
+    sync("MPI_Win_unlock_all", w, |win| Ok(win.unlock_all()?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, w: c_int) -> c_int {
+    sync("MPI_Win_flush", w, |win| {
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        Ok(win.flush(rank_of(rank)?)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_all(w: c_int) -> c_int {
+    sync("MPI_Win_flush_all", w, |win| Ok(win.flush_all()?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, w: c_int) -> c_int {
+    sync("MPI_Win_flush_local", w, |win| {
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        Ok(win.flush_local(rank_of(rank)?)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_flush_local_all(w: c_int) -> c_int {
+    sync("MPI_Win_flush_local_all", w, |win| Ok(win.flush_local_all()?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_sync(w: c_int) -> c_int {
+    sync("MPI_Win_sync", w, |win| Ok(win.sync()?))
+}
+
+/// The rma group, in the window's ranks, of an MPI group.
+fn group_of(st: &State, w: c_int, g: c_int) -> R<rma_win::Group> {
+    let c = st.win(w)?.comm;
+    Ok(rma_win::Group::new(&st.local_ranks(c, g)?)?)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_post(g: c_int, assert: c_int, w: c_int) -> c_int {
+    call("MPI_Win_post", On::Win(w), |st| {
+        let group = group_of(st, w, g)?;
+        let x = st.win_mut(w)?;
+        x.reconcile()?;
+        x.window().post(&group, assert_of(assert)?)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_start(g: c_int, assert: c_int, w: c_int) -> c_int {
+    call("MPI_Win_start", On::Win(w), |st| {
+        let group = group_of(st, w, g)?;
+        let x = st.win_mut(w)?;
+        x.reconcile()?;
+        x.window().start(&group, assert_of(assert)?)?;
+        x.reconcile()
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_complete(w: c_int) -> c_int {
+    sync("MPI_Win_complete", w, |win| Ok(win.complete()?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_wait(w: c_int) -> c_int {
+    sync("MPI_Win_wait", w, |win| Ok(win.wait()?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_test(w: c_int, flag: *mut c_int) -> c_int {
+    sync("MPI_Win_test", w, |win| {
+        let done = win.test()?;
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(flag, c_int::from(done), "flag") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_group(w: c_int, g: *mut c_int) -> c_int {
+    call("MPI_Win_get_group", On::Win(w), |st| {
+        let c = st.win(w)?.comm;
+        let ranks = st.comms.get(c).expect("the window's communicator").ranks.clone();
+        let h = if ranks.is_empty() { 1 } else { st.groups.insert(2, ranks) };
+        // SAFETY: MPI's contract: a group out-parameter.
+        unsafe { out(g, h, "group") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_info(w: c_int, info: *mut c_int) -> c_int {
+    call("MPI_Win_get_info", On::Win(w), |st| {
+        let i = st.win(w)?.window().info();
+        let h = st.infos.insert(2, i);
+        // SAFETY: MPI's contract: an info out-parameter.
+        unsafe { out(info, h, "info_used") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_info(w: c_int, info: c_int) -> c_int {
+    call("MPI_Win_set_info", On::Win(w), |st| {
+        let i = info_of(st, info)?;
+        st.win_mut(w)?.win.as_mut().expect("live").set_info(&i)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_name(w: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
+    call("MPI_Win_get_name", On::Win(w), |st| {
+        let n = st.win(w)?.name.clone();
+        // SAFETY: MPI's contract: MPI_MAX_OBJECT_NAME bytes.
+        unsafe { put_str(&n, name, 128, len) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_name(w: c_int, name: *const c_char) -> c_int {
+    call("MPI_Win_set_name", On::Win(w), |st| {
+        // SAFETY: MPI's contract: a C string.
+        let n = unsafe { c_str(name, "name")? };
+        st.win_mut(w)?.name = n.chars().take(127).collect();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_keyval(
+    copy: usize,
+    delete: usize,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    call("MPI_Win_create_keyval", On::World, |st| {
+        let k = crate::comm::create_keyval(st, copy, delete, extra as usize);
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(keyval, k, "keyval") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
+    call("MPI_Win_free_keyval", On::World, |st| crate::comm::free_keyval(st, keyval))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_attr(w: c_int, k: c_int, value: *mut c_void) -> c_int {
+    call("MPI_Win_set_attr", On::Win(w), |st| {
+        let x = st
+            .wins
+            .get_mut(w)
+            .ok_or_else(|| fail(code::WIN, format!("{w} is not a window")))?;
+        set_attr(&st.keyvals, w, &mut x.attrs, k, value as usize)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_delete_attr(w: c_int, k: c_int) -> c_int {
+    call("MPI_Win_delete_attr", On::Win(w), |st| {
+        let x = st
+            .wins
+            .get_mut(w)
+            .ok_or_else(|| fail(code::WIN, format!("{w} is not a window")))?;
+        delete_attr(&st.keyvals, w, &mut x.attrs, k)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_attr(w: c_int, k: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+    call("MPI_Win_get_attr", On::Win(w), |st| {
+        let x = st.win(w)?;
+        let v = match k {
+            1 => Some(x.base),
+            2 => Some(&x.vals.size as *const isize as usize),
+            3 => Some(&x.vals.disp_unit as *const c_int as usize),
+            4 => Some(&x.vals.flavor as *const c_int as usize),
+            5 => Some(&x.vals.model as *const c_int as usize),
+            _ if st.keyvals.contains_key(&k) => x.attrs.get(&k).copied(),
+            _ => return Err(fail(code::KEYVAL, format!("{k} is not a keyval"))),
+        };
+        // SAFETY: MPI's contract for MPI_Win_get_attr's pointers.
+        unsafe { give_attr(v, value, flag) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_errhandler(
+    f: Option<unsafe extern "C" fn(*mut c_int, *mut c_int)>,
+    e: *mut c_int,
+) -> c_int {
+    // SAFETY: the same shape as a communicator's handler.
+    unsafe { crate::comm::MPI_Comm_create_errhandler(f, e) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_set_errhandler(w: c_int, e: c_int) -> c_int {
+    call("MPI_Win_set_errhandler", On::Win(w), |st| {
+        crate::comm::check_errh(st, e)?;
+        st.win_mut(w)?.errh = e;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_get_errhandler(w: c_int, e: *mut c_int) -> c_int {
+    call("MPI_Win_get_errhandler", On::Win(w), |st| {
+        let h = st.win(w)?.errh;
+        // SAFETY: MPI's contract: an errhandler out-parameter.
+        unsafe { out(e, h, "errhandler") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_call_errhandler(w: c_int, errorcode: c_int) -> c_int {
+    let ok = call("MPI_Win_call_errhandler", On::Win(w), |st| st.win(w).map(|_| ()));
+    if ok != 0 {
+        return ok;
+    }
+    crate::raise(
+        "MPI_Win_call_errhandler",
+        On::Win(w),
+        fail(errorcode, "raised by the program"),
+    );
+    0
+}
+
+// ---- one-sided calls ----
+
+/// A target description.
+struct Tgt {
+    rank: c_int,
+    disp: isize,
+    count: c_int,
+    dt: c_int,
+}
+
+impl Tgt {
+    fn datatype(&self, st: &State) -> R<Datatype> {
+        st.dt(self.dt)
+    }
+}
+
+/// Runs a one-sided call on window `w`; a call to MPI_PROC_NULL does nothing.
+fn rma(name: &str, w: c_int, t: &Tgt, f: impl FnOnce(&State, &Window<'static>, Target<'_>) -> R) -> c_int {
+    call(name, On::Win(w), |st| {
+        let x = st.win(w)?;
+        if t.rank == PROC_NULL {
+            return Ok(());
+        }
+        let d = t.datatype(st)?;
+        let target = Target::new(rank_of(t.rank)?, t.disp as i64, count(t.count, "target_count")?, &d);
+        f(st, x.window(), target)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Put(
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    w: c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    rma("MPI_Put", w, &t, |st, win, target| {
+        let d = st.dt(odt)?;
+        // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        Ok(win.put_with(Buffer::new(bytes, n, &d), target)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get(
+    o: *mut c_void,
+    on: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    w: c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    rma("MPI_Get", w, &t, |st, win, target| {
+        let d = st.dt(odt)?;
+        // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt, and the
+        // program does not touch it until the call completes.
+        let (bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
+        Ok(win.get_with(BufferMut::new(bytes, n, &d), target)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate(
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    op: c_int,
+    w: c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    rma("MPI_Accumulate", w, &t, |st, win, target| {
+        let op = crate::coll::op_of(op)?;
+        let d = st.dt(odt)?;
+        // SAFETY: as in MPI_Put.
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        Ok(win.accumulate_with(Buffer::new(bytes, n, &d), target, op)?)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_accumulate(
+    st: &State,
+    win: &Window<'static>,
+    target: Target<'_>,
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    r: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    op: c_int,
+    request: bool,
+) -> R {
+    let op = crate::coll::op_of(op)?;
+    let rd = st.dt(rdt)?;
+    // SAFETY: MPI's contract: the result buffer holds `rn` elements of rdt.
+    let (rbytes, rd, rcount) = unsafe { result(r, count(rn, "result_count")?, &rd)? };
+    let res = BufferMut::new(rbytes, rcount, &rd);
+    let od = st.dt(odt)?;
+    // MPI ignores the origin arguments of MPI_NO_OP
+    let (obytes, od, ocount) = if op == rma_win::Op::NoOp {
+        (&[][..], od, 0)
+    } else {
+        // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
+        unsafe { origin(o, count(on, "origin_count")?, &od)? }
+    };
+    let orig = (op != rma_win::Op::NoOp).then(|| Buffer::new(obytes, ocount, &od));
+    if request {
+        win.rget_accumulate_with(orig, res, target, op)?.wait()?;
+    } else {
+        win.get_accumulate_with(orig, res, target, op)?;
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate(
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    r: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    op: c_int,
+    w: c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    rma("MPI_Get_accumulate", w, &t, |st, win, target| {
+        // SAFETY: MPI's contract, forwarded.
+        unsafe { get_accumulate(st, win, target, o, on, odt, r, rn, rdt, op, false) }
+    })
+}
+
+/// The bytes of one element of a predefined type at `p`.
+///
+/// # Safety
+/// `p` is valid for `n` bytes (written, if `write`, and not otherwise accessed).
+unsafe fn element<'a>(p: *const c_void, n: usize, what: &str) -> R<&'a mut [u8]> {
+    if p.is_null() {
+        return Err(fail(code::BUFFER, format!("{what} is NULL")));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut u8, n) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Fetch_and_op(
+    o: *const c_void,
+    r: *mut c_void,
+    dt: c_int,
+    rank: c_int,
+    disp: isize,
+    op: c_int,
+    w: c_int,
+) -> c_int {
+    call("MPI_Fetch_and_op", On::Win(w), |st| {
+        let win = st.win(w)?.window();
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        let op = crate::coll::op_of(op)?;
+        let d = st.dt(dt)?;
+        let n = d.size();
+        let zero = vec![0u8; n];
+        // SAFETY: MPI's contract: one element of dt at each pointer (the origin is
+        // ignored for MPI_NO_OP, and only read otherwise).
+        let (obytes, rbytes) = unsafe {
+            let ob: &[u8] = if op == rma_win::Op::NoOp { &zero } else { element(o, n, "origin_addr")? };
+            (ob, element(r, n, "result_addr")?)
+        };
+        Ok(win.fetch_and_op_with(obytes, rbytes, &d, rank_of(rank)?, disp as i64, op)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Compare_and_swap(
+    o: *const c_void,
+    cmp: *const c_void,
+    r: *mut c_void,
+    dt: c_int,
+    rank: c_int,
+    disp: isize,
+    w: c_int,
+) -> c_int {
+    call("MPI_Compare_and_swap", On::Win(w), |st| {
+        let win = st.win(w)?.window();
+        if rank == PROC_NULL {
+            return Ok(());
+        }
+        let d = st.dt(dt)?;
+        let n = d.size();
+        // SAFETY: MPI's contract: one element of dt at each pointer.
+        let (ob, cb, rb) = unsafe {
+            (
+                &*element(o, n, "origin_addr")?,
+                &*element(cmp, n, "compare_addr")?,
+                element(r, n, "result_addr")?,
+            )
+        };
+        Ok(win.compare_and_swap_with(ob, cb, rb, &d, rank_of(rank)?, disp as i64)?)
+    })
+}
+
+/// A request-based call: rma completes it at once; the request handle reports it.
+fn with_request(name: &str, code_: c_int, req: *mut c_int) -> c_int {
+    if code_ != 0 {
+        return code_;
+    }
+    call(name, On::World, |st| {
+        let h = st.reqs.insert(1, crate::p2p::Req::Done);
+        // SAFETY: MPI's contract: a request out-parameter.
+        unsafe { out(req, h, "request") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput(
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    w: c_int,
+    req: *mut c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let rc = rma("MPI_Rput", w, &t, |st, win, target| {
+        let d = st.dt(odt)?;
+        // SAFETY: as in MPI_Put.
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        Ok(win.rput_with(Buffer::new(bytes, n, &d), target)?.wait()?)
+    });
+    with_request("MPI_Rput", rc, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget(
+    o: *mut c_void,
+    on: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    w: c_int,
+    req: *mut c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let rc = rma("MPI_Rget", w, &t, |st, win, target| {
+        let d = st.dt(odt)?;
+        // SAFETY: as in MPI_Get.
+        let (bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
+        Ok(win.rget_with(BufferMut::new(bytes, n, &d), target)?.wait()?)
+    });
+    with_request("MPI_Rget", rc, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate(
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    op: c_int,
+    w: c_int,
+    req: *mut c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let rc = rma("MPI_Raccumulate", w, &t, |st, win, target| {
+        let op = crate::coll::op_of(op)?;
+        let d = st.dt(odt)?;
+        // SAFETY: as in MPI_Put.
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        Ok(win.raccumulate_with(Buffer::new(bytes, n, &d), target, op)?.wait()?)
+    });
+    with_request("MPI_Raccumulate", rc, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate(
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    r: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    rank: c_int,
+    disp: isize,
+    tn: c_int,
+    tdt: c_int,
+    op: c_int,
+    w: c_int,
+    req: *mut c_int,
+) -> c_int {
+    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let rc = rma("MPI_Rget_accumulate", w, &t, |st, win, target| {
+        // SAFETY: MPI's contract, forwarded.
+        unsafe { get_accumulate(st, win, target, o, on, odt, r, rn, rdt, op, true) }
+    });
+    with_request("MPI_Rget_accumulate", rc, req)
+}
