@@ -64,8 +64,9 @@ fn reduce_all(st: &State, c: c_int, mine: &[u8], dt: c_int, op: c_int) -> R<Vec<
 }
 
 fn barrier(st: &mut State, c: c_int) -> R {
+    let w = st.comm(c)?.world();
     st.progress();
-    st.comm(c)?.world().barrier()?;
+    w.barrier()?;
     st.progress();
     Ok(())
 }
@@ -175,10 +176,11 @@ unsafe fn gather(
     let me = comm.rank();
     let root = to.map(|r| check_root(r, comm.size())).transpose()?;
     let receives = root.is_none_or(|r| r == me);
-    let rd = st.dt(rdt)?;
-    let rn = count(rn, "recvcount")?;
+    // the receive arguments matter only where data arrives
+    let rd = if receives { st.dt(rdt)? } else { rma_win::Datatype::basic(rma_win::BasicType::Byte) };
+    let rn = if receives { count(rn, "recvcount")? } else { 0 };
     let rext = rd.extent();
-    let mine = if sbuf as isize == IN_PLACE {
+    let mine = if sbuf as isize == IN_PLACE && receives {
         let at = (rbuf as isize).wrapping_add(rext * (rn * me) as isize);
         // SAFETY: MPI's contract: with MPI_IN_PLACE this rank's part of the receive
         // buffer is its contribution.
@@ -260,6 +262,10 @@ unsafe fn scatter(
         Vec::new()
     };
     let all = allgather_bytes(comm.world(), &mine)?;
+    if root == Some(me) && rbuf as isize == IN_PLACE {
+        st.progress();
+        return Ok(());
+    }
     let rd = st.dt(rdt)?;
     let rn = count(rn, "recvcount")?;
     let part = rd.size() * rn;
@@ -269,10 +275,8 @@ unsafe fn scatter(
         let lo = (me * part).min(s.len());
         got.extend_from_slice(&s[lo..(lo + part).min(s.len())]);
     }
-    if !(root.is_some() && sbuf as isize == IN_PLACE) {
-        // SAFETY: MPI's contract: the receive buffer holds the parts.
-        unsafe { unpack(&got, rbuf, rn * src.len(), &rd)? };
-    }
+    // SAFETY: MPI's contract: the receive buffer holds the parts.
+    unsafe { unpack(&got, rbuf, rn * src.len(), &rd)? };
     st.progress();
     Ok(())
 }

@@ -33,6 +33,9 @@ pub(crate) struct Comm {
     /// communicators that share members.
     pub(crate) ctx: u64,
     children: u64,
+    /// An intercommunicator's remote group (MPI_COMM_WORLD ranks); its local group
+    /// is `ranks`, its world the local group's.
+    pub(crate) remote: Option<Vec<usize>>,
 }
 
 impl Drop for Comm {
@@ -66,6 +69,7 @@ impl Comm {
             freed: false,
             ctx,
             children: 0,
+            remote: None,
         })
     }
 
@@ -212,17 +216,19 @@ pub unsafe extern "C" fn MPI_Comm_size(c: c_int, size: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_remote_size(c: c_int, _size: *mut c_int) -> c_int {
     call("MPI_Comm_remote_size", On::Comm(c), |st| {
-        st.comm(c)?;
-        Err(fail(code::COMM, "not an intercommunicator (rma has none)"))
+        let n = st.comm(c)?.remote.as_ref().map(Vec::len);
+        let n = n.ok_or_else(|| fail(code::COMM, "not an intercommunicator"))?;
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(_size, n as c_int, "size") }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_test_inter(c: c_int, flag: *mut c_int) -> c_int {
     call("MPI_Comm_test_inter", On::Comm(c), |st| {
-        st.comm(c)?;
+        let inter = st.comm(c)?.remote.is_some();
         // SAFETY: MPI's contract: an int out-parameter.
-        unsafe { out(flag, 0, "flag") }
+        unsafe { out(flag, c_int::from(inter), "flag") }
     })
 }
 
@@ -652,24 +658,97 @@ pub unsafe extern "C" fn MPI_Comm_delete_attr(c: c_int, k: c_int) -> c_int {
     })
 }
 
+fn ranks_bytes(r: &[usize]) -> Vec<u8> {
+    r.iter().flat_map(|&x| (x as u32).to_le_bytes()).collect()
+}
+
+fn bytes_ranks(b: &[u8]) -> Vec<usize> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")) as usize)
+        .collect()
+}
+
+/// The leaders swap `mine` (a message each way on `ctx`), then every rank of the
+/// local group learns the remote leader's bytes.
+fn leaders_swap(st: &mut State, local: i32, leader: usize, peer_world: usize, ctx: u64, mine: &[u8]) -> R<Vec<u8>> {
+    let comm = st.comm(local)?;
+    let world = comm.world();
+    let theirs = if comm.rank() == leader {
+        let me = st.world0().rank() as c_int;
+        st.p2p.send(st.world0(), peer_world, ctx, me, 0, mine)?;
+        st.p2p.recv_raw(world, ctx, peer_world as c_int)?
+    } else {
+        Vec::new()
+    };
+    let all = crate::coll::allgather_bytes(world, &theirs)?;
+    Ok(all[leader].clone())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Intercomm_create(
     local: c_int,
-    _ll: c_int,
-    _peer: c_int,
-    _rl: c_int,
-    _tag: c_int,
-    _new: *mut c_int,
+    local_leader: c_int,
+    peer: c_int,
+    remote_leader: c_int,
+    tag: c_int,
+    new: *mut c_int,
 ) -> c_int {
-    call("MPI_Intercomm_create", On::Comm(local), |_| {
-        Err(fail(code::UNSUPPORTED, "rma has no intercommunicators"))
+    call("MPI_Intercomm_create", On::Comm(local), |st| {
+        let lc = st.comm(local)?;
+        let leader = usize::try_from(local_leader)
+            .ok()
+            .filter(|&l| l < lc.size())
+            .ok_or_else(|| fail(code::RANK, format!("local leader {local_leader} is not a rank")))?;
+        let mine = lc.ranks.clone();
+        // the peer communicator matters at the local leader only
+        let peer_world = if lc.rank() == leader {
+            let pc = st.comm(peer)?;
+            usize::try_from(remote_leader)
+                .ok()
+                .and_then(|r| pc.ranks.get(r).copied())
+                .ok_or_else(|| fail(code::RANK, format!("remote leader {remote_leader} is not a rank")))?
+        } else {
+            0
+        };
+        let ctx = mix(0x696e_7465_72 ^ tag as u64, 0);
+        let remote = bytes_ranks(&leaders_swap(st, local, leader, peer_world, ctx, &ranks_bytes(&mine))?);
+        let (lo, hi) = if mine[0] < remote[0] { (&mine, &remote) } else { (&remote, &mine) };
+        let mut ictx = mix(ctx, 1);
+        for &r in lo.iter().chain(hi.iter()) {
+            ictx = mix(ictx, r as u64);
+        }
+        let w = st.comm(local)?.world().dup()?;
+        let h = st.add_comm(w, ictx)?;
+        st.comm_mut(h)?.remote = Some(remote);
+        // SAFETY: MPI's contract: a communicator out-parameter.
+        unsafe { out(new, h, "newintercomm") }
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_merge(c: c_int, _high: c_int, _new: *mut c_int) -> c_int {
-    call("MPI_Intercomm_merge", On::Comm(c), |_| {
-        Err(fail(code::UNSUPPORTED, "rma has no intercommunicators"))
+pub unsafe extern "C" fn MPI_Intercomm_merge(c: c_int, high: c_int, new: *mut c_int) -> c_int {
+    call("MPI_Intercomm_merge", On::Comm(c), |st| {
+        let comm = st.comm(c)?;
+        let remote = comm
+            .remote
+            .clone()
+            .ok_or_else(|| fail(code::COMM, "not an intercommunicator"))?;
+        let mine = comm.ranks.clone();
+        let ctx = mix(comm.ctx, 0x6d65_7267_65);
+        // the leaders (rank 0 of each group) swap their group's `high`
+        let theirs = leaders_swap(st, c, 0, remote[0], ctx, &[u8::from(high != 0)])?;
+        let (me_high, them_high) = (high != 0, theirs.first().copied().unwrap_or(0) != 0);
+        let mine_first = if me_high == them_high { mine[0] < remote[0] } else { !me_high };
+        let order: Vec<usize> = if mine_first {
+            mine.iter().chain(remote.iter()).copied().collect()
+        } else {
+            remote.iter().chain(mine.iter()).copied().collect()
+        };
+        let group = rma_win::Group::new(&order)?;
+        let w = st.world0().create_group(&group, (ctx as u32) & 0x7fff_ffff)?;
+        let h = st.add_comm(w, mix(ctx, 2))?;
+        // SAFETY: MPI's contract: a communicator out-parameter.
+        unsafe { out(new, h, "newintracomm") }
     })
 }
 

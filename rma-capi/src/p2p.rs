@@ -178,7 +178,7 @@ impl P2p {
         }
     }
 
-    fn send(&mut self, world: &rma_win::World, to: usize, ctx: u64, src: c_int, tag: c_int, data: &[u8]) -> R {
+    pub(crate) fn send(&mut self, world: &rma_win::World, to: usize, ctx: u64, src: c_int, tag: c_int, data: &[u8]) -> R {
         let addr = self.addr(to)?;
         let mut off = 0;
         loop {
@@ -213,6 +213,18 @@ impl P2p {
             if off >= data.len() {
                 return Ok(());
             }
+        }
+    }
+
+    /// Waits for the next message on `ctx` from `src` (its sender's field) and takes it.
+    pub(crate) fn recv_raw(&mut self, world: &rma_win::World, ctx: u64, src: c_int) -> R<Vec<u8>> {
+        let mut w = Waiter::new();
+        loop {
+            self.drain()?;
+            if let Some(i) = self.find(ctx, src, ANY_TAG) {
+                return Ok(self.queue.remove(i).expect("found").data);
+            }
+            w.pause(world)?;
         }
     }
 

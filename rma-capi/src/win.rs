@@ -30,9 +30,69 @@ const UNIFIED: c_int = 2;
 enum Mem {
     /// The program's memory, exposed through a copy (MPI_WIN_SEPARATE): `shadow` is
     /// what both held at the last reconciliation.
-    Private { ptr: *mut u8, len: usize, shadow: Vec<u8> },
+    Private {
+        ptr: *mut u8,
+        len: usize,
+        shadow: Vec<u8>,
+    },
     /// Memory in rma's shared segments, handed to the program (MPI_WIN_UNIFIED).
     Shared,
+    /// A dynamic window: each attached piece of the program's memory is exposed
+    /// through a region holding its copy (MPI_WIN_SEPARATE, as `Private`). Other
+    /// ranks name it by its address here: `dir` (a shared window) lists every rank's
+    /// attached pieces, so an origin translates an address to rma's displacement.
+    Dynamic { dir: Window<'static>, regions: Vec<Piece> },
+}
+
+/// One attached piece of a dynamic window.
+struct Piece {
+    ptr: *mut u8,
+    len: usize,
+    shadow: Vec<u8>,
+    region: Option<rma_win::Region<u8>>,
+    slot: usize,
+}
+
+/// Directory slots per rank (32 bytes each: address, length, displacement, in use);
+/// slot 0 holds the number of slots ever used.
+const SLOTS: usize = 4096;
+
+/// Reconciles a private copy at `ptr` with its public copy (see the module's docs).
+fn merge(
+    ptr: *mut u8,
+    len: usize,
+    shadow: &mut [u8],
+    read: impl FnOnce(&mut [u8]) -> rma_win::Result<()>,
+    write: impl Fn(usize, &[u8]) -> rma_win::Result<()>,
+) -> R {
+    if len == 0 {
+        return Ok(());
+    }
+    let mut public = vec![0u8; len];
+    read(&mut public)?;
+    // SAFETY: `ptr..ptr + len` is memory the program gave MPI_Win_create or
+    // MPI_Win_attach, valid until MPI_Win_free or MPI_Win_detach (MPI's contract);
+    // this process's other threads do not call MPI (MPI_THREAD_FUNNELED), and no
+    // other process writes it (it is private memory, or shared memory that MPI's
+    // rules leave to this rank between synchronizations).
+    let private = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    let mut i = 0;
+    while i < len {
+        if private[i] != shadow[i] {
+            let start = i;
+            while i < len && private[i] != shadow[i] {
+                i += 1;
+            }
+            write(start, &private[start..i])?;
+            shadow[start..i].copy_from_slice(&private[start..i]);
+        } else {
+            let v = public[i];
+            private[i] = v;
+            shadow[i] = v;
+            i += 1;
+        }
+    }
+    Ok(())
 }
 
 /// The values behind the predefined window attributes (their addresses are given out).
@@ -61,37 +121,76 @@ impl Win {
 
     /// Reconciles the private and public copies of a separate-model window.
     fn reconcile(&mut self) -> R {
-        let Mem::Private { ptr, len, shadow } = &mut self.mem else {
-            return Ok(());
-        };
-        let (ptr, len) = (*ptr, *len);
-        if len == 0 {
-            return Ok(());
-        }
         let win = self.win.as_ref().expect("a live window has its Window");
-        let mut public = vec![0u8; len];
-        win.read_local::<u8>(0, &mut public)?;
-        // SAFETY: `ptr..ptr + len` is the memory the program gave MPI_Win_create, valid
-        // until MPI_Win_free (MPI's contract); this process's other threads do not call
-        // MPI (MPI_THREAD_FUNNELED), and no other process can reach it.
-        let private = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
-        let mut i = 0;
-        while i < len {
-            if private[i] != shadow[i] {
-                let start = i;
-                while i < len && private[i] != shadow[i] {
-                    i += 1;
+        match &mut self.mem {
+            Mem::Shared => Ok(()),
+            Mem::Private { ptr, len, shadow } => merge(
+                *ptr,
+                *len,
+                shadow,
+                |out| win.read_local::<u8>(0, out),
+                |at, data| win.write_local::<u8>(at, data),
+            ),
+            Mem::Dynamic { regions, .. } => {
+                for p in regions.iter_mut() {
+                    let r = p.region.as_ref().expect("attached");
+                    merge(
+                        p.ptr,
+                        p.len,
+                        &mut p.shadow,
+                        |out| win.read_region(r, 0, out),
+                        |at, data| win.write_region(r, at, data),
+                    )?;
                 }
-                win.write_local::<u8>(start, &private[start..i])?;
-                shadow[start..i].copy_from_slice(&private[start..i]);
-            } else {
-                let v = public[i];
-                private[i] = v;
-                shadow[i] = v;
-                i += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// At free: stores into the private copy only the bytes other ranks changed since
+    /// the last reconciliation, and reads nothing of it (some programs free the
+    /// memory just before the window, having synchronized last).
+    fn take_in(&mut self) -> R {
+        let win = self.win.as_ref().expect("a live window has its Window");
+        let Mem::Private { ptr, len, shadow } = &mut self.mem else {
+            return self.reconcile();
+        };
+        let mut public = vec![0u8; *len];
+        win.read_local::<u8>(0, &mut public)?;
+        for (i, (&p, s)) in public.iter().zip(shadow.iter_mut()).enumerate() {
+            if p != *s {
+                // SAFETY: byte i < len of the memory given to MPI_Win_create, which
+                // MPI's contract keeps valid until MPI_Win_free returns.
+                unsafe { ptr.add(i).write(p) };
+                *s = p;
             }
         }
         Ok(())
+    }
+
+    /// The displacement rma's window gives the byte at `addr` of `rank`'s memory: a
+    /// dynamic window's address, translated through the directory; any other's as is.
+    fn disp(&self, rank: c_int, addr: isize) -> R<i64> {
+        let Mem::Dynamic { dir, .. } = &self.mem else {
+            return Ok(addr as i64);
+        };
+        let seg = dir.shared_query(rank_of(rank)?)?;
+        let mut head = [0u8; 8];
+        seg.read_bytes(0, &mut head)?;
+        let used = (u64::from_le_bytes(head) as usize).min(SLOTS - 1);
+        let mut table = vec![0u8; used * 32];
+        seg.read_bytes(32, &mut table)?;
+        for e in table.chunks_exact(32) {
+            let f = |i: usize| u64::from_le_bytes(e[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+            let (a, n, d, live) = (f(0) as isize, f(1) as isize, f(2) as i64, f(3));
+            if live == 1 && a <= addr && addr < a + n {
+                return Ok(d + (addr - a) as i64);
+            }
+        }
+        Err(fail(
+            code::RMA_RANGE,
+            format!("address {addr:#x} is not in memory rank {rank} attached to the window"),
+        ))
     }
 }
 
@@ -322,29 +421,114 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut c_int) -> c_int {
     call("MPI_Win_create_dynamic", On::Comm(c), |st| {
-        info_of(st, info)?;
-        st.comm(c)?;
-        let _ = win;
-        Err(fail(
-            code::UNSUPPORTED,
-            "dynamic windows are not in rma's C interface yet (rma_win::Window::create_dynamic is, in Rust)",
-        ))
+        let mut info = info_of(st, info)?;
+        if info.get("rma_dynamic_bytes").is_none() {
+            // room for what C programs attach (rma's default is 1 MiB per rank)
+            info.set("rma_dynamic_bytes", "67108864");
+        }
+        let world = st.comm(c)?.world();
+        let w = Window::create_dynamic(world, &info)?;
+        let dir = Window::allocate_shared_bytes(
+            world,
+            SLOTS * 32,
+            1,
+            &Info::new().with("alloc_shared_noncontig", "true"),
+        )?;
+        let vals = AttrVals {
+            size: 0,
+            disp_unit: 1,
+            flavor: 3,
+            model: SEPARATE,
+        };
+        let mem = Mem::Dynamic {
+            dir,
+            regions: Vec::new(),
+        };
+        let h = st.add_win(c, w, mem, 0, vals);
+        // SAFETY: MPI's contract: a window out-parameter.
+        unsafe { out(win, h, "win") }
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Win_attach(w: c_int, _base: *mut c_void, _size: isize) -> c_int {
+pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize) -> c_int {
     call("MPI_Win_attach", On::Win(w), |st| {
-        st.win(w)?;
-        Err(fail(code::RMA_FLAVOR, "not a dynamic window"))
+        let x = st.win_mut(w)?;
+        let win = x.win.as_ref().expect("live");
+        let Mem::Dynamic { dir, regions } = &mut x.mem else {
+            return Err(fail(code::RMA_FLAVOR, "not a dynamic window"));
+        };
+        let len = size_of(size)?;
+        if len == 0 {
+            return Ok(());
+        }
+        if base.is_null() {
+            return Err(fail(code::BASE, "base is NULL"));
+        }
+        let used: Vec<usize> = regions.iter().map(|p| p.slot).collect();
+        let slot = (1..SLOTS)
+            .find(|s| !used.contains(s))
+            .ok_or_else(|| fail(code::RMA_ATTACH, format!("more than {} regions attached", SLOTS - 1)))?;
+        // SAFETY: MPI's contract: `base` holds `size` bytes.
+        let shadow = unsafe { std::slice::from_raw_parts(base as *const u8, len) }.to_vec();
+        let region = win.attach(shadow.clone())?;
+        let me = Rank::new(win.rank() as u32);
+        let seg = dir.shared_query(me)?;
+        let mut e = Vec::with_capacity(32);
+        for v in [base as u64, len as u64, region.disp() as u64, 1] {
+            e.extend_from_slice(&v.to_le_bytes());
+        }
+        seg.write_bytes(slot * 32, &e)?;
+        let hw = used.iter().copied().chain([slot]).max().unwrap_or(0) as u64;
+        seg.write_bytes(0, &hw.to_le_bytes())?;
+        regions.push(Piece {
+            ptr: base.cast(),
+            len,
+            shadow,
+            region: Some(region),
+            slot,
+        });
+        Ok(())
     })
 }
 
+/// Detaches piece `i` of a dynamic window (reconciled first).
+fn detach_piece(win: &Window<'static>, dir: &Window<'static>, regions: &mut Vec<Piece>, i: usize) -> R {
+    let p = &mut regions[i];
+    let r = p.region.take().expect("attached");
+    if let Err(e) = merge(
+        p.ptr,
+        p.len,
+        &mut p.shadow,
+        |out| win.read_region(&r, 0, out),
+        |at, data| win.write_region(&r, at, data),
+    ) {
+        p.region = Some(r);
+        return Err(e);
+    }
+    if let Err(e) = win.detach(r) {
+        p.region = Some(e.region);
+        return Err(e.error.into());
+    }
+    let seg = dir.shared_query(Rank::new(win.rank() as u32))?;
+    seg.write_bytes(regions[i].slot * 32 + 24, &0u64.to_le_bytes())?;
+    regions.remove(i);
+    Ok(())
+}
+
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Win_detach(w: c_int, _base: *const c_void) -> c_int {
+pub unsafe extern "C" fn MPI_Win_detach(w: c_int, base: *const c_void) -> c_int {
     call("MPI_Win_detach", On::Win(w), |st| {
-        st.win(w)?;
-        Err(fail(code::RMA_FLAVOR, "not a dynamic window"))
+        let x = st.win_mut(w)?;
+        let win = x.win.as_ref().expect("live");
+        let Mem::Dynamic { dir, regions } = &mut x.mem else {
+            return Err(fail(code::RMA_FLAVOR, "not a dynamic window"));
+        };
+        let i = regions
+            .iter()
+            .position(|p| p.ptr as *const c_void == base)
+            .ok_or_else(|| fail(code::RMA_ATTACH, "no memory attached at that address"))?;
+        detach_piece(win, dir, regions, i)
     })
 }
 
@@ -354,8 +538,22 @@ pub unsafe extern "C" fn MPI_Win_free(wp: *mut c_int) -> c_int {
     let w = unsafe { wp.as_ref().copied().unwrap_or(0) };
     call("MPI_Win_free", On::Win(w), |st| {
         let x = st.win_mut(w)?;
-        x.reconcile()?;
+        if !matches!(x.mem, Mem::Shared) {
+            // every rank has completed its calls to this one once all are in free:
+            // then the public copy is final
+            x.window().world().barrier()?;
+        }
+        x.take_in()?;
+        if let Mem::Dynamic { dir, regions } = &mut x.mem {
+            let win = x.win.as_ref().expect("live");
+            while !regions.is_empty() {
+                detach_piece(win, dir, regions, 0)?;
+            }
+        }
         x.win.as_mut().expect("live").free()?;
+        if let Mem::Dynamic { dir, .. } = &mut x.mem {
+            dir.free()?;
+        }
         let mut x = st.wins.remove(w).expect("checked above");
         x.reconcile_after_free();
         let attrs = std::mem::take(&mut x.attrs);
@@ -710,7 +908,8 @@ fn rma(name: &str, w: c_int, t: &Tgt, f: impl FnOnce(&State, &Window<'static>, T
             return Ok(());
         }
         let d = t.datatype(st)?;
-        let target = Target::new(rank_of(t.rank)?, t.disp as i64, count(t.count, "target_count")?, &d);
+        let disp = x.disp(t.rank, t.disp)?;
+        let target = Target::new(rank_of(t.rank)?, disp, count(t.count, "target_count")?, &d);
         f(st, x.window(), target)
     })
 }
@@ -797,11 +996,11 @@ unsafe fn get_accumulate(
     // SAFETY: MPI's contract: the result buffer holds `rn` elements of rdt.
     let (rbytes, rd, rcount) = unsafe { result(r, count(rn, "result_count")?, &rd)? };
     let res = BufferMut::new(rbytes, rcount, &rd);
-    let od = st.dt(odt)?;
-    // MPI ignores the origin arguments of MPI_NO_OP
+    // MPI ignores the origin arguments of MPI_NO_OP (its datatype may be NULL)
     let (obytes, od, ocount) = if op == rma_win::Op::NoOp {
-        (&[][..], od, 0)
+        (&[][..], rd.clone(), 0)
     } else {
+        let od = st.dt(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
         unsafe { origin(o, count(on, "origin_count")?, &od)? }
     };
@@ -873,7 +1072,8 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
             let ob: &[u8] = if op == rma_win::Op::NoOp { &zero } else { element(o, n, "origin_addr")? };
             (ob, element(r, n, "result_addr")?)
         };
-        Ok(win.fetch_and_op_with(obytes, rbytes, &d, rank_of(rank)?, disp as i64, op)?)
+        let disp = st.win(w)?.disp(rank, disp)?;
+        Ok(win.fetch_and_op_with(obytes, rbytes, &d, rank_of(rank)?, disp, op)?)
     })
 }
 
@@ -902,7 +1102,8 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
                 element(r, n, "result_addr")?,
             )
         };
-        Ok(win.compare_and_swap_with(ob, cb, rb, &d, rank_of(rank)?, disp as i64)?)
+        let disp = st.win(w)?.disp(rank, disp)?;
+        Ok(win.compare_and_swap_with(ob, cb, rb, &d, rank_of(rank)?, disp)?)
     })
 }
 

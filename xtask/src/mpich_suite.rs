@@ -42,7 +42,7 @@ cargo xtask mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
   exactly `No Errors`). Writes target/mpich-suite/results.md (entry by entry, side by
   side) and prints a summary.
 
-  --impl         mpich, openmpi (default: every one installed)
+  --impl         rma, mpich, openmpi (default: rma and every MPI installed)
   --only         run only the entries whose program name contains one of the texts
   --timeout-cap  never wait longer than this for one entry (default: the entry's own
                  limit, 180 s when it names none, as runtests has it)
@@ -57,6 +57,12 @@ struct Impl {
 }
 
 const IMPLS: &[Impl] = &[
+    // rma's C interface: paths in the workspace, made absolute by `tool`
+    Impl {
+        name: "rma",
+        cc: "rma-capi/bin/rmacc",
+        launch: &["target/release/rmarun", "--no-prefix", "-n"],
+    },
     Impl {
         name: "mpich",
         cc: "mpicc.mpich",
@@ -73,6 +79,33 @@ const IMPLS: &[Impl] = &[
         ],
     },
 ];
+
+/// A command of an implementation: rma's are paths in the workspace (rmarun in the
+/// target directory), the others are looked up in PATH.
+fn tool(s: &str) -> PathBuf {
+    let root = std::env::current_dir().unwrap_or_default();
+    match s.strip_prefix("target/") {
+        Some(rest) => {
+            let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+            root.join(target).join(rest)
+        }
+        None if s.contains('/') => root.join(s),
+        None => PathBuf::from(s),
+    }
+}
+
+/// Builds rma's side: the C interface library and rmarun.
+fn build_rma() -> Result<(), String> {
+    let ok = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--release", "-p", "rma-capi", "-p", "rma-shm", "--bin", "rmarun"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Ok(())
+    } else {
+        Err("cargo build of rma-capi and rmarun failed".into())
+    }
+}
 
 /// One line of the testlist.
 #[derive(Clone, Debug, PartialEq)]
@@ -303,7 +336,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
     if o.impls.is_empty() {
         o.impls = IMPLS
             .iter()
-            .filter(|i| crate::bench::which(i.cc).is_some())
+            .filter(|i| i.name == "rma" || crate::bench::which(i.cc).is_some())
             .collect();
     }
     Ok(o)
@@ -492,7 +525,7 @@ fn build(
     }
     for (i, c) in common.iter().enumerate() {
         let o = bin.join(format!("common{i}.o"));
-        let out = Command::new(imp.cc)
+        let out = Command::new(tool(imp.cc))
             .args(["-O1", "-w", "-c"])
             .args(&incs)
             .arg(c)
@@ -543,7 +576,7 @@ fn build(
         let mut children = Vec::new();
         for name in pair {
             let p = &programs[*name];
-            let mut cmd = Command::new(imp.cc);
+            let mut cmd = Command::new(tool(imp.cc));
             cmd.args(["-O1", "-w"])
                 .args(&incs)
                 .args(&p.flags)
@@ -575,7 +608,7 @@ fn build(
 fn run(imp: &Impl, bin: &Path, e: &Entry, cap: Option<u64>) -> (Outcome, f64, String) {
     let limit = e.time_limit.unwrap_or(180);
     let limit = cap.map_or(limit, |c| limit.min(c));
-    let mut cmd = Command::new(imp.launch[0]);
+    let mut cmd = Command::new(tool(imp.launch[0]));
     cmd.args(&imp.launch[1..])
         .arg(e.ranks.to_string())
         .arg(bin.join(&e.program))
@@ -665,6 +698,12 @@ pub(crate) fn main(args: &[&str]) -> bool {
     let mut summary = Vec::new();
     for imp in &opts.impls {
         let bin = root.join("bin").join(imp.name);
+        if imp.name == "rma" {
+            if let Err(e) = build_rma() {
+                eprintln!("mpich-suite: {e}");
+                return false;
+            }
+        }
         let t0 = Instant::now();
         let built = match build(imp, &suite, &conf, &wanted, &bin) {
             Ok(b) => b,
