@@ -256,8 +256,7 @@ unsafe fn scatter(
         let sd = st.dt(sdt)?;
         let sn = count(sn, "sendcount")?;
         // SAFETY: MPI's contract: the send buffer holds size * sn elements.
-        let packed = unsafe { pack(sbuf, sn * size, &sd)? };
-        packed
+        unsafe { pack(sbuf, sn * size, &sd)? }
     } else {
         Vec::new()
     };

@@ -710,7 +710,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         } else {
             0
         };
-        let ctx = mix(0x696e_7465_72 ^ tag as u64, 0);
+        let ctx = mix(0x0069_6e74_6572 ^ tag as u64, 0);
         let remote = bytes_ranks(&leaders_swap(st, local, leader, peer_world, ctx, &ranks_bytes(&mine))?);
         let (lo, hi) = if mine[0] < remote[0] { (&mine, &remote) } else { (&remote, &mine) };
         let mut ictx = mix(ctx, 1);
@@ -734,7 +734,7 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(c: c_int, high: c_int, new: *mut c_
             .clone()
             .ok_or_else(|| fail(code::COMM, "not an intercommunicator"))?;
         let mine = comm.ranks.clone();
-        let ctx = mix(comm.ctx, 0x6d65_7267_65);
+        let ctx = mix(comm.ctx, 0x006d_6572_6765);
         // the leaders (rank 0 of each group) swap their group's `high`
         let theirs = leaders_swap(st, c, 0, remote[0], ctx, &[u8::from(high != 0)])?;
         let (me_high, them_high) = (high != 0, theirs.first().copied().unwrap_or(0) != 0);

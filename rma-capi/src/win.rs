@@ -41,7 +41,10 @@ enum Mem {
     /// through a region holding its copy (MPI_WIN_SEPARATE, as `Private`). Other
     /// ranks name it by its address here: `dir` (a shared window) lists every rank's
     /// attached pieces, so an origin translates an address to rma's displacement.
-    Dynamic { dir: Window<'static>, regions: Vec<Piece> },
+    Dynamic {
+        dir: Box<Window<'static>>,
+        regions: Vec<Piece>,
+    },
 }
 
 /// One attached piece of a dynamic window.
@@ -312,6 +315,7 @@ pub unsafe extern "C" fn MPI_Win_create(
 }
 
 /// MPI_Win_allocate and MPI_Win_allocate_shared: memory in rma's shared segments.
+#[allow(clippy::too_many_arguments)]
 unsafe fn allocate(
     st: &mut State,
     size: isize,
@@ -441,7 +445,7 @@ pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut
             model: SEPARATE,
         };
         let mem = Mem::Dynamic {
-            dir,
+            dir: Box::new(dir),
             regions: Vec::new(),
         };
         let h = st.add_win(c, w, mem, 0, vals);

@@ -237,6 +237,7 @@ fn groups() -> Vec<Group> {
             ..Group::new("bench binaries' command lines", "rma-benches")
         },
         Group::new("rma-win", "rma-win"),
+        Group::new("rma-capi (C programs through mpi.h and rmacc)", "rma-capi"),
         Group::new("xtask (bench summarizer)", "xtask"),
     ];
     v.push(Group {

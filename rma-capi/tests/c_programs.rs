@@ -1,0 +1,59 @@
+//! C programs compiled with `bin/rmacc` against this crate's library, run as ranks
+//! by rma-shm's launcher (what `rmarun` runs). Needs a C compiler (`cc`, or `$RMA_CC`).
+
+use rma_shm::launch::{spawn, LaunchOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The directory holding librma_capi.so built for this test run.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let deps = exe.parent().expect("deps directory").to_path_buf();
+    for d in [deps.clone(), deps.parent().expect("profile directory").to_path_buf()] {
+        if d.join("librma_capi.so").exists() {
+            return d;
+        }
+    }
+    panic!("librma_capi.so is not next to {}", exe.display());
+}
+
+/// Compiles `tests/c/<name>.c` with rmacc; the program's path.
+fn compile(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("capi-{name}"));
+    let status = Command::new(dir.join("bin/rmacc"))
+        .env("RMA_CAPI_LIB", lib_dir())
+        .args(["-O1", "-Wall", "-Werror", "-o"])
+        .arg(&out)
+        .arg(dir.join("tests/c").join(format!("{name}.c")))
+        .status()
+        .expect("running rmacc (needs a C compiler: cc)");
+    assert!(status.success(), "rmacc could not build {name}.c");
+    out
+}
+
+fn run(name: &str, ranks: usize) -> rma_shm::launch::LaunchReport {
+    let mut o = LaunchOptions::new(ranks, compile(name));
+    o.prefix_output = false;
+    o.grace = Duration::from_secs(5);
+    o.timeout = Some(Duration::from_secs(60));
+    spawn(&o).expect("launching the ranks")
+}
+
+#[test]
+fn one_program_through_every_window_kind_passes_its_checks() {
+    for ranks in [3, 4] {
+        let r = run("onesided", ranks);
+        assert!(r.success(), "{ranks} ranks: {:?}", r.failures);
+    }
+}
+
+#[test]
+fn an_erroneous_call_under_the_default_handler_ends_every_rank() {
+    let r = run("fatal", 2);
+    assert!(!r.timed_out, "a fatal error must not hang the job");
+    assert!(!r.success());
+    // the failing rank exits with the error class (MPI_ERR_RANK = 6)
+    assert_eq!(r.statuses[1].code(), Some(6), "{:?}", r.failures);
+}
