@@ -526,7 +526,15 @@ pub unsafe extern "C" fn MPI_Errhandler_free(e: *mut c_int) -> c_int {
 pub(crate) fn create_keyval(st: &mut State, copy: usize, delete: usize, extra: usize) -> i32 {
     let k = st.next_keyval;
     st.next_keyval += 1;
-    st.keyvals.insert(k, Keyval { copy, delete, extra });
+    st.keyvals.insert(
+        k,
+        Keyval {
+            copy,
+            delete,
+            extra,
+            freed: false,
+        },
+    );
     k
 }
 
@@ -547,9 +555,13 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(
 pub(crate) fn free_keyval(st: &mut State, keyval: *mut c_int) -> R {
     // SAFETY: MPI's contract: `keyval` points to an int.
     let k = unsafe { inp(keyval, "keyval")? };
-    st.keyvals
-        .remove(&k)
+    let kv = st
+        .keyvals
+        .get_mut(&k)
+        .filter(|kv| !kv.freed)
         .ok_or_else(|| fail(code::KEYVAL, format!("{k} is not a keyval")))?;
+    // kept (a few words) for the delete functions of attributes already set
+    kv.freed = true;
     // SAFETY: as above.
     unsafe { out(keyval, -1, "keyval") }
 }
@@ -567,7 +579,7 @@ pub(crate) fn set_attr(
     k: c_int,
     v: usize,
 ) -> R {
-    if !keyvals.contains_key(&k) {
+    if !keyvals.get(&k).is_some_and(|kv| !kv.freed) {
         return Err(fail(code::KEYVAL, format!("{k} is not a keyval")));
     }
     if let Some(old) = attrs.insert(k, v) {

@@ -255,6 +255,9 @@ pub(crate) struct Keyval {
     pub(crate) copy: usize,
     pub(crate) delete: usize,
     pub(crate) extra: usize,
+    /// Freed by the program: no new attributes, but the attributes already set keep
+    /// their delete function (MPI frees a keyval once no attribute uses it).
+    pub(crate) freed: bool,
 }
 
 /// Everything this process's MPI knows.

@@ -5,12 +5,15 @@
 //! (MPI_WIN_UNIFIED). MPI_Win_create's memory belongs to the program, and no other
 //! process can reach it, so the window exposes a copy in shared segments and reports
 //! MPI_WIN_SEPARATE: the program's memory is the private copy, the segment the public
-//! one. Every synchronization of the window (fence, lock and unlock, flushes,
-//! MPI_Win_sync, PSCW), and every barrier, collective or completed receive, reconciles
-//! them byte by byte against the copy taken at the previous one: bytes the program
-//! stored since go to the public copy, every other byte comes from it. This is the
-//! separate model's rule (a local store and a remote update of the same byte between
-//! two synchronizations conflict, and MPI calls such a program erroneous).
+//! one. Every call that synchronizes this rank's copies (fence, PSCW, MPI_Win_sync,
+//! lock_all and unlock_all, and lock, unlock and flushes naming this rank itself),
+//! every barrier, collective or completed receive, and MPI_Win_free reconcile them
+//! byte by byte against the copy taken at the previous reconciliation: bytes the
+//! program stored since go to the public copy, every other byte comes from it. This is
+//! the separate model's rule (a local store and a remote update of the same byte
+//! between two synchronizations conflict, and MPI calls such a program erroneous). A
+//! lock, unlock or flush of another rank leaves this rank's copies alone, as the
+//! separate model allows, so loops of passive-target calls cost nothing extra.
 
 use crate::comm::{delete_attr, delete_attrs, give_attr, set_attr};
 use crate::dtype::{origin, result};
@@ -37,12 +40,15 @@ enum Mem {
     },
     /// Memory in rma's shared segments, handed to the program (MPI_WIN_UNIFIED).
     Shared,
-    /// A dynamic window: each attached piece of the program's memory is exposed
-    /// through a region holding its copy (MPI_WIN_SEPARATE, as `Private`). Other
-    /// ranks name it by its address here: `dir` (a shared window) lists every rank's
-    /// attached pieces, so an origin translates an address to rma's displacement.
+    /// A dynamic window: one rma region (`arena`, attached at creation) holds a copy
+    /// of every piece of the program's memory attached since, placed first-fit, so
+    /// pieces attached one after another lie one after another (MPI_WIN_SEPARATE, as
+    /// `Private`). Other ranks name memory by its address here: `dir` (a shared
+    /// window) lists every rank's pieces, so an origin translates an address to
+    /// rma's displacement.
     Dynamic {
         dir: Box<Window<'static>>,
+        arena: Option<rma_win::Region<u8>>,
         regions: Vec<Piece>,
     },
 }
@@ -52,9 +58,14 @@ struct Piece {
     ptr: *mut u8,
     len: usize,
     shadow: Vec<u8>,
-    region: Option<rma_win::Region<u8>>,
+    /// Where its copy lies in the arena.
+    off: usize,
     slot: usize,
 }
+
+/// Bytes of a dynamic window's arena on each rank: what its attached pieces may hold
+/// at once.
+const ARENA: usize = 16 << 20;
 
 /// Directory slots per rank (32 bytes each: address, length, displacement, in use);
 /// slot 0 holds the number of slots ever used.
@@ -79,21 +90,30 @@ fn merge(
     // other process writes it (it is private memory, or shared memory that MPI's
     // rules leave to this rank between synchronizations).
     let private = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
-    let mut i = 0;
-    while i < len {
-        if private[i] != shadow[i] {
-            let start = i;
-            while i < len && private[i] != shadow[i] {
-                i += 1;
+    // blocks where nothing changed on either side are skipped at memcmp speed
+    const BLOCK: usize = 4096;
+    let mut lo = 0;
+    while lo < len {
+        let hi = (lo + BLOCK).min(len);
+        if private[lo..hi] != shadow[lo..hi] || public[lo..hi] != shadow[lo..hi] {
+            let mut i = lo;
+            while i < hi {
+                if private[i] != shadow[i] {
+                    let start = i;
+                    while i < hi && private[i] != shadow[i] {
+                        i += 1;
+                    }
+                    write(start, &private[start..i])?;
+                    shadow[start..i].copy_from_slice(&private[start..i]);
+                } else {
+                    let v = public[i];
+                    private[i] = v;
+                    shadow[i] = v;
+                    i += 1;
+                }
             }
-            write(start, &private[start..i])?;
-            shadow[start..i].copy_from_slice(&private[start..i]);
-        } else {
-            let v = public[i];
-            private[i] = v;
-            shadow[i] = v;
-            i += 1;
         }
+        lo = hi;
     }
     Ok(())
 }
@@ -134,15 +154,15 @@ impl Win {
                 |out| win.read_local::<u8>(0, out),
                 |at, data| win.write_local::<u8>(at, data),
             ),
-            Mem::Dynamic { regions, .. } => {
+            Mem::Dynamic { arena, regions, .. } => {
+                let r = arena.as_ref().expect("attached until free");
                 for p in regions.iter_mut() {
-                    let r = p.region.as_ref().expect("attached");
                     merge(
                         p.ptr,
                         p.len,
                         &mut p.shadow,
-                        |out| win.read_region(r, 0, out),
-                        |at, data| win.write_region(r, at, data),
+                        |out| win.read_region(r, p.off, out),
+                        |at, data| win.write_region(r, p.off + at, data),
                     )?;
                 }
                 Ok(())
@@ -426,12 +446,10 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut c_int) -> c_int {
     call("MPI_Win_create_dynamic", On::Comm(c), |st| {
         let mut info = info_of(st, info)?;
-        if info.get("rma_dynamic_bytes").is_none() {
-            // room for what C programs attach (rma's default is 1 MiB per rank)
-            info.set("rma_dynamic_bytes", "67108864");
-        }
+        info.set("rma_dynamic_bytes", &ARENA.to_string());
         let world = st.comm(c)?.world();
         let w = Window::create_dynamic(world, &info)?;
+        let arena = w.attach(vec![0u8; ARENA])?;
         let dir = Window::allocate_shared_bytes(
             world,
             SLOTS * 32,
@@ -446,6 +464,7 @@ pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut
         };
         let mem = Mem::Dynamic {
             dir: Box::new(dir),
+            arena: Some(arena),
             regions: Vec::new(),
         };
         let h = st.add_win(c, w, mem, 0, vals);
@@ -454,14 +473,29 @@ pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut
     })
 }
 
+/// The first offset of the arena where `len` bytes fit beside the pieces.
+fn place(regions: &[Piece], len: usize) -> Option<usize> {
+    let mut used: Vec<(usize, usize)> = regions.iter().map(|p| (p.off, p.off + p.len)).collect();
+    used.sort_unstable();
+    let mut at = 0;
+    for (lo, hi) in used {
+        if at + len <= lo {
+            break;
+        }
+        at = at.max(hi);
+    }
+    (at + len <= ARENA).then_some(at)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize) -> c_int {
     call("MPI_Win_attach", On::Win(w), |st| {
         let x = st.win_mut(w)?;
         let win = x.win.as_ref().expect("live");
-        let Mem::Dynamic { dir, regions } = &mut x.mem else {
+        let Mem::Dynamic { dir, arena, regions } = &mut x.mem else {
             return Err(fail(code::RMA_FLAVOR, "not a dynamic window"));
         };
+        let arena = arena.as_ref().expect("attached until free");
         let len = size_of(size)?;
         if len == 0 {
             return Ok(());
@@ -469,17 +503,27 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
         if base.is_null() {
             return Err(fail(code::BASE, "base is NULL"));
         }
+        let (lo, hi) = (base as usize, base as usize + len);
+        if regions.iter().any(|p| lo < p.ptr as usize + p.len && p.ptr as usize <= hi - 1) {
+            return Err(fail(code::RMA_ATTACH, "the memory overlaps memory already attached"));
+        }
         let used: Vec<usize> = regions.iter().map(|p| p.slot).collect();
         let slot = (1..SLOTS)
             .find(|s| !used.contains(s))
-            .ok_or_else(|| fail(code::RMA_ATTACH, format!("more than {} regions attached", SLOTS - 1)))?;
+            .ok_or_else(|| fail(code::RMA_ATTACH, format!("more than {} pieces attached", SLOTS - 1)))?;
+        let off = place(regions, len).ok_or_else(|| {
+            fail(
+                code::RMA_ATTACH,
+                format!("the attached memory would exceed {ARENA} bytes on this rank"),
+            )
+        })?;
         // SAFETY: MPI's contract: `base` holds `size` bytes.
         let shadow = unsafe { std::slice::from_raw_parts(base as *const u8, len) }.to_vec();
-        let region = win.attach(shadow.clone())?;
+        win.write_region(arena, off, &shadow)?;
         let me = Rank::new(win.rank() as u32);
         let seg = dir.shared_query(me)?;
         let mut e = Vec::with_capacity(32);
-        for v in [base as u64, len as u64, region.disp() as u64, 1] {
+        for v in [base as u64, len as u64, (arena.disp() as u64) + off as u64, 1] {
             e.extend_from_slice(&v.to_le_bytes());
         }
         seg.write_bytes(slot * 32, &e)?;
@@ -489,35 +533,11 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
             ptr: base.cast(),
             len,
             shadow,
-            region: Some(region),
+            off,
             slot,
         });
         Ok(())
     })
-}
-
-/// Detaches piece `i` of a dynamic window (reconciled first).
-fn detach_piece(win: &Window<'static>, dir: &Window<'static>, regions: &mut Vec<Piece>, i: usize) -> R {
-    let p = &mut regions[i];
-    let r = p.region.take().expect("attached");
-    if let Err(e) = merge(
-        p.ptr,
-        p.len,
-        &mut p.shadow,
-        |out| win.read_region(&r, 0, out),
-        |at, data| win.write_region(&r, at, data),
-    ) {
-        p.region = Some(r);
-        return Err(e);
-    }
-    if let Err(e) = win.detach(r) {
-        p.region = Some(e.region);
-        return Err(e.error.into());
-    }
-    let seg = dir.shared_query(Rank::new(win.rank() as u32))?;
-    seg.write_bytes(regions[i].slot * 32 + 24, &0u64.to_le_bytes())?;
-    regions.remove(i);
-    Ok(())
 }
 
 #[no_mangle]
@@ -525,14 +545,26 @@ pub unsafe extern "C" fn MPI_Win_detach(w: c_int, base: *const c_void) -> c_int 
     call("MPI_Win_detach", On::Win(w), |st| {
         let x = st.win_mut(w)?;
         let win = x.win.as_ref().expect("live");
-        let Mem::Dynamic { dir, regions } = &mut x.mem else {
+        let Mem::Dynamic { dir, arena, regions } = &mut x.mem else {
             return Err(fail(code::RMA_FLAVOR, "not a dynamic window"));
         };
         let i = regions
             .iter()
             .position(|p| p.ptr as *const c_void == base)
             .ok_or_else(|| fail(code::RMA_ATTACH, "no memory attached at that address"))?;
-        detach_piece(win, dir, regions, i)
+        let r = arena.as_ref().expect("attached until free");
+        let p = &mut regions[i];
+        merge(
+            p.ptr,
+            p.len,
+            &mut p.shadow,
+            |out| win.read_region(r, p.off, out),
+            |at, data| win.write_region(r, p.off + at, data),
+        )?;
+        let seg = dir.shared_query(Rank::new(win.rank() as u32))?;
+        seg.write_bytes(p.slot * 32 + 24, &0u64.to_le_bytes())?;
+        regions.remove(i);
+        Ok(())
     })
 }
 
@@ -548,10 +580,13 @@ pub unsafe extern "C" fn MPI_Win_free(wp: *mut c_int) -> c_int {
             x.window().world().barrier()?;
         }
         x.take_in()?;
-        if let Mem::Dynamic { dir, regions } = &mut x.mem {
+        if let Mem::Dynamic { arena, .. } = &mut x.mem {
             let win = x.win.as_ref().expect("live");
-            while !regions.is_empty() {
-                detach_piece(win, dir, regions, 0)?;
+            if let Some(r) = arena.take() {
+                if let Err(e) = win.detach(r) {
+                    *arena = Some(e.region);
+                    return Err(e.error.into());
+                }
             }
         }
         x.win.as_mut().expect("live").free()?;
@@ -578,14 +613,34 @@ impl Win {
     }
 }
 
-/// Runs `f` on window `w` with its memory reconciled before and after.
-fn sync(name: &str, w: c_int, f: impl FnOnce(&Window<'static>) -> R) -> c_int {
+/// Runs `f` on window `w` with its memory reconciled before and after, when the
+/// call synchronizes this rank's own copies: `mine` says whether it does, given the
+/// window's calling rank (in the separate model, a lock, unlock or flush of another
+/// rank leaves this rank's copies alone; fences, PSCW, lock_all, unlock_all, win_sync
+/// and calls on this rank itself reconcile).
+fn sync(name: &str, w: c_int, mine: impl FnOnce(usize) -> bool, f: impl FnOnce(&Window<'static>) -> R) -> c_int {
     call(name, On::Win(w), |st| {
         let x = st.win_mut(w)?;
-        x.reconcile()?;
+        let mine = mine(x.window().rank());
+        if mine {
+            x.reconcile()?;
+        }
         f(x.window())?;
-        x.reconcile()
+        if mine {
+            x.reconcile()?;
+        }
+        Ok(())
     })
+}
+
+/// For `sync`: every call of this kind reconciles.
+fn always(_: usize) -> bool {
+    true
+}
+
+/// For `sync`: a call on target `rank` reconciles when it is this rank.
+fn is_me(rank: c_int) -> impl FnOnce(usize) -> bool {
+    move |me| usize::try_from(rank).is_ok_and(|r| r == me)
 }
 
 fn assert_of(a: c_int) -> R<Assert> {
@@ -618,12 +673,12 @@ fn rank_of(r: c_int) -> R<Rank> {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_fence", w, |win| Ok(win.fence(assert_of(assert)?)?))
+    sync("MPI_Win_fence", w, always, |win| Ok(win.fence(assert_of(assert)?)?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_lock(kind: c_int, rank: c_int, assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_lock", w, |win| {
+    sync("MPI_Win_lock", w, is_me(rank), |win| {
         let kind = match kind {
             234 => LockType::Exclusive,
             235 => LockType::Shared,
@@ -638,7 +693,7 @@ pub unsafe extern "C" fn MPI_Win_lock(kind: c_int, rank: c_int, assert: c_int, w
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_unlock", w, |win| {
+    sync("MPI_Win_unlock", w, is_me(rank), |win| {
         if rank == PROC_NULL {
             return Ok(());
         }
@@ -648,17 +703,17 @@ pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_lock_all", w, |win| Ok(win.lock_all(assert_of(assert)?)?))
+    sync("MPI_Win_lock_all", w, always, |win| Ok(win.lock_all(assert_of(assert)?)?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock_all(w: c_int) -> c_int {
-    sync("MPI_Win_unlock_all", w, |win| Ok(win.unlock_all()?))
+    sync("MPI_Win_unlock_all", w, always, |win| Ok(win.unlock_all()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_flush", w, |win| {
+    sync("MPI_Win_flush", w, is_me(rank), |win| {
         if rank == PROC_NULL {
             return Ok(());
         }
@@ -668,12 +723,12 @@ pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_all(w: c_int) -> c_int {
-    sync("MPI_Win_flush_all", w, |win| Ok(win.flush_all()?))
+    sync("MPI_Win_flush_all", w, |_| false, |win| Ok(win.flush_all()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_flush_local", w, |win| {
+    sync("MPI_Win_flush_local", w, is_me(rank), |win| {
         if rank == PROC_NULL {
             return Ok(());
         }
@@ -683,12 +738,12 @@ pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local_all(w: c_int) -> c_int {
-    sync("MPI_Win_flush_local_all", w, |win| Ok(win.flush_local_all()?))
+    sync("MPI_Win_flush_local_all", w, |_| false, |win| Ok(win.flush_local_all()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_sync(w: c_int) -> c_int {
-    sync("MPI_Win_sync", w, |win| Ok(win.sync()?))
+    sync("MPI_Win_sync", w, always, |win| Ok(win.sync()?))
 }
 
 /// The rma group, in the window's ranks, of an MPI group.
@@ -721,17 +776,17 @@ pub unsafe extern "C" fn MPI_Win_start(g: c_int, assert: c_int, w: c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_complete(w: c_int) -> c_int {
-    sync("MPI_Win_complete", w, |win| Ok(win.complete()?))
+    sync("MPI_Win_complete", w, always, |win| Ok(win.complete()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_wait(w: c_int) -> c_int {
-    sync("MPI_Win_wait", w, |win| Ok(win.wait()?))
+    sync("MPI_Win_wait", w, always, |win| Ok(win.wait()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_test(w: c_int, flag: *mut c_int) -> c_int {
-    sync("MPI_Win_test", w, |win| {
+    sync("MPI_Win_test", w, always, |win| {
         let done = win.test()?;
         // SAFETY: MPI's contract: an int out-parameter.
         unsafe { out(flag, c_int::from(done), "flag") }
