@@ -324,6 +324,9 @@ impl State {
             .and_then(|d| comm.ranks.get(d).copied())
             .ok_or_else(|| fail(code::RANK, format!("rank {dest} is not in the communicator")))?;
         let (ctx, me, world) = (comm.ctx, comm.rank() as c_int, comm.world());
+        // what this rank stored into its windows before the send is public once the
+        // receiver can act on the message
+        self.progress();
         // SAFETY: MPI's contract: `buf` holds n elements of dt.
         let data = unsafe { pack(buf, count(n, "count")?, &self.dt(dt)?)? };
         self.p2p.send(world, to, ctx, me, tag, &data)

@@ -82,8 +82,27 @@ fn merge(
     if len == 0 {
         return Ok(());
     }
-    let mut public = vec![0u8; len];
-    read(&mut public)?;
+    // one buffer for the public copy per thread, kept: a fresh one of a large window
+    // costs a page fault per page on every reconciliation
+    thread_local! {
+        static PUBLIC: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let mut public = PUBLIC.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    public.resize(len, 0);
+    let out = merge_with(ptr, len, shadow, &mut public, read, write);
+    PUBLIC.with(|p| *p.borrow_mut() = public);
+    out
+}
+
+fn merge_with(
+    ptr: *mut u8,
+    len: usize,
+    shadow: &mut [u8],
+    public: &mut [u8],
+    read: impl FnOnce(&mut [u8]) -> rma_win::Result<()>,
+    write: impl Fn(usize, &[u8]) -> rma_win::Result<()>,
+) -> R {
+    read(&mut public[..len])?;
     // SAFETY: `ptr..ptr + len` is memory the program gave MPI_Win_create or
     // MPI_Win_attach, valid until MPI_Win_free or MPI_Win_detach (MPI's contract);
     // this process's other threads do not call MPI (MPI_THREAD_FUNNELED), and no
@@ -618,29 +637,44 @@ impl Win {
 /// window's calling rank (in the separate model, a lock, unlock or flush of another
 /// rank leaves this rank's copies alone; fences, PSCW, lock_all, unlock_all, win_sync
 /// and calls on this rank itself reconcile).
-fn sync(name: &str, w: c_int, mine: impl FnOnce(usize) -> bool, f: impl FnOnce(&Window<'static>) -> R) -> c_int {
+fn sync(name: &str, w: c_int, when: impl FnOnce(usize) -> When, f: impl FnOnce(&Window<'static>) -> R) -> c_int {
     call(name, On::Win(w), |st| {
         let x = st.win_mut(w)?;
-        let mine = mine(x.window().rank());
-        if mine {
+        let when = when(x.window().rank());
+        if when.before {
             x.reconcile()?;
         }
         f(x.window())?;
-        if mine {
+        if when.after {
             x.reconcile()?;
         }
         Ok(())
     })
 }
 
+/// When a synchronization reconciles: before the call (local stores go out before
+/// it), after it (what arrived comes in).
+#[derive(Clone, Copy)]
+struct When {
+    before: bool,
+    after: bool,
+}
+
+const NEVER: When = When { before: false, after: false };
+const BOTH: When = When { before: true, after: true };
+/// An epoch's start on this rank: take in what arrived.
+const AFTER: When = When { before: false, after: true };
+/// An epoch's end on this rank: send out the local stores.
+const BEFORE: When = When { before: true, after: false };
+
 /// For `sync`: every call of this kind reconciles.
-fn always(_: usize) -> bool {
-    true
+fn always(w: When) -> impl FnOnce(usize) -> When {
+    move |_| w
 }
 
 /// For `sync`: a call on target `rank` reconciles when it is this rank.
-fn is_me(rank: c_int) -> impl FnOnce(usize) -> bool {
-    move |me| usize::try_from(rank).is_ok_and(|r| r == me)
+fn is_me(rank: c_int, w: When) -> impl FnOnce(usize) -> When {
+    move |me| if usize::try_from(rank).is_ok_and(|r| r == me) { w } else { NEVER }
 }
 
 fn assert_of(a: c_int) -> R<Assert> {
@@ -673,12 +707,12 @@ fn rank_of(r: c_int) -> R<Rank> {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_fence", w, always, |win| Ok(win.fence(assert_of(assert)?)?))
+    sync("MPI_Win_fence", w, always(BOTH), |win| Ok(win.fence(assert_of(assert)?)?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_lock(kind: c_int, rank: c_int, assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_lock", w, is_me(rank), |win| {
+    sync("MPI_Win_lock", w, is_me(rank, AFTER), |win| {
         let kind = match kind {
             234 => LockType::Exclusive,
             235 => LockType::Shared,
@@ -693,7 +727,7 @@ pub unsafe extern "C" fn MPI_Win_lock(kind: c_int, rank: c_int, assert: c_int, w
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_unlock", w, is_me(rank), |win| {
+    sync("MPI_Win_unlock", w, is_me(rank, BEFORE), |win| {
         if rank == PROC_NULL {
             return Ok(());
         }
@@ -703,17 +737,17 @@ pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_lock_all", w, always, |win| Ok(win.lock_all(assert_of(assert)?)?))
+    sync("MPI_Win_lock_all", w, always(AFTER), |win| Ok(win.lock_all(assert_of(assert)?)?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock_all(w: c_int) -> c_int {
-    sync("MPI_Win_unlock_all", w, always, |win| Ok(win.unlock_all()?))
+    sync("MPI_Win_unlock_all", w, always(BEFORE), |win| Ok(win.unlock_all()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_flush", w, is_me(rank), |win| {
+    sync("MPI_Win_flush", w, is_me(rank, AFTER), |win| {
         if rank == PROC_NULL {
             return Ok(());
         }
@@ -723,12 +757,12 @@ pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_all(w: c_int) -> c_int {
-    sync("MPI_Win_flush_all", w, |_| false, |win| Ok(win.flush_all()?))
+    sync("MPI_Win_flush_all", w, always(NEVER), |win| Ok(win.flush_all()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_flush_local", w, is_me(rank), |win| {
+    sync("MPI_Win_flush_local", w, is_me(rank, AFTER), |win| {
         if rank == PROC_NULL {
             return Ok(());
         }
@@ -738,12 +772,12 @@ pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local_all(w: c_int) -> c_int {
-    sync("MPI_Win_flush_local_all", w, |_| false, |win| Ok(win.flush_local_all()?))
+    sync("MPI_Win_flush_local_all", w, always(NEVER), |win| Ok(win.flush_local_all()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_sync(w: c_int) -> c_int {
-    sync("MPI_Win_sync", w, always, |win| Ok(win.sync()?))
+    sync("MPI_Win_sync", w, always(AFTER), |win| Ok(win.sync()?))
 }
 
 /// The rma group, in the window's ranks, of an MPI group.
@@ -776,17 +810,17 @@ pub unsafe extern "C" fn MPI_Win_start(g: c_int, assert: c_int, w: c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_complete(w: c_int) -> c_int {
-    sync("MPI_Win_complete", w, always, |win| Ok(win.complete()?))
+    sync("MPI_Win_complete", w, always(BEFORE), |win| Ok(win.complete()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_wait(w: c_int) -> c_int {
-    sync("MPI_Win_wait", w, always, |win| Ok(win.wait()?))
+    sync("MPI_Win_wait", w, always(AFTER), |win| Ok(win.wait()?))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_test(w: c_int, flag: *mut c_int) -> c_int {
-    sync("MPI_Win_test", w, always, |win| {
+    sync("MPI_Win_test", w, always(AFTER), |win| {
         let done = win.test()?;
         // SAFETY: MPI's contract: an int out-parameter.
         unsafe { out(flag, c_int::from(done), "flag") }

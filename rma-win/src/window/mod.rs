@@ -704,11 +704,18 @@ impl<'w> Window<'w> {
                 count: first,
                 what: "elements",
             })?;
-        let mut bytes = vec![0u8; std::mem::size_of_val(out)];
-        self.win.read_local(offset, &mut bytes)?;
-        rma_datatype::copy_from_bytes(out, &bytes)?;
+        let len = std::mem::size_of_val(out);
+        match rma_datatype::bytes_of_mut(out) {
+            // every bit pattern is a T: read straight into the caller's buffer
+            Some(dst) => self.win.read_local(offset, dst)?,
+            None => {
+                let mut bytes = vec![0u8; len];
+                self.win.read_local(offset, &mut bytes)?;
+                rma_datatype::copy_from_bytes(out, &bytes)?;
+            }
+        }
         match &self.check {
-            Some(c) => c.local(false, offset, bytes.len()),
+            Some(c) => c.local(false, offset, len),
             None => Ok(()),
         }
     }
