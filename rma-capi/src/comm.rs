@@ -579,7 +579,7 @@ pub(crate) fn set_attr(
     k: c_int,
     v: usize,
 ) -> R {
-    if !keyvals.get(&k).is_some_and(|kv| !kv.freed) {
+    if keyvals.get(&k).is_none_or(|kv| kv.freed) {
         return Err(fail(code::KEYVAL, format!("{k} is not a keyval")));
     }
     if let Some(old) = attrs.insert(k, v) {

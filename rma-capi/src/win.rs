@@ -523,7 +523,7 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
             return Err(fail(code::BASE, "base is NULL"));
         }
         let (lo, hi) = (base as usize, base as usize + len);
-        if regions.iter().any(|p| lo < p.ptr as usize + p.len && p.ptr as usize <= hi - 1) {
+        if regions.iter().any(|p| lo < p.ptr as usize + p.len && (p.ptr as usize) < hi) {
             return Err(fail(code::RMA_ATTACH, "the memory overlaps memory already attached"));
         }
         let used: Vec<usize> = regions.iter().map(|p| p.slot).collect();
