@@ -359,8 +359,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status *statuses);
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status *statuses);
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int MPI_Request_free(MPI_Request *request);
 

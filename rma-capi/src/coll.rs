@@ -51,7 +51,7 @@ fn reduce_all(st: &State, c: c_int, mine: &[u8], dt: c_int, op: c_int) -> R<Vec<
     if !rma_ops::op_defined_on(op, basic) || matches!(op, Op::Replace | Op::NoOp) {
         return Err(fail(code::OP, format!("{op} is not defined on {basic:?} for a reduction")));
     }
-    let all = allgather_bytes(st.comm(c)?.world(), mine)?;
+    let all = allgather_bytes(st.intra(c)?.world(), mine)?;
     let mut acc = all[0].clone();
     for other in &all[1..] {
         if other.len() != acc.len() {
@@ -64,10 +64,18 @@ fn reduce_all(st: &State, c: c_int, mine: &[u8], dt: c_int, op: c_int) -> R<Vec<
 }
 
 fn barrier(st: &mut State, c: c_int) -> R {
-    let w = st.comm(c)?.world();
+    let w = st.intra(c)?.world();
     st.progress();
-    w.barrier()?;
+    // the barrier itself, carrying whether a rank has a separate-model window over
+    // shared memory that other ranks load directly (MPI_Win_create over
+    // MPI_Win_allocate_shared's memory)
+    let aliased = w.allgather(&[u8::from(st.aliased())])?;
     st.progress();
+    if aliased.iter().any(|a| a.first() == Some(&1)) {
+        // then every rank goes on only once every rank has taken in what arrived
+        // before the barrier (decided by all alike, from the all-gather)
+        w.barrier()?;
+    }
     Ok(())
 }
 
@@ -79,7 +87,7 @@ pub unsafe extern "C" fn MPI_Barrier(c: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Bcast(buf: *mut c_void, n: c_int, dt: c_int, root: c_int, c: c_int) -> c_int {
     call("MPI_Bcast", On::Comm(c), |st| {
-        let comm = st.comm(c)?;
+        let comm = st.intra(c)?;
         let root = check_root(root, comm.size())?;
         let d = st.dt(dt)?;
         let n = count(n, "count")?;
@@ -140,7 +148,7 @@ pub unsafe extern "C" fn MPI_Reduce(
     c: c_int,
 ) -> c_int {
     call("MPI_Reduce", On::Comm(c), |st| {
-        let comm = st.comm(c)?;
+        let comm = st.intra(c)?;
         let root = check_root(root, comm.size())?;
         let me = comm.rank();
         let d = st.dt(dt)?;
@@ -172,7 +180,7 @@ unsafe fn gather(
     to: Option<c_int>,
     c: c_int,
 ) -> R {
-    let comm = st.comm(c)?;
+    let comm = st.intra(c)?;
     let me = comm.rank();
     let root = to.map(|r| check_root(r, comm.size())).transpose()?;
     let receives = root.is_none_or(|r| r == me);
@@ -248,7 +256,7 @@ unsafe fn scatter(
     from: Option<c_int>,
     c: c_int,
 ) -> R {
-    let comm = st.comm(c)?;
+    let comm = st.intra(c)?;
     let (me, size) = (comm.rank(), comm.size());
     let root = from.map(|r| check_root(r, size)).transpose()?;
     let sends = root.is_none_or(|r| r == me);

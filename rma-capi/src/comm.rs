@@ -111,6 +111,19 @@ impl State {
         }
     }
 
+    /// An intracommunicator (collectives, windows and new communicators are not
+    /// made on intercommunicators in rma).
+    pub(crate) fn intra(&self, c: i32) -> R<&Comm> {
+        let x = self.comm(c)?;
+        if x.remote.is_some() {
+            return Err(fail(
+                code::COMM,
+                "an intercommunicator: rma supports only point-to-point, MPI_Intercomm_merge and queries on it",
+            ));
+        }
+        Ok(x)
+    }
+
     pub(crate) fn comm_mut(&mut self, c: i32) -> R<&mut Comm> {
         match self.comms.get_mut(c) {
             Some(x) if !x.freed => Ok(x),
@@ -125,6 +138,20 @@ impl State {
     fn add_comm(&mut self, world: World, ctx: u64) -> R<i32> {
         let c = Comm::new(world, Some(self.world0()), ctx, "")?;
         Ok(self.comms.insert(FIRST_COMM, c))
+    }
+
+    /// MPI_Comm_free's end: marks `c` freed, and drops it if no window uses it.
+    pub(crate) fn drop_comm(&mut self, c: i32) {
+        let gone = match self.comms.get_mut(c) {
+            Some(x) => {
+                x.freed = true;
+                x.windows == 0
+            }
+            None => false,
+        };
+        if gone {
+            self.comms.remove(c);
+        }
     }
 
     /// A window on communicator `c` let go of its world.
@@ -235,6 +262,7 @@ pub unsafe extern "C" fn MPI_Comm_test_inter(c: c_int, flag: *mut c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_split(c: c_int, color: c_int, key: c_int, new: *mut c_int) -> c_int {
     call("MPI_Comm_split", On::Comm(c), |st| {
+        st.intra(c)?;
         let color = match color {
             UNDEFINED => None,
             c if c >= 0 => Some(c as u32),
@@ -257,6 +285,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     new: *mut c_int,
 ) -> c_int {
     call("MPI_Comm_split_type", On::Comm(c), |st| {
+        st.intra(c)?;
         // every rank of an rmarun world is on this node: MPI_COMM_TYPE_SHARED keeps all
         let color = match kind {
             1 => Some(0),
@@ -270,37 +299,39 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     })
 }
 
-/// Copies the attributes of a communicator or window being duplicated.
-pub(crate) fn copy_attrs(
-    keyvals: &BTreeMap<i32, Keyval>,
-    old_handle: c_int,
-    attrs: &BTreeMap<i32, usize>,
-) -> R<BTreeMap<i32, usize>> {
-    let mut new = BTreeMap::new();
+/// Copies the attributes of a communicator being duplicated into `new`: the
+/// predefined copy functions at once, the program's after the call has released the
+/// library (they may call MPI).
+pub(crate) fn copy_attrs(keyvals: &BTreeMap<i32, Keyval>, old_handle: c_int, attrs: &BTreeMap<i32, usize>, new: c_int) -> BTreeMap<i32, usize> {
+    let mut now = BTreeMap::new();
     for (&k, &v) in attrs {
         let Some(kv) = keyvals.get(&k) else { continue };
         match kv.copy {
             0 => {}
             1 => {
-                new.insert(k, v);
+                now.insert(k, v);
             }
             f => {
                 type Copy = unsafe extern "C" fn(c_int, c_int, usize, usize, *mut usize, *mut c_int) -> c_int;
                 // SAFETY: the program registered `f` as a copy function of this shape.
                 let f: Copy = unsafe { std::mem::transmute::<usize, Copy>(f) };
-                let (mut out_v, mut flag) = (0usize, 0 as c_int);
-                // SAFETY: calling the program's copy function with live out-pointers.
-                let rc = unsafe { f(old_handle, k, kv.extra, v, &mut out_v, &mut flag) };
-                if rc != 0 {
-                    return Err(fail(rc, "an attribute copy function failed"));
-                }
-                if flag != 0 {
-                    new.insert(k, out_v);
-                }
+                let extra = kv.extra;
+                later(move || {
+                    let (mut out_v, mut flag) = (0usize, 0 as c_int);
+                    // SAFETY: calling the program's copy function with live out-pointers.
+                    let rc = unsafe { f(old_handle, k, extra, v, &mut out_v, &mut flag) };
+                    if rc == 0 && flag != 0 {
+                        crate::with_state(|st| {
+                            if let Some(c) = st.comms.get_mut(new) {
+                                c.attrs.insert(k, out_v);
+                            }
+                        });
+                    }
+                });
             }
         }
     }
-    Ok(new)
+    now
 }
 
 /// Calls the delete functions of the attributes of an object going away (after the
@@ -329,12 +360,13 @@ fn delete_one(keyvals: &BTreeMap<i32, Keyval>, handle: c_int, k: i32, v: usize) 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(c: c_int, new: *mut c_int) -> c_int {
     call("MPI_Comm_dup", On::Comm(c), |st| {
+        st.intra(c)?;
         let comm = st.comm_mut(c)?;
         let ctx = comm.child_ctx(3);
         let w = comm.world().dup()?;
         let (errh, attrs) = (comm.errh, comm.attrs.clone());
-        let attrs = copy_attrs(&st.keyvals, c, &attrs)?;
         let h = st.add_comm(w, ctx)?;
+        let attrs = copy_attrs(&st.keyvals, c, &attrs, h);
         let x = st.comm_mut(h)?;
         x.errh = errh;
         x.attrs = attrs;
@@ -346,6 +378,7 @@ pub unsafe extern "C" fn MPI_Comm_dup(c: c_int, new: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create(c: c_int, g: c_int, new: *mut c_int) -> c_int {
     call("MPI_Comm_create", On::Comm(c), |st| {
+        st.intra(c)?;
         let local = st.local_ranks(c, g)?;
         let group = rma_win::Group::new(&local)?;
         let comm = st.comm_mut(c)?;
@@ -358,6 +391,7 @@ pub unsafe extern "C" fn MPI_Comm_create(c: c_int, g: c_int, new: *mut c_int) ->
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create_group(c: c_int, g: c_int, tag: c_int, new: *mut c_int) -> c_int {
     call("MPI_Comm_create_group", On::Comm(c), |st| {
+        st.intra(c)?;
         let local = st.local_ranks(c, g)?;
         let comm = st.comm(c)?;
         if !local.contains(&comm.rank()) {
@@ -383,13 +417,11 @@ pub unsafe extern "C" fn MPI_Comm_free(cp: *mut c_int) -> c_int {
         }
         st.progress();
         let comm = st.comm_mut(c)?;
-        comm.freed = true;
         let attrs = std::mem::take(&mut comm.attrs);
-        let gone = comm.windows == 0;
+        // the delete functions see the communicator still valid (MPI calls them
+        // before it goes); then it is marked freed, and dropped once no window uses it
         delete_attrs(&st.keyvals, c, &attrs);
-        if gone {
-            st.comms.remove(c);
-        }
+        crate::later(move || crate::with_state(|st| st.drop_comm(c)));
         // SAFETY: as above.
         unsafe { out(cp, 0, "comm") }
     })
@@ -455,7 +487,7 @@ pub unsafe extern "C" fn MPI_Comm_set_name(c: c_int, name: *const c_char) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create_errhandler(
-    f: Option<unsafe extern "C" fn(*mut c_int, *mut c_int)>,
+    f: Option<unsafe extern "C" fn(*mut c_int, *mut c_int, ...)>,
     e: *mut c_int,
 ) -> c_int {
     call("MPI_Comm_create_errhandler", On::World, |st| {
@@ -523,7 +555,10 @@ pub unsafe extern "C" fn MPI_Errhandler_free(e: *mut c_int) -> c_int {
 
 // ---- keyvals and attributes (communicators; windows use the same keyvals) ----
 
-pub(crate) fn create_keyval(st: &mut State, copy: usize, delete: usize, extra: usize) -> i32 {
+pub(crate) fn create_keyval(st: &mut State, copy: usize, delete: usize, extra: usize) -> R<i32> {
+    if delete == 1 {
+        return Err(fail(code::ARG, "MPI_*_DUP_FN is a copy function, not a delete function"));
+    }
     let k = st.next_keyval;
     st.next_keyval += 1;
     st.keyvals.insert(
@@ -535,7 +570,7 @@ pub(crate) fn create_keyval(st: &mut State, copy: usize, delete: usize, extra: u
             freed: false,
         },
     );
-    k
+    Ok(k)
 }
 
 #[no_mangle]
@@ -546,7 +581,7 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(
     extra: *mut c_void,
 ) -> c_int {
     call("MPI_Comm_create_keyval", On::World, |st| {
-        let k = create_keyval(st, copy, delete, extra as usize);
+        let k = create_keyval(st, copy, delete, extra as usize)?;
         // SAFETY: MPI's contract: an int out-parameter.
         unsafe { out(keyval, k, "keyval") }
     })
@@ -686,8 +721,9 @@ fn leaders_swap(st: &mut State, local: i32, leader: usize, peer_world: usize, ct
     let comm = st.comm(local)?;
     let world = comm.world();
     let theirs = if comm.rank() == leader {
-        let me = st.world0().rank() as c_int;
-        st.p2p.send(st.world0(), peer_world, ctx, me, 0, mine)?;
+        let (w0, me) = (st.world0(), st.world0().rank() as c_int);
+        let seq = st.p2p.send(peer_world, ctx, me, 0, mine)?;
+        st.p2p.wait_sent(w0, peer_world, seq)?;
         st.p2p.recv_raw(world, ctx, peer_world as c_int)?
     } else {
         Vec::new()

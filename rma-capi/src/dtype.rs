@@ -635,10 +635,17 @@ pub unsafe extern "C" fn MPI_Type_get_contents(
         }
         // SAFETY: MPI's contract: arrays of max_i, max_a and max_d elements, checked
         // above to hold the contents.
+        // (an empty array may be NULL: nothing is copied then)
         unsafe {
-            std::ptr::copy_nonoverlapping(ty.ints.as_ptr(), ints, ty.ints.len());
-            std::ptr::copy_nonoverlapping(ty.aints.as_ptr(), aints, ty.aints.len());
-            std::ptr::copy_nonoverlapping(ty.types.as_ptr(), types, ty.types.len());
+            if !ty.ints.is_empty() {
+                std::ptr::copy_nonoverlapping(ty.ints.as_ptr(), ints, ty.ints.len());
+            }
+            if !ty.aints.is_empty() {
+                std::ptr::copy_nonoverlapping(ty.aints.as_ptr(), aints, ty.aints.len());
+            }
+            if !ty.types.is_empty() {
+                std::ptr::copy_nonoverlapping(ty.types.as_ptr(), types, ty.types.len());
+            }
         }
         Ok(())
     })

@@ -49,12 +49,15 @@ pub(crate) mod code {
     pub(crate) const ROOT: i32 = 7;
     pub(crate) const GROUP: i32 = 8;
     pub(crate) const OP: i32 = 9;
+    pub(crate) const TOPOLOGY: i32 = 10;
+    pub(crate) const DIMS: i32 = 11;
     pub(crate) const ARG: i32 = 12;
     pub(crate) const UNKNOWN: i32 = 13;
     pub(crate) const TRUNCATE: i32 = 14;
     pub(crate) const OTHER: i32 = 15;
     pub(crate) const INTERN: i32 = 16;
     pub(crate) const IN_STATUS: i32 = 17;
+    pub(crate) const PENDING: i32 = 18;
     pub(crate) const REQUEST: i32 = 19;
     pub(crate) const INFO: i32 = 28;
     pub(crate) const INFO_KEY: i32 = 29;
@@ -76,6 +79,7 @@ pub(crate) mod code {
     pub(crate) const RMA_SHARED: i32 = 56;
     pub(crate) const RMA_FLAVOR: i32 = 57;
     pub(crate) const PROC_FAILED: i32 = 58;
+    pub(crate) const LASTCODE: i32 = 0x3fff_ffff;
 
     /// The name of an error class, as mpi.h spells it.
     pub(crate) fn name(c: i32) -> &'static str {
@@ -97,6 +101,10 @@ pub(crate) mod code {
             INTERN => "MPI_ERR_INTERN",
             IN_STATUS => "MPI_ERR_IN_STATUS",
             REQUEST => "MPI_ERR_REQUEST",
+            TOPOLOGY => "MPI_ERR_TOPOLOGY",
+            DIMS => "MPI_ERR_DIMS",
+            PENDING => "MPI_ERR_PENDING",
+            LASTCODE => "MPI_ERR_LASTCODE",
             INFO => "MPI_ERR_INFO",
             INFO_KEY => "MPI_ERR_INFO_KEY",
             INFO_VALUE => "MPI_ERR_INFO_VALUE",
@@ -241,7 +249,7 @@ pub(crate) enum Errh {
     Abort,
     /// `MPI_Comm_errhandler_function` or `MPI_Win_errhandler_function` (the same
     /// shape: a pointer to the handle and one to the code).
-    User(unsafe extern "C" fn(*mut c_int, *mut c_int)),
+    User(unsafe extern "C" fn(*mut c_int, *mut c_int, ...)),
 }
 
 pub(crate) const ERRH_FATAL: i32 = 1;
@@ -273,6 +281,26 @@ pub(crate) struct State {
     pub(crate) next_keyval: i32,
     pub(crate) p2p: p2p::P2p,
     pub(crate) thread_level: i32,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // windows borrow their communicators' worlds: they go first, whatever the
+        // field order (this also runs from the thread-local destructors when the
+        // program exits without MPI_Finalize)
+        self.drop_windows();
+    }
+}
+
+/// Runs `f` on the state if this thread holds it and nothing else borrows it.
+pub(crate) fn with_state(f: impl FnOnce(&mut State)) {
+    STATE.with(|s| {
+        if let Ok(mut g) = s.try_borrow_mut() {
+            if let Some(st) = g.as_mut() {
+                f(st);
+            }
+        }
+    });
 }
 
 thread_local! {
@@ -357,7 +385,8 @@ pub(crate) fn raise(name: &str, on: On, e: Fail) -> c_int {
     let (h, handle) = STATE.with(|s| {
         let g = s.try_borrow();
         let Ok(g) = g else {
-            return (Errh::Fatal, 0);
+            // called back from inside a call: the error goes back to the caller
+            return (Errh::Return, 0);
         };
         let Some(st) = g.as_ref() else {
             return (Errh::Fatal, 0);

@@ -27,16 +27,19 @@ const FRAGMENT: usize = 64 * 1024;
 
 /// A request handle's state.
 pub(crate) enum Req {
-    /// Complete (a one-sided request, or a send).
+    /// Complete (a one-sided request).
     Done,
-    /// A receive not yet matched.
+    /// A send: complete once its last datagram left this process.
+    Send { to: usize, seq: u64 },
+    /// A receive not yet matched, in `P2p::posted` (MPI matches receives in the
+    /// order they were posted).
     Recv {
         buf: *mut c_void,
         count: usize,
-        dt: c_int,
+        dt: rma_win::Datatype,
         src: c_int,
         tag: c_int,
-        comm: c_int,
+        ctx: u64,
     },
     /// A receive matched: its status waits to be reported.
     Received(Status),
@@ -109,9 +112,19 @@ pub(crate) struct P2p {
     job: String,
     me: u32,
     queue: VecDeque<Msg>,
-    /// Fragments of a message still arriving, per sending MPI_COMM_WORLD rank.
+    /// Fragments of a message still arriving, per sending MPI_COMM_WORLD rank: the
+    /// message so far and its announced length.
     partial: Vec<Option<(Msg, usize)>>,
+    /// Datagrams not yet taken by their receiver's socket, per destination, in order,
+    /// each with the number of the send it belongs to.
+    out: Vec<VecDeque<(u64, Vec<u8>)>>,
+    next_seq: u64,
+    /// Receive requests waiting for a message, in the order they were posted.
+    pub(crate) posted: VecDeque<c_int>,
 }
+
+/// The longest message accepted (a longer announced length is a malformed datagram).
+const MAX_MESSAGE: usize = 1 << 34;
 
 impl P2p {
     pub(crate) fn new(job: String, me: usize, size: usize) -> R<P2p> {
@@ -121,6 +134,9 @@ impl P2p {
             me: me as u32,
             queue: VecDeque::new(),
             partial: (0..size).map(|_| None).collect(),
+            out: (0..size).map(|_| VecDeque::new()).collect(),
+            next_seq: 0,
+            posted: VecDeque::new(),
         };
         let sock = UnixDatagram::bind_addr(&p.addr(me)?)
             .map_err(|e| fail(code::OTHER, format!("cannot open the message socket: {e}")))?;
@@ -139,9 +155,17 @@ impl P2p {
         self.sock.as_ref().expect("opened at MPI_Init")
     }
 
-    /// Takes in every datagram waiting on the socket.
+    /// Takes in every datagram waiting on the socket. A datagram that does not parse
+    /// as one of this job's (the socket's name is visible to every local user) is an
+    /// error, not a crash.
     fn drain(&mut self) -> R {
         let mut buf = vec![0u8; HEADER + FRAGMENT];
+        let bad = |why: &str| {
+            fail(
+                code::INTERN,
+                format!("a malformed datagram on the message socket ({why}): not from a rank of this job?"),
+            )
+        };
         loop {
             let n = match self.sock().recv(&mut buf) {
                 Ok(n) => n,
@@ -149,26 +173,30 @@ impl P2p {
                 Err(e) => return Err(fail(code::OTHER, format!("receiving a message: {e}"))),
             };
             if n < HEADER {
-                return Err(fail(code::INTERN, "a message shorter than its header"));
+                return Err(bad("shorter than its header"));
             }
             let u64_at = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
             let i32_at = |i: usize| i32::from_le_bytes(buf[i..i + 4].try_into().expect("4 bytes"));
-            let (ctx, from, src, tag, total) = (u64_at(0), i32_at(8) as usize, i32_at(12), i32_at(16), u64_at(24) as usize);
-            let slot = self
-                .partial
-                .get_mut(from)
-                .ok_or_else(|| fail(code::INTERN, format!("a message from unknown rank {from}")))?;
-            let (mut msg, _) = slot.take().unwrap_or_else(|| {
+            let (ctx, from, src, tag, total) = (u64_at(0), i32_at(8), i32_at(12), i32_at(16), u64_at(24));
+            let total = usize::try_from(total).ok().filter(|&t| t <= MAX_MESSAGE).ok_or_else(|| bad("length"))?;
+            let slot = usize::try_from(from)
+                .ok()
+                .and_then(|f| self.partial.get_mut(f))
+                .ok_or_else(|| bad("sender"))?;
+            let (mut msg, want) = slot.take().unwrap_or_else(|| {
                 (
                     Msg {
                         ctx,
                         src,
                         tag,
-                        data: Vec::with_capacity(total),
+                        data: Vec::with_capacity(total.min(1 << 20)),
                     },
                     total,
                 )
             });
+            if want != total || msg.ctx != ctx || msg.data.len() + (n - HEADER) > total {
+                return Err(bad("fragments that do not fit"));
+            }
             msg.data.extend_from_slice(&buf[HEADER..n]);
             if msg.data.len() >= total {
                 self.queue.push_back(msg);
@@ -178,8 +206,41 @@ impl P2p {
         }
     }
 
-    pub(crate) fn send(&mut self, world: &rma_win::World, to: usize, ctx: u64, src: c_int, tag: c_int, data: &[u8]) -> R {
-        let addr = self.addr(to)?;
+    /// Hands the receivers' sockets what they take now; the rest stays queued.
+    pub(crate) fn flush_out(&mut self) -> R {
+        for to in 0..self.out.len() {
+            while let Some((_, dgram)) = self.out[to].front() {
+                let addr = self.addr(to)?;
+                match self.sock().send_to_addr(dgram, &addr) {
+                    Ok(_) => {
+                        self.out[to].pop_front();
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock
+                                | std::io::ErrorKind::ConnectionRefused
+                                | std::io::ErrorKind::NotFound
+                        ) =>
+                    {
+                        // the receiver's queue is full (or its socket not yet open)
+                        break;
+                    }
+                    Err(e) => return Err(fail(code::OTHER, format!("sending a message: {e}"))),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues a message for MPI_COMM_WORLD rank `to` and sends what can go now; the
+    /// number of the send, for `sent`.
+    pub(crate) fn send(&mut self, to: usize, ctx: u64, src: c_int, tag: c_int, data: &[u8]) -> R<u64> {
+        if to >= self.out.len() {
+            return Err(fail(code::RANK, format!("no rank {to} in MPI_COMM_WORLD")));
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
         let mut off = 0;
         loop {
             let end = (off + FRAGMENT).min(data.len());
@@ -191,35 +252,50 @@ impl P2p {
             dgram.extend_from_slice(&0i32.to_le_bytes());
             dgram.extend_from_slice(&(data.len() as u64).to_le_bytes());
             dgram.extend_from_slice(&data[off..end]);
-            let mut waited = Waiter::new();
-            loop {
-                match self.sock().send_to_addr(&dgram, &addr) {
-                    Ok(_) => break,
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
-                        ) =>
-                    {
-                        // the receiver's queue is full (or its socket not yet open):
-                        // take in ours meanwhile, and give up only on a dead peer
-                        self.drain()?;
-                        waited.pause(world)?;
-                    }
-                    Err(e) => return Err(fail(code::OTHER, format!("sending a message: {e}"))),
-                }
-            }
+            self.out[to].push_back((seq, dgram));
             off = end;
             if off >= data.len() {
-                return Ok(());
+                break;
             }
         }
+        self.flush_out()?;
+        Ok(seq)
+    }
+
+    /// Whether send number `seq` to `to` has left this process.
+    fn sent(&self, to: usize, seq: u64) -> bool {
+        self.out[to].front().is_none_or(|(s, _)| *s > seq)
+    }
+
+    /// Waits until send number `seq` to `to` has left, taking in messages meanwhile
+    /// (two ranks sending to each other never deadlock).
+    pub(crate) fn wait_sent(&mut self, world: &rma_win::World, to: usize, seq: u64) -> R {
+        let mut w = Waiter::new();
+        while !self.sent(to, seq) {
+            self.drain()?;
+            w.pause(world)?;
+            self.flush_out()?;
+        }
+        Ok(())
+    }
+
+    /// Waits until every queued datagram has left (MPI_Finalize).
+    pub(crate) fn wait_all_sent(&mut self, world: &rma_win::World) -> R {
+        let mut w = Waiter::new();
+        self.flush_out()?;
+        while self.out.iter().any(|q| !q.is_empty()) {
+            self.drain()?;
+            w.pause(world)?;
+            self.flush_out()?;
+        }
+        Ok(())
     }
 
     /// Waits for the next message on `ctx` from `src` (its sender's field) and takes it.
     pub(crate) fn recv_raw(&mut self, world: &rma_win::World, ctx: u64, src: c_int) -> R<Vec<u8>> {
         let mut w = Waiter::new();
         loop {
+            self.flush_out()?;
             self.drain()?;
             if let Some(i) = self.find(ctx, src, ANY_TAG) {
                 return Ok(self.queue.remove(i).expect("found").data);
@@ -234,6 +310,27 @@ impl P2p {
             m.ctx == ctx && (src == ANY_SOURCE || src == m.src) && (tag == ANY_TAG || tag == m.tag)
         })
     }
+}
+
+/// Delivers message `m` into `count` elements of `dt` at `buf`; its status (with
+/// MPI_ERR_TRUNCATE in it when the message was longer than the buffer: what fits is
+/// delivered).
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt`, not otherwise accessed.
+unsafe fn deliver(m: &Msg, buf: *mut c_void, count: usize, dt: &rma_win::Datatype) -> R<Status> {
+    let size = dt.size();
+    let cap = size * count;
+    let fits = m.data.len().min(cap);
+    let whole = fits.checked_div(size).unwrap_or(0);
+    // SAFETY: the caller's contract: `buf` holds `count` >= `whole` elements.
+    unsafe { unpack(&m.data[..whole * size], buf, whole, dt)? };
+    Ok(Status {
+        source: m.src,
+        tag: m.tag,
+        error: if m.data.len() > cap { code::TRUNCATE } else { 0 },
+        bytes: fits as u64,
+    })
 }
 
 /// Paces a wait: spins briefly, then sleeps in growing steps up to 1 ms, checking the
@@ -268,35 +365,81 @@ impl Waiter {
 }
 
 impl State {
-    /// Receives a matching message into `buf`, if one has arrived.
+    /// Moves messages: sends what can go, takes in what arrived, and matches posted
+    /// receives in the order they were posted.
+    pub(crate) fn pump(&mut self) -> R {
+        self.p2p.flush_out()?;
+        self.p2p.drain()?;
+        let mut i = 0;
+        let mut delivered = false;
+        while i < self.p2p.posted.len() {
+            let h = self.p2p.posted[i];
+            let got = match self.reqs.get(h) {
+                Some(Req::Recv { buf, count, dt, src, tag, ctx }) => match self.p2p.find(*ctx, *src, *tag) {
+                    Some(q) => {
+                        let m = self.p2p.queue.remove(q).expect("found");
+                        // SAFETY: MPI's contract: the buffer of a posted receive
+                        // belongs to MPI until the request completes.
+                        Some(unsafe { deliver(&m, *buf, *count, dt)? })
+                    }
+                    None => None,
+                },
+                _ => {
+                    self.p2p.posted.remove(i);
+                    continue;
+                }
+            };
+            match got {
+                Some(s) => {
+                    self.reqs.put(h, Req::Received(s));
+                    self.p2p.posted.remove(i);
+                    delivered = true;
+                }
+                None => i += 1,
+            }
+        }
+        if delivered {
+            self.progress();
+        }
+        Ok(())
+    }
+
+    /// Checks a receive's source (a rank of the communicator's remote group for an
+    /// intercommunicator) and tag.
+    fn check_source(&self, c: c_int, src: c_int, tag: c_int) -> R<u64> {
+        let comm = self.comm(c)?;
+        let n = comm.remote.as_ref().map_or(comm.size(), Vec::len);
+        if !(src == ANY_SOURCE || src == PROC_NULL || usize::try_from(src).is_ok_and(|s| s < n)) {
+            return Err(fail(code::RANK, format!("source {src} is not a rank of the communicator")));
+        }
+        if tag < ANY_TAG {
+            return Err(fail(code::TAG, format!("tag {tag} is negative")));
+        }
+        Ok(comm.ctx)
+    }
+
+    /// Receives a matching message into `buf`, if one has arrived (after the posted
+    /// receives had their turn).
     fn try_recv(&mut self, buf: *mut c_void, n: usize, dt: c_int, src: c_int, tag: c_int, c: c_int) -> R<Option<Status>> {
+        let ctx = self.check_source(c, src, tag)?;
+        let d = self.dt(dt)?;
         if src == PROC_NULL {
             return Ok(Some(Status::EMPTY));
         }
-        let ctx = self.comm(c)?.ctx;
-        self.p2p.drain()?;
+        self.pump()?;
         let Some(i) = self.p2p.find(ctx, src, tag) else {
             return Ok(None);
         };
         let m = self.p2p.queue.remove(i).expect("found");
-        let d = self.dt(dt)?;
-        let cap = d.size() * n;
-        let st = Status {
-            source: m.src,
-            tag: m.tag,
-            error: 0,
-            bytes: m.data.len() as u64,
-        };
-        if m.data.len() > cap {
+        // SAFETY: MPI's contract: `buf` holds `n` elements of dt.
+        let st = unsafe { deliver(&m, buf, n, &d)? };
+        self.progress();
+        if st.error != 0 {
             return Err(fail(
                 code::TRUNCATE,
-                format!("a message of {} bytes into a buffer of {cap}", m.data.len()),
+                format!("a message of {} bytes into a buffer of {}", m.data.len(), st.bytes),
             ));
         }
-        let whole = m.data.len().checked_div(d.size()).unwrap_or(0);
-        // SAFETY: MPI's contract: `buf` holds `n` >= `whole` elements of dt.
-        unsafe { unpack(&m.data[..whole * d.size()], buf, whole, &d)? };
-        self.progress();
         Ok(Some(st))
     }
 
@@ -311,40 +454,49 @@ impl State {
         }
     }
 
-    fn send_msg(&mut self, buf: *const c_void, n: c_int, dt: c_int, dest: c_int, tag: c_int, c: c_int) -> R {
+    /// Queues a message; where it goes and its number (None for MPI_PROC_NULL).
+    fn send_msg(&mut self, buf: *const c_void, n: c_int, dt: c_int, dest: c_int, tag: c_int, c: c_int) -> R<Option<(usize, u64)>> {
+        let comm = self.comm(c)?;
         if dest == PROC_NULL {
-            return Ok(());
+            return Ok(None);
         }
         if tag < 0 {
             return Err(fail(code::TAG, format!("tag {tag} is negative")));
         }
-        let comm = self.comm(c)?;
+        // an intercommunicator's destinations are ranks of its remote group
+        let group = comm.remote.as_ref().unwrap_or(&comm.ranks);
         let to = usize::try_from(dest)
             .ok()
-            .and_then(|d| comm.ranks.get(d).copied())
+            .and_then(|d| group.get(d).copied())
             .ok_or_else(|| fail(code::RANK, format!("rank {dest} is not in the communicator")))?;
-        let (ctx, me, world) = (comm.ctx, comm.rank() as c_int, comm.world());
+        let (ctx, me) = (comm.ctx, comm.rank() as c_int);
+        // SAFETY: MPI's contract: `buf` holds n elements of dt.
+        let data = unsafe { pack(buf, count(n, "count")?, &self.dt(dt)?)? };
         // what this rank stored into its windows before the send is public once the
         // receiver can act on the message
         self.progress();
-        // SAFETY: MPI's contract: `buf` holds n elements of dt.
-        let data = unsafe { pack(buf, count(n, "count")?, &self.dt(dt)?)? };
-        self.p2p.send(world, to, ctx, me, tag, &data)
+        let seq = self.p2p.send(to, ctx, me, tag, &data)?;
+        Ok(Some((to, seq)))
     }
 
     /// Completes request `h` if it can; its status when complete.
     fn progress_req(&mut self, h: c_int) -> R<Option<Status>> {
+        self.pump()?;
         let r = self
             .reqs
             .get(h)
             .ok_or_else(|| fail(code::REQUEST, format!("{h} is not a request")))?;
-        let got = match *r {
+        let got = match r {
             Req::Done => Some(Status::EMPTY),
-            Req::Received(s) => Some(s),
-            Req::Recv { buf, count, dt, src, tag, comm } => self.try_recv(buf, count, dt, src, tag, comm)?,
+            Req::Received(s) => Some(*s),
+            Req::Send { to, seq } => self.p2p.sent(*to, *seq).then_some(Status::EMPTY),
+            Req::Recv { .. } => None,
         };
-        if got.is_some() {
+        if let Some(s) = got {
             self.reqs.remove(h);
+            if s.error != 0 {
+                return Err(fail(s.error, "a receive longer than its buffer (truncated)"));
+            }
         }
         Ok(got)
     }
@@ -352,7 +504,13 @@ impl State {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Send(buf: *const c_void, n: c_int, dt: c_int, dest: c_int, tag: c_int, c: c_int) -> c_int {
-    call("MPI_Send", On::Comm(c), |st| st.send_msg(buf, n, dt, dest, tag, c))
+    call("MPI_Send", On::Comm(c), |st| {
+        if let Some((to, seq)) = st.send_msg(buf, n, dt, dest, tag, c)? {
+            let world = st.comm(c)?.world();
+            st.p2p.wait_sent(world, to, seq)?;
+        }
+        Ok(())
+    })
 }
 
 #[no_mangle]
@@ -389,7 +547,10 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     status: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Sendrecv", On::Comm(c), |st| {
-        st.send_msg(sbuf, sn, sdt, dest, stag, c)?;
+        if let Some((to, seq)) = st.send_msg(sbuf, sn, sdt, dest, stag, c)? {
+            let world = st.comm(c)?.world();
+            st.p2p.wait_sent(world, to, seq)?;
+        }
         let s = st.recv_blocking(rbuf, count(rn, "recvcount")?, rdt, src, rtag, c)?;
         // SAFETY: MPI's contract: a status or MPI_STATUS_IGNORE.
         unsafe { s.store(status) };
@@ -408,8 +569,11 @@ pub unsafe extern "C" fn MPI_Isend(
     req: *mut c_int,
 ) -> c_int {
     call("MPI_Isend", On::Comm(c), |st| {
-        st.send_msg(buf, n, dt, dest, tag, c)?;
-        let h = st.reqs.insert(1, Req::Done);
+        let r = match st.send_msg(buf, n, dt, dest, tag, c)? {
+            Some((to, seq)) => Req::Send { to, seq },
+            None => Req::Done,
+        };
+        let h = st.reqs.insert(1, r);
         // SAFETY: MPI's contract: a request out-parameter.
         unsafe { out(req, h, "request") }
     })
@@ -426,10 +590,16 @@ pub unsafe extern "C" fn MPI_Irecv(
     req: *mut c_int,
 ) -> c_int {
     call("MPI_Irecv", On::Comm(c), |st| {
-        st.comm(c)?;
-        st.dt(dt)?;
+        let ctx = st.check_source(c, src, tag)?;
+        let dt = st.dt(dt)?;
         let count = count(n, "count")?;
-        let h = st.reqs.insert(1, Req::Recv { buf, count, dt, src, tag, comm: c });
+        if src == PROC_NULL {
+            let h = st.reqs.insert(1, Req::Received(Status::EMPTY));
+            // SAFETY: MPI's contract: a request out-parameter.
+            return unsafe { out(req, h, "request") };
+        }
+        let h = st.reqs.insert(1, Req::Recv { buf, count, dt, src, tag, ctx });
+        st.p2p.posted.push_back(h);
         // SAFETY: MPI's contract: a request out-parameter.
         unsafe { out(req, h, "request") }
     })
@@ -437,11 +607,11 @@ pub unsafe extern "C" fn MPI_Irecv(
 
 /// MPI_Iprobe's work: the status of a matching message, if one has arrived.
 fn probe(st: &mut State, src: c_int, tag: c_int, c: c_int) -> R<Option<Status>> {
+    let ctx = st.check_source(c, src, tag)?;
     if src == PROC_NULL {
         return Ok(Some(Status::EMPTY));
     }
-    let ctx = st.comm(c)?.ctx;
-    st.p2p.drain()?;
+    st.pump()?;
     Ok(st.p2p.find(ctx, src, tag).map(|i| {
         let m = &st.p2p.queue[i];
         Status {

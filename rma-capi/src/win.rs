@@ -33,10 +33,13 @@ const UNIFIED: c_int = 2;
 enum Mem {
     /// The program's memory, exposed through a copy (MPI_WIN_SEPARATE): `shadow` is
     /// what both held at the last reconciliation.
+    /// `aliased`: the memory lies in a shared window of this process, which other
+    /// ranks load directly (see `State::aliased`).
     Private {
         ptr: *mut u8,
         len: usize,
         shadow: Vec<u8>,
+        aliased: bool,
     },
     /// Memory in rma's shared segments, handed to the program (MPI_WIN_UNIFIED).
     Shared,
@@ -166,7 +169,7 @@ impl Win {
         let win = self.win.as_ref().expect("a live window has its Window");
         match &mut self.mem {
             Mem::Shared => Ok(()),
-            Mem::Private { ptr, len, shadow } => merge(
+            Mem::Private { ptr, len, shadow, .. } => merge(
                 *ptr,
                 *len,
                 shadow,
@@ -194,7 +197,7 @@ impl Win {
     /// memory just before the window, having synchronized last).
     fn take_in(&mut self) -> R {
         let win = self.win.as_ref().expect("a live window has its Window");
-        let Mem::Private { ptr, len, shadow } = &mut self.mem else {
+        let Mem::Private { ptr, len, shadow, .. } = &mut self.mem else {
             return self.reconcile();
         };
         let mut public = vec![0u8; *len];
@@ -251,12 +254,27 @@ impl State {
 
     /// Reconciles every separate-model window (at barriers, collectives, receives).
     pub(crate) fn progress(&mut self) {
+        // queued sends go as far as the receivers take them (errors show at the
+        // sender's next point-to-point call)
+        let _ = self.p2p.flush_out();
         for h in self.wins.handles() {
             if let Some(w) = self.wins.get_mut(h) {
                 // a window that cannot be read now reports it at its own next call
                 let _ = w.reconcile();
             }
         }
+    }
+
+    /// Whether a separate-model window's private copy lies in shared memory that
+    /// other ranks load directly (MPI_Win_create over MPI_Win_allocate_shared's
+    /// memory): then a barrier waits until every rank has taken in what arrived
+    /// before it.
+    pub(crate) fn aliased(&self) -> bool {
+        self.wins.handles().iter().any(|&h| {
+            self.wins
+                .get(h)
+                .is_some_and(|x| matches!(x.mem, Mem::Private { aliased: true, .. }))
+        })
     }
 
     /// Frees every window (MPI_Finalize).
@@ -325,7 +343,7 @@ pub unsafe extern "C" fn MPI_Win_create(
             return Err(fail(code::BASE, "base is NULL"));
         }
         let info = info_of(st, info)?;
-        let world = st.comm(c)?.world();
+        let world = st.intra(c)?.world();
         let w = Window::allocate_bytes(world, len, unit, &info)?;
         let shadow = if len == 0 {
             Vec::new()
@@ -342,10 +360,17 @@ pub unsafe extern "C" fn MPI_Win_create(
             flavor: FLAVOR_CREATE,
             model: SEPARATE,
         };
+        let aliased = st.wins.handles().iter().any(|&h| {
+            st.wins.get(h).is_some_and(|x| {
+                matches!(x.mem, Mem::Shared)
+                    && (x.base..x.base + x.vals.size as usize).contains(&(base as usize))
+            })
+        });
         let mem = Mem::Private {
             ptr: base.cast(),
             len,
             shadow,
+            aliased,
         };
         let h = st.add_win(c, w, mem, base as usize, vals);
         // SAFETY: MPI's contract: a window out-parameter.
@@ -371,7 +396,7 @@ unsafe fn allocate(
         // each rank's part on its own pages, as MPI_Win_allocate's memory is
         info.set("alloc_shared_noncontig", "true");
     }
-    let world = st.comm(c)?.world();
+    let world = st.intra(c)?.world();
     let w = Window::allocate_shared_bytes(world, len, unit, &info)?;
     let seg = w.shared_query(Rank::new(world.rank() as u32))?;
     // SAFETY: the segment is this rank's part of the window; the program gets its
@@ -466,7 +491,7 @@ pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut
     call("MPI_Win_create_dynamic", On::Comm(c), |st| {
         let mut info = info_of(st, info)?;
         info.set("rma_dynamic_bytes", &ARENA.to_string());
-        let world = st.comm(c)?.world();
+        let world = st.intra(c)?.world();
         let w = Window::create_dynamic(world, &info)?;
         let arena = w.attach(vec![0u8; ARENA])?;
         let dir = Window::allocate_shared_bytes(
@@ -885,7 +910,7 @@ pub unsafe extern "C" fn MPI_Win_create_keyval(
     extra: *mut c_void,
 ) -> c_int {
     call("MPI_Win_create_keyval", On::World, |st| {
-        let k = crate::comm::create_keyval(st, copy, delete, extra as usize);
+        let k = crate::comm::create_keyval(st, copy, delete, extra as usize)?;
         // SAFETY: MPI's contract: an int out-parameter.
         unsafe { out(keyval, k, "keyval") }
     })
@@ -938,7 +963,7 @@ pub unsafe extern "C" fn MPI_Win_get_attr(w: c_int, k: c_int, value: *mut c_void
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_errhandler(
-    f: Option<unsafe extern "C" fn(*mut c_int, *mut c_int)>,
+    f: Option<unsafe extern "C" fn(*mut c_int, *mut c_int, ...)>,
     e: *mut c_int,
 ) -> c_int {
     // SAFETY: the same shape as a communicator's handler.

@@ -50,6 +50,14 @@ fn one_program_through_every_window_kind_passes_its_checks() {
 }
 
 #[test]
+fn messages_collectives_communicators_and_attributes_pass_their_checks() {
+    for ranks in [3, 4] {
+        let r = run("messages", ranks);
+        assert!(r.success(), "{ranks} ranks: {:?}", r.failures);
+    }
+}
+
+#[test]
 fn an_erroneous_call_under_the_default_handler_ends_every_rank() {
     let r = run("fatal", 2);
     assert!(!r.timed_out, "a fatal error must not hang the job");

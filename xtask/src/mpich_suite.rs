@@ -46,6 +46,8 @@ cargo xtask mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
   --only         run only the entries whose program name contains one of the texts
   --timeout-cap  never wait longer than this for one entry (default: the entry's own
                  limit, 180 s when it names none, as runtests has it)
+  --min-pass N   fail (exit status 1) when rma passes fewer than N entries: the
+                 floor CI tracks
 ";
 
 /// An MPI implementation the suite is built and run with.
@@ -300,6 +302,8 @@ struct Options {
     impls: Vec<&'static Impl>,
     only: Vec<String>,
     cap: Option<u64>,
+    /// Fail unless rma passes at least this many entries.
+    min_pass: Option<usize>,
 }
 
 fn parse(args: &[&str]) -> Result<Options, String> {
@@ -307,6 +311,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
         impls: Vec::new(),
         only: Vec::new(),
         cap: None,
+        min_pass: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -328,6 +333,10 @@ fn parse(args: &[&str]) -> Result<Options, String> {
             "--timeout-cap" => {
                 let v = it.next().ok_or("--timeout-cap needs a value")?;
                 o.cap = Some(v.parse().map_err(|_| format!("bad --timeout-cap {v:?}"))?);
+            }
+            "--min-pass" => {
+                let v = it.next().ok_or("--min-pass needs a value")?;
+                o.min_pass = Some(v.parse().map_err(|_| format!("bad --min-pass {v:?}"))?);
             }
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other:?}")),
@@ -695,6 +704,7 @@ pub(crate) fn main(args: &[&str]) -> bool {
         .filter(|(n, _)| entries.iter().any(|e| &e.program == n))
         .collect();
     let mut table: Vec<Vec<(Outcome, f64, String)>> = vec![Vec::new(); entries.len()];
+    let mut rma_passed = None;
     let mut summary = Vec::new();
     for imp in &opts.impls {
         let bin = root.join("bin").join(imp.name);
@@ -721,6 +731,7 @@ pub(crate) fn main(args: &[&str]) -> bool {
         );
         let t0 = Instant::now();
         let mut counts = [0usize; 4];
+        let counted = imp.name == "rma";
         for (i, e) in entries.iter().enumerate() {
             let r = if built.contains(&e.program) {
                 run(imp, &bin, e, opts.cap)
@@ -748,6 +759,9 @@ pub(crate) fn main(args: &[&str]) -> bool {
             t0.elapsed().as_secs_f64()
         );
         summary.push(line);
+        if counted {
+            rma_passed = Some(counts[Outcome::Pass as usize]);
+        }
     }
     let mut md = String::from("# MPICH's test/mpi/rma, entry by entry\n\n");
     md.push_str(&format!(
@@ -791,7 +805,13 @@ pub(crate) fn main(args: &[&str]) -> bool {
         println!("{s}");
     }
     println!("mpich-suite: wrote {}", out.display());
-    true
+    match (opts.min_pass, rma_passed) {
+        (Some(floor), Some(n)) if n < floor => {
+            eprintln!("mpich-suite: rma passed {n} entries, below the floor of {floor}");
+            false
+        }
+        _ => true,
+    }
 }
 
 #[cfg(test)]
