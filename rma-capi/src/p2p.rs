@@ -8,6 +8,9 @@
 //! receive matches, in arrival order, on the communicator's context, the source and
 //! the tag, as MPI orders messages between one pair of ranks.
 //!
+//! The kernel attaches each datagram's sender credentials (SO_PASSCRED); datagrams
+//! from another user are dropped, and ones that do not parse are an error.
+//!
 //! Every wait checks the peers' liveness: a dead peer ends it with
 //! MPI_ERR_PROC_FAILED within the world's liveness interval.
 
@@ -142,6 +145,22 @@ impl P2p {
             .map_err(|e| fail(code::OTHER, format!("cannot open the message socket: {e}")))?;
         sock.set_nonblocking(true)
             .map_err(|e| fail(code::OTHER, format!("message socket: {e}")))?;
+        // the kernel attaches each sender's credentials, so datagrams from other
+        // users (an abstract socket's name is visible to all) are told apart
+        let on: libc::c_int = 1;
+        // SAFETY: a valid socket descriptor and a c_int option value of its size.
+        let rc = unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&sock),
+                libc::SOL_SOCKET,
+                libc::SO_PASSCRED,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(fail(code::OTHER, "message socket: SO_PASSCRED refused"));
+        }
         p.sock = Some(sock);
         Ok(p)
     }
@@ -167,11 +186,16 @@ impl P2p {
             )
         };
         loop {
-            let n = match self.sock().recv(&mut buf) {
-                Ok(n) => n,
+            let (n, uid) = match recv_with_uid(self.sock(), &mut buf) {
+                Ok(x) => x,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(fail(code::OTHER, format!("receiving a message: {e}"))),
             };
+            // SAFETY: getuid has no preconditions.
+            if uid != Some(unsafe { libc::getuid() }) {
+                // another user's datagram is not from this job: dropped
+                continue;
+            }
             if n < HEADER {
                 return Err(bad("shorter than its header"));
             }
@@ -310,6 +334,43 @@ impl P2p {
             m.ctx == ctx && (src == ANY_SOURCE || src == m.src) && (tag == ANY_TAG || tag == m.tag)
         })
     }
+}
+
+/// Receives one datagram into `buf`: its length and the sender's user id (from the
+/// credentials the kernel attaches under SO_PASSCRED).
+fn recv_with_uid(sock: &UnixDatagram, buf: &mut [u8]) -> std::io::Result<(usize, Option<libc::uid_t>)> {
+    // room for one SCM_CREDENTIALS control message (u64s keep it aligned for cmsghdr)
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid (null name, no iovecs); the fields are set
+    // to live buffers below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: a valid socket; msg points to live buffers of the sizes it states.
+    let n = unsafe { libc::recvmsg(std::os::fd::AsRawFd::as_raw_fd(sock), &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut uid = None;
+    // SAFETY: msg was filled by recvmsg; the CMSG macros walk its control buffer
+    // within msg_controllen, and an SCM_CREDENTIALS message holds a ucred.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_CREDENTIALS {
+                let cred = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::ucred>());
+                uid = Some(cred.uid);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, uid))
 }
 
 /// Delivers message `m` into `count` elements of `dt` at `buf`; its status (with
