@@ -49,13 +49,19 @@ fn reduce_all(st: &State, c: c_int, mine: &[u8], dt: c_int, op: c_int) -> R<Vec<
         .basic_type()
         .ok_or_else(|| fail(code::TYPE, "a reduction needs elements of one basic type"))?;
     if !rma_ops::op_defined_on(op, basic) || matches!(op, Op::Replace | Op::NoOp) {
-        return Err(fail(code::OP, format!("{op} is not defined on {basic:?} for a reduction")));
+        return Err(fail(
+            code::OP,
+            format!("{op} is not defined on {basic:?} for a reduction"),
+        ));
     }
     let all = allgather_bytes(st.intra(c)?.world(), mine)?;
     let mut acc = all[0].clone();
     for other in &all[1..] {
         if other.len() != acc.len() {
-            return Err(fail(code::COUNT, "ranks gave different counts to a reduction"));
+            return Err(fail(
+                code::COUNT,
+                "ranks gave different counts to a reduction",
+            ));
         }
         // acc = acc op other: every predefined reduction is commutative
         rma_ops::apply_bytes(basic, op, &mut acc, other);
@@ -85,7 +91,13 @@ pub unsafe extern "C" fn MPI_Barrier(c: c_int) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast(buf: *mut c_void, n: c_int, dt: c_int, root: c_int, c: c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Bcast(
+    buf: *mut c_void,
+    n: c_int,
+    dt: c_int,
+    root: c_int,
+    c: c_int,
+) -> c_int {
     call("MPI_Bcast", On::Comm(c), |st| {
         let comm = st.intra(c)?;
         let root = check_root(root, comm.size())?;
@@ -111,7 +123,12 @@ fn check_root(root: c_int, size: usize) -> R<usize> {
     usize::try_from(root)
         .ok()
         .filter(|&r| r < size)
-        .ok_or_else(|| fail(code::ROOT, format!("root {root} is not a rank of the communicator")))
+        .ok_or_else(|| {
+            fail(
+                code::ROOT,
+                format!("root {root} is not a rank of the communicator"),
+            )
+        })
 }
 
 #[no_mangle]
@@ -126,7 +143,11 @@ pub unsafe extern "C" fn MPI_Allreduce(
     call("MPI_Allreduce", On::Comm(c), |st| {
         let d = st.dt(dt)?;
         let n = count(n, "count")?;
-        let src = if sbuf as isize == IN_PLACE { rbuf as *const c_void } else { sbuf };
+        let src = if sbuf as isize == IN_PLACE {
+            rbuf as *const c_void
+        } else {
+            sbuf
+        };
         // SAFETY: MPI's contract: the buffers hold n elements of dt.
         let mine = unsafe { pack(src, n, &d)? };
         let acc = reduce_all(st, c, &mine, dt, op)?;
@@ -153,7 +174,11 @@ pub unsafe extern "C" fn MPI_Reduce(
         let me = comm.rank();
         let d = st.dt(dt)?;
         let n = count(n, "count")?;
-        let src = if sbuf as isize == IN_PLACE && me == root { rbuf as *const c_void } else { sbuf };
+        let src = if sbuf as isize == IN_PLACE && me == root {
+            rbuf as *const c_void
+        } else {
+            sbuf
+        };
         // SAFETY: MPI's contract: the buffers hold n elements of dt.
         let mine = unsafe { pack(src, n, &d)? };
         let acc = reduce_all(st, c, &mine, dt, op)?;
@@ -185,7 +210,11 @@ unsafe fn gather(
     let root = to.map(|r| check_root(r, comm.size())).transpose()?;
     let receives = root.is_none_or(|r| r == me);
     // the receive arguments matter only where data arrives
-    let rd = if receives { st.dt(rdt)? } else { rma_win::Datatype::basic(rma_win::BasicType::Byte) };
+    let rd = if receives {
+        st.dt(rdt)?
+    } else {
+        rma_win::Datatype::basic(rma_win::BasicType::Byte)
+    };
     let rn = if receives { count(rn, "recvcount")? } else { 0 };
     let rext = rd.extent();
     let mine = if sbuf as isize == IN_PLACE && receives {

@@ -2,8 +2,8 @@
 //! keyvals, names and error handlers of communicators.
 
 use crate::{
-    arr, c_str, call, code, fail, inp, later, out, put_str, Errh, Keyval, On, State, Table, R,
-    ERRH_FATAL,
+    arr, c_str, call, code, fail, inp, later, out, put_str, Errh, Keyval, On, State, Table,
+    ERRH_FATAL, R,
 };
 use rma_win::World;
 use std::collections::BTreeMap;
@@ -260,7 +260,12 @@ pub unsafe extern "C" fn MPI_Comm_test_inter(c: c_int, flag: *mut c_int) -> c_in
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_split(c: c_int, color: c_int, key: c_int, new: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_split(
+    c: c_int,
+    color: c_int,
+    key: c_int,
+    new: *mut c_int,
+) -> c_int {
     call("MPI_Comm_split", On::Comm(c), |st| {
         st.intra(c)?;
         let color = match color {
@@ -302,7 +307,12 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
 /// Copies the attributes of a communicator being duplicated into `new`: the
 /// predefined copy functions at once, the program's after the call has released the
 /// library (they may call MPI).
-pub(crate) fn copy_attrs(keyvals: &BTreeMap<i32, Keyval>, old_handle: c_int, attrs: &BTreeMap<i32, usize>, new: c_int) -> BTreeMap<i32, usize> {
+pub(crate) fn copy_attrs(
+    keyvals: &BTreeMap<i32, Keyval>,
+    old_handle: c_int,
+    attrs: &BTreeMap<i32, usize>,
+    new: c_int,
+) -> BTreeMap<i32, usize> {
     let mut now = BTreeMap::new();
     for (&k, &v) in attrs {
         let Some(kv) = keyvals.get(&k) else { continue };
@@ -312,7 +322,14 @@ pub(crate) fn copy_attrs(keyvals: &BTreeMap<i32, Keyval>, old_handle: c_int, att
                 now.insert(k, v);
             }
             f => {
-                type Copy = unsafe extern "C" fn(c_int, c_int, usize, usize, *mut usize, *mut c_int) -> c_int;
+                type Copy = unsafe extern "C" fn(
+                    c_int,
+                    c_int,
+                    usize,
+                    usize,
+                    *mut usize,
+                    *mut c_int,
+                ) -> c_int;
                 // SAFETY: the program registered `f` as a copy function of this shape.
                 let f: Copy = unsafe { std::mem::transmute::<usize, Copy>(f) };
                 let extra = kv.extra;
@@ -336,7 +353,11 @@ pub(crate) fn copy_attrs(keyvals: &BTreeMap<i32, Keyval>, old_handle: c_int, att
 
 /// Calls the delete functions of the attributes of an object going away (after the
 /// call, outside the library).
-pub(crate) fn delete_attrs(keyvals: &BTreeMap<i32, Keyval>, handle: c_int, attrs: &BTreeMap<i32, usize>) {
+pub(crate) fn delete_attrs(
+    keyvals: &BTreeMap<i32, Keyval>,
+    handle: c_int,
+    attrs: &BTreeMap<i32, usize>,
+) {
     for (&k, &v) in attrs {
         delete_one(keyvals, handle, k, v);
     }
@@ -389,7 +410,12 @@ pub unsafe extern "C" fn MPI_Comm_create(c: c_int, g: c_int, new: *mut c_int) ->
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_group(c: c_int, g: c_int, tag: c_int, new: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    c: c_int,
+    g: c_int,
+    tag: c_int,
+    new: *mut c_int,
+) -> c_int {
     call("MPI_Comm_create_group", On::Comm(c), |st| {
         st.intra(c)?;
         let local = st.local_ranks(c, g)?;
@@ -413,7 +439,10 @@ pub unsafe extern "C" fn MPI_Comm_free(cp: *mut c_int) -> c_int {
     let c = unsafe { cp.as_ref().copied().unwrap_or(0) };
     call("MPI_Comm_free", On::Comm(c), |st| {
         if c == WORLD || c == SELF {
-            return Err(fail(code::COMM, "a predefined communicator cannot be freed"));
+            return Err(fail(
+                code::COMM,
+                "a predefined communicator cannot be freed",
+            ));
         }
         st.progress();
         let comm = st.comm_mut(c)?;
@@ -526,7 +555,9 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(c: c_int, e: *mut c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_call_errhandler(c: c_int, errorcode: c_int) -> c_int {
-    let ok = call("MPI_Comm_call_errhandler", On::Comm(c), |st| st.comm(c).map(|_| ()));
+    let ok = call("MPI_Comm_call_errhandler", On::Comm(c), |st| {
+        st.comm(c).map(|_| ())
+    });
     if ok != 0 {
         return ok;
     }
@@ -557,7 +588,10 @@ pub unsafe extern "C" fn MPI_Errhandler_free(e: *mut c_int) -> c_int {
 
 pub(crate) fn create_keyval(st: &mut State, copy: usize, delete: usize, extra: usize) -> R<i32> {
     if delete == 1 {
-        return Err(fail(code::ARG, "MPI_*_DUP_FN is a copy function, not a delete function"));
+        return Err(fail(
+            code::ARG,
+            "MPI_*_DUP_FN is a copy function, not a delete function",
+        ));
     }
     let k = st.next_keyval;
     st.next_keyval += 1;
@@ -603,7 +637,9 @@ pub(crate) fn free_keyval(st: &mut State, keyval: *mut c_int) -> R {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
-    call("MPI_Comm_free_keyval", On::World, |st| free_keyval(st, keyval))
+    call("MPI_Comm_free_keyval", On::World, |st| {
+        free_keyval(st, keyval)
+    })
 }
 
 /// Sets attribute `k` in `attrs` (a replaced value's delete function runs).
@@ -664,7 +700,12 @@ static LASTUSEDCODE: c_int = code::PROC_FAILED;
 static UNIVERSE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_attr(c: c_int, k: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_get_attr(
+    c: c_int,
+    k: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     call("MPI_Comm_get_attr", On::Comm(c), |st| {
         let comm = st.comm(c)?;
         let addr = |p: &'static c_int| Some(p as *const c_int as usize);
@@ -674,7 +715,10 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(c: c_int, k: c_int, value: *mut c_voi
             13 => addr(&IO),
             14 => addr(&WTIME_IS_GLOBAL),
             15 => {
-                UNIVERSE.store(st.world0().size() as i32, std::sync::atomic::Ordering::Relaxed);
+                UNIVERSE.store(
+                    st.world0().size() as i32,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 Some(UNIVERSE.as_ptr() as usize)
             }
             16 => addr(&APPNUM),
@@ -717,7 +761,14 @@ fn bytes_ranks(b: &[u8]) -> Vec<usize> {
 
 /// The leaders swap `mine` (a message each way on `ctx`), then every rank of the
 /// local group learns the remote leader's bytes.
-fn leaders_swap(st: &mut State, local: i32, leader: usize, peer_world: usize, ctx: u64, mine: &[u8]) -> R<Vec<u8>> {
+fn leaders_swap(
+    st: &mut State,
+    local: i32,
+    leader: usize,
+    peer_world: usize,
+    ctx: u64,
+    mine: &[u8],
+) -> R<Vec<u8>> {
     let comm = st.comm(local)?;
     let world = comm.world();
     let theirs = if comm.rank() == leader {
@@ -746,7 +797,12 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         let leader = usize::try_from(local_leader)
             .ok()
             .filter(|&l| l < lc.size())
-            .ok_or_else(|| fail(code::RANK, format!("local leader {local_leader} is not a rank")))?;
+            .ok_or_else(|| {
+                fail(
+                    code::RANK,
+                    format!("local leader {local_leader} is not a rank"),
+                )
+            })?;
         let mine = lc.ranks.clone();
         // the peer communicator matters at the local leader only
         let peer_world = if lc.rank() == leader {
@@ -754,13 +810,29 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
             usize::try_from(remote_leader)
                 .ok()
                 .and_then(|r| pc.ranks.get(r).copied())
-                .ok_or_else(|| fail(code::RANK, format!("remote leader {remote_leader} is not a rank")))?
+                .ok_or_else(|| {
+                    fail(
+                        code::RANK,
+                        format!("remote leader {remote_leader} is not a rank"),
+                    )
+                })?
         } else {
             0
         };
         let ctx = mix(0x0069_6e74_6572 ^ tag as u64, 0);
-        let remote = bytes_ranks(&leaders_swap(st, local, leader, peer_world, ctx, &ranks_bytes(&mine))?);
-        let (lo, hi) = if mine[0] < remote[0] { (&mine, &remote) } else { (&remote, &mine) };
+        let remote = bytes_ranks(&leaders_swap(
+            st,
+            local,
+            leader,
+            peer_world,
+            ctx,
+            &ranks_bytes(&mine),
+        )?);
+        let (lo, hi) = if mine[0] < remote[0] {
+            (&mine, &remote)
+        } else {
+            (&remote, &mine)
+        };
         let mut ictx = mix(ctx, 1);
         for &r in lo.iter().chain(hi.iter()) {
             ictx = mix(ictx, r as u64);
@@ -786,14 +858,20 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(c: c_int, high: c_int, new: *mut c_
         // the leaders (rank 0 of each group) swap their group's `high`
         let theirs = leaders_swap(st, c, 0, remote[0], ctx, &[u8::from(high != 0)])?;
         let (me_high, them_high) = (high != 0, theirs.first().copied().unwrap_or(0) != 0);
-        let mine_first = if me_high == them_high { mine[0] < remote[0] } else { !me_high };
+        let mine_first = if me_high == them_high {
+            mine[0] < remote[0]
+        } else {
+            !me_high
+        };
         let order: Vec<usize> = if mine_first {
             mine.iter().chain(remote.iter()).copied().collect()
         } else {
             remote.iter().chain(mine.iter()).copied().collect()
         };
         let group = rma_win::Group::new(&order)?;
-        let w = st.world0().create_group(&group, (ctx as u32) & 0x7fff_ffff)?;
+        let w = st
+            .world0()
+            .create_group(&group, (ctx as u32) & 0x7fff_ffff)?;
         let h = st.add_comm(w, mix(ctx, 2))?;
         // SAFETY: MPI's contract: a communicator out-parameter.
         unsafe { out(new, h, "newintracomm") }
@@ -865,7 +943,12 @@ fn set_group(st: &mut State, ranks: Vec<usize>, new: *mut c_int) -> R {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Group_incl(g: c_int, n: c_int, ranks: *const c_int, new: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_incl(
+    g: c_int,
+    n: c_int,
+    ranks: *const c_int,
+    new: *mut c_int,
+) -> c_int {
     call("MPI_Group_incl", On::World, |st| {
         // SAFETY: MPI's contract: n ranks.
         let r = unsafe { arr(ranks, n, "ranks")? };
@@ -875,13 +958,22 @@ pub unsafe extern "C" fn MPI_Group_incl(g: c_int, n: c_int, ranks: *const c_int,
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Group_excl(g: c_int, n: c_int, ranks: *const c_int, new: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Group_excl(
+    g: c_int,
+    n: c_int,
+    ranks: *const c_int,
+    new: *mut c_int,
+) -> c_int {
     call("MPI_Group_excl", On::World, |st| {
         // SAFETY: MPI's contract: n ranks.
         let r = unsafe { arr(ranks, n, "ranks")? };
         let group = st.group(g)?;
         let gone = pick(group, r)?;
-        let v = group.iter().copied().filter(|x| !gone.contains(x)).collect();
+        let v = group
+            .iter()
+            .copied()
+            .filter(|x| !gone.contains(x))
+            .collect();
         set_group(st, v, new)
     })
 }
@@ -910,21 +1002,41 @@ pub unsafe extern "C" fn MPI_Group_range_excl(
     call("MPI_Group_range_excl", On::World, |st| {
         let group = st.group(g)?;
         let gone = pick(group, &ranges(group, n, r)?)?;
-        let v = group.iter().copied().filter(|x| !gone.contains(x)).collect();
+        let v = group
+            .iter()
+            .copied()
+            .filter(|x| !gone.contains(x))
+            .collect();
         set_group(st, v, new)
     })
 }
 
-fn set_op(st: &mut State, a: c_int, b: c_int, new: *mut c_int, keep: fn(bool, bool) -> (bool, bool)) -> R {
+fn set_op(
+    st: &mut State,
+    a: c_int,
+    b: c_int,
+    new: *mut c_int,
+    keep: fn(bool, bool) -> (bool, bool),
+) -> R {
     let (x, y) = (st.group(a)?.clone(), st.group(b)?.clone());
-    let mut v: Vec<usize> = x.iter().copied().filter(|r| keep(true, y.contains(r)).0).collect();
-    v.extend(y.iter().copied().filter(|r| keep(x.contains(r), true).1 && !x.contains(r)));
+    let mut v: Vec<usize> = x
+        .iter()
+        .copied()
+        .filter(|r| keep(true, y.contains(r)).0)
+        .collect();
+    v.extend(
+        y.iter()
+            .copied()
+            .filter(|r| keep(x.contains(r), true).1 && !x.contains(r)),
+    );
     set_group(st, v, new)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_union(a: c_int, b: c_int, new: *mut c_int) -> c_int {
-    call("MPI_Group_union", On::World, |st| set_op(st, a, b, new, |_, _| (true, true)))
+    call("MPI_Group_union", On::World, |st| {
+        set_op(st, a, b, new, |_, _| (true, true))
+    })
 }
 
 #[no_mangle]
@@ -961,7 +1073,9 @@ pub unsafe extern "C" fn MPI_Group_translate_ranks(
                     .ok()
                     .and_then(|i| x.get(i))
                     .ok_or_else(|| fail(code::RANK, format!("rank {rank} is not in the group")))?;
-                y.iter().position(|z| z == w).map_or(UNDEFINED, |p| p as c_int)
+                y.iter()
+                    .position(|z| z == w)
+                    .map_or(UNDEFINED, |p| p as c_int)
             };
             // SAFETY: as above: i < n.
             unsafe { *r2.add(i) = t };

@@ -291,7 +291,13 @@ pub unsafe extern "C" fn MPI_Type_vector(
             &st.dt(old)?,
         )
         .map_err(Into::into);
-        let h = st.new_type(dt, COMBINER_VECTOR, vec![n, blocklen, stride], vec![], vec![old])?;
+        let h = st.new_type(
+            dt,
+            COMBINER_VECTOR,
+            vec![n, blocklen, stride],
+            vec![],
+            vec![old],
+        )?;
         // SAFETY: as in MPI_Type_contiguous.
         unsafe { out(new, h, "newtype") }
     })
@@ -313,7 +319,13 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
             &st.dt(old)?,
         )
         .map_err(Into::into);
-        let h = st.new_type(dt, COMBINER_HVECTOR, vec![n, blocklen], vec![stride], vec![old])?;
+        let h = st.new_type(
+            dt,
+            COMBINER_HVECTOR,
+            vec![n, blocklen],
+            vec![stride],
+            vec![old],
+        )?;
         // SAFETY: as in MPI_Type_contiguous.
         unsafe { out(new, h, "newtype") }
     })
@@ -329,7 +341,12 @@ pub unsafe extern "C" fn MPI_Type_indexed(
 ) -> c_int {
     call("MPI_Type_indexed", On::World, |st| {
         // SAFETY: MPI's contract: n elements in each array.
-        let (b, d) = unsafe { (arr(blocklens, n, "blocklengths")?, arr(disps, n, "displacements")?) };
+        let (b, d) = unsafe {
+            (
+                arr(blocklens, n, "blocklengths")?,
+                arr(disps, n, "displacements")?,
+            )
+        };
         let dt = Datatype::indexed(&usizes(b, "blocklength")?, &isizes(d), &st.dt(old)?)
             .map_err(Into::into);
         let mut ints = vec![n];
@@ -351,8 +368,14 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
 ) -> c_int {
     call("MPI_Type_create_hindexed", On::World, |st| {
         // SAFETY: MPI's contract: n elements in each array.
-        let (b, d) = unsafe { (arr(blocklens, n, "blocklengths")?, arr(disps, n, "displacements")?) };
-        let dt = Datatype::hindexed(&usizes(b, "blocklength")?, d, &st.dt(old)?).map_err(Into::into);
+        let (b, d) = unsafe {
+            (
+                arr(blocklens, n, "blocklengths")?,
+                arr(disps, n, "displacements")?,
+            )
+        };
+        let dt =
+            Datatype::hindexed(&usizes(b, "blocklength")?, d, &st.dt(old)?).map_err(Into::into);
         let mut ints = vec![n];
         ints.extend_from_slice(b);
         let h = st.new_type(dt, COMBINER_HINDEXED, ints, d.to_vec(), vec![old])?;
@@ -395,7 +418,13 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
         let d = unsafe { arr(disps, n, "displacements")? };
         let dt = Datatype::hindexed_block(count(blocklen, "blocklength")?, d, &st.dt(old)?)
             .map_err(Into::into);
-        let h = st.new_type(dt, COMBINER_HINDEXED_BLOCK, vec![n, blocklen], d.to_vec(), vec![old])?;
+        let h = st.new_type(
+            dt,
+            COMBINER_HINDEXED_BLOCK,
+            vec![n, blocklen],
+            d.to_vec(),
+            vec![old],
+        )?;
         // SAFETY: as in MPI_Type_contiguous.
         unsafe { out(new, h, "newtype") }
     })
@@ -565,7 +594,11 @@ pub unsafe extern "C" fn MPI_Type_size_x(t: c_int, size: *mut i64) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_extent(t: c_int, lb: *mut isize, extent: *mut isize) -> c_int {
+pub unsafe extern "C" fn MPI_Type_get_extent(
+    t: c_int,
+    lb: *mut isize,
+    extent: *mut isize,
+) -> c_int {
     call("MPI_Type_get_extent", On::World, |st| {
         let (l, e, _, _) = st.ty(t)?.bounds();
         // SAFETY: MPI's contract: two MPI_Aint out-parameters.

@@ -1,6 +1,9 @@
 //! Starting and ending MPI, time, memory, error strings and info objects.
 
-use crate::{c_str, call, code, comm, dtype, fail, inp, out, put_str, Errh, On, State, Table, R, PHASE, STATE};
+use crate::{
+    c_str, call, code, comm, dtype, fail, inp, out, put_str, Errh, On, State, Table, PHASE, R,
+    STATE,
+};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::Ordering;
@@ -115,7 +118,9 @@ pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
     // answered without the state, which lives with the thread that called MPI_Init
-    let main = MAIN.get().is_some_and(|t| *t == std::thread::current().id());
+    let main = MAIN
+        .get()
+        .is_some_and(|t| *t == std::thread::current().id());
     // SAFETY: MPI's contract: an int out-parameter.
     if let Some(f) = unsafe { flag.as_mut() } {
         *f = c_int::from(main);
@@ -195,7 +200,10 @@ pub unsafe extern "C" fn MPI_Get_version(v: *mut c_int, sub: *mut c_int) -> c_in
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_library_version(s: *mut c_char, len: *mut c_int) -> c_int {
-    let v = format!("rma {} (C interface over rma-win)", env!("CARGO_PKG_VERSION"));
+    let v = format!(
+        "rma {} (C interface over rma-win)",
+        env!("CARGO_PKG_VERSION")
+    );
     // SAFETY: MPI's contract: MPI_MAX_LIBRARY_VERSION_STRING bytes.
     unsafe { put_str(&v, s, 256, len) };
     0
@@ -203,7 +211,8 @@ pub unsafe extern "C" fn MPI_Get_library_version(s: *mut c_char, len: *mut c_int
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_processor_name(s: *mut c_char, len: *mut c_int) -> c_int {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_else(|_| "localhost".into());
+    let host =
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_else(|_| "localhost".into());
     // SAFETY: MPI's contract: MPI_MAX_PROCESSOR_NAME bytes.
     unsafe { put_str(host.trim(), s, 256, len) };
     0
@@ -212,7 +221,8 @@ pub unsafe extern "C" fn MPI_Get_processor_name(s: *mut c_char, len: *mut c_int)
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut c_void) -> c_int {
     call("MPI_Alloc_mem", On::World, |_| {
-        let n = usize::try_from(size).map_err(|_| fail(code::SIZE, format!("size {size} is negative")))?;
+        let n = usize::try_from(size)
+            .map_err(|_| fail(code::SIZE, format!("size {size} is negative")))?;
         // SAFETY: malloc of at least one byte; the program frees it with MPI_Free_mem.
         let p = unsafe { libc::malloc(n.max(1)) };
         if p.is_null() {
@@ -287,7 +297,10 @@ pub unsafe extern "C" fn MPI_Info_set(i: c_int, k: *const c_char, v: *const c_ch
         // SAFETY: MPI's contract: C strings.
         let (k, v) = unsafe { (c_str(k, "key")?, c_str(v, "value")?) };
         if k.is_empty() || k.len() > 255 {
-            return Err(fail(code::INFO_KEY, format!("key {k:?} is empty or too long")));
+            return Err(fail(
+                code::INFO_KEY,
+                format!("key {k:?} is empty or too long"),
+            ));
         }
         if v.len() > 1024 {
             return Err(fail(code::INFO_VALUE, "value longer than MPI_MAX_INFO_VAL"));
@@ -320,7 +333,12 @@ pub unsafe extern "C" fn MPI_Info_get(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_valuelen(i: c_int, k: *const c_char, n: *mut c_int, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Info_get_valuelen(
+    i: c_int,
+    k: *const c_char,
+    n: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
     call("MPI_Info_get_valuelen", On::World, |st| {
         // SAFETY: MPI's contract: a C string.
         let k = unsafe { c_str(k, "key")? };
@@ -349,7 +367,13 @@ pub unsafe extern "C" fn MPI_Info_get_nthkey(i: c_int, n: c_int, k: *mut c_char)
     call("MPI_Info_get_nthkey", On::World, |st| {
         let key = usize::try_from(n)
             .ok()
-            .and_then(|n| st.info_mut(i).ok()?.iter().nth(n).map(|(k, _)| k.to_owned()))
+            .and_then(|n| {
+                st.info_mut(i)
+                    .ok()?
+                    .iter()
+                    .nth(n)
+                    .map(|(k, _)| k.to_owned())
+            })
             .ok_or_else(|| fail(code::ARG, format!("no key {n}")))?;
         // SAFETY: MPI's contract: MPI_MAX_INFO_KEY + 1 bytes.
         unsafe { put_str(&key, k, 256, std::ptr::null_mut()) };

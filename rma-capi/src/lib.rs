@@ -36,7 +36,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int};
 
-
 /// MPI error codes (the classes; rma's error codes are its classes).
 pub(crate) mod code {
     pub(crate) const SUCCESS: i32 = 0;
@@ -218,7 +217,9 @@ impl<T> Table<T> {
     }
 
     pub(crate) fn get(&self, h: i32) -> Option<&T> {
-        usize::try_from(h).ok().and_then(|i| self.slots.get(i)?.as_ref())
+        usize::try_from(h)
+            .ok()
+            .and_then(|i| self.slots.get(i)?.as_ref())
     }
 
     pub(crate) fn get_mut(&mut self, h: i32) -> Option<&mut T> {
@@ -354,7 +355,10 @@ pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut State) -> R) -> c_int
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(fail(code::INTERN, format!("internal error (panic): {what}")))
+        Err(fail(
+            code::INTERN,
+            format!("internal error (panic): {what}"),
+        ))
     });
     run_later();
     match out {

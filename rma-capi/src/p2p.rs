@@ -201,8 +201,12 @@ impl P2p {
             }
             let u64_at = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
             let i32_at = |i: usize| i32::from_le_bytes(buf[i..i + 4].try_into().expect("4 bytes"));
-            let (ctx, from, src, tag, total) = (u64_at(0), i32_at(8), i32_at(12), i32_at(16), u64_at(24));
-            let total = usize::try_from(total).ok().filter(|&t| t <= MAX_MESSAGE).ok_or_else(|| bad("length"))?;
+            let (ctx, from, src, tag, total) =
+                (u64_at(0), i32_at(8), i32_at(12), i32_at(16), u64_at(24));
+            let total = usize::try_from(total)
+                .ok()
+                .filter(|&t| t <= MAX_MESSAGE)
+                .ok_or_else(|| bad("length"))?;
             let slot = usize::try_from(from)
                 .ok()
                 .and_then(|f| self.partial.get_mut(f))
@@ -259,7 +263,14 @@ impl P2p {
 
     /// Queues a message for MPI_COMM_WORLD rank `to` and sends what can go now; the
     /// number of the send, for `sent`.
-    pub(crate) fn send(&mut self, to: usize, ctx: u64, src: c_int, tag: c_int, data: &[u8]) -> R<u64> {
+    pub(crate) fn send(
+        &mut self,
+        to: usize,
+        ctx: u64,
+        src: c_int,
+        tag: c_int,
+        data: &[u8],
+    ) -> R<u64> {
         if to >= self.out.len() {
             return Err(fail(code::RANK, format!("no rank {to} in MPI_COMM_WORLD")));
         }
@@ -338,7 +349,10 @@ impl P2p {
 
 /// Receives one datagram into `buf`: its length and the sender's user id (from the
 /// credentials the kernel attaches under SO_PASSCRED).
-fn recv_with_uid(sock: &UnixDatagram, buf: &mut [u8]) -> std::io::Result<(usize, Option<libc::uid_t>)> {
+fn recv_with_uid(
+    sock: &UnixDatagram,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, Option<libc::uid_t>)> {
     // room for one SCM_CREDENTIALS control message (u64s keep it aligned for cmsghdr)
     let mut control = [0u64; 8];
     let mut iov = libc::iovec {
@@ -353,7 +367,13 @@ fn recv_with_uid(sock: &UnixDatagram, buf: &mut [u8]) -> std::io::Result<(usize,
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = std::mem::size_of_val(&control) as _;
     // SAFETY: a valid socket; msg points to live buffers of the sizes it states.
-    let n = unsafe { libc::recvmsg(std::os::fd::AsRawFd::as_raw_fd(sock), &mut msg, libc::MSG_DONTWAIT) };
+    let n = unsafe {
+        libc::recvmsg(
+            std::os::fd::AsRawFd::as_raw_fd(sock),
+            &mut msg,
+            libc::MSG_DONTWAIT,
+        )
+    };
     if n < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -389,7 +409,11 @@ unsafe fn deliver(m: &Msg, buf: *mut c_void, count: usize, dt: &rma_win::Datatyp
     Ok(Status {
         source: m.src,
         tag: m.tag,
-        error: if m.data.len() > cap { code::TRUNCATE } else { 0 },
+        error: if m.data.len() > cap {
+            code::TRUNCATE
+        } else {
+            0
+        },
         bytes: fits as u64,
     })
 }
@@ -436,7 +460,14 @@ impl State {
         while i < self.p2p.posted.len() {
             let h = self.p2p.posted[i];
             let got = match self.reqs.get(h) {
-                Some(Req::Recv { buf, count, dt, src, tag, ctx }) => match self.p2p.find(*ctx, *src, *tag) {
+                Some(Req::Recv {
+                    buf,
+                    count,
+                    dt,
+                    src,
+                    tag,
+                    ctx,
+                }) => match self.p2p.find(*ctx, *src, *tag) {
                     Some(q) => {
                         let m = self.p2p.queue.remove(q).expect("found");
                         // SAFETY: MPI's contract: the buffer of a posted receive
@@ -471,7 +502,10 @@ impl State {
         let comm = self.comm(c)?;
         let n = comm.remote.as_ref().map_or(comm.size(), Vec::len);
         if !(src == ANY_SOURCE || src == PROC_NULL || usize::try_from(src).is_ok_and(|s| s < n)) {
-            return Err(fail(code::RANK, format!("source {src} is not a rank of the communicator")));
+            return Err(fail(
+                code::RANK,
+                format!("source {src} is not a rank of the communicator"),
+            ));
         }
         if tag < ANY_TAG {
             return Err(fail(code::TAG, format!("tag {tag} is negative")));
@@ -481,7 +515,15 @@ impl State {
 
     /// Receives a matching message into `buf`, if one has arrived (after the posted
     /// receives had their turn).
-    fn try_recv(&mut self, buf: *mut c_void, n: usize, dt: c_int, src: c_int, tag: c_int, c: c_int) -> R<Option<Status>> {
+    fn try_recv(
+        &mut self,
+        buf: *mut c_void,
+        n: usize,
+        dt: c_int,
+        src: c_int,
+        tag: c_int,
+        c: c_int,
+    ) -> R<Option<Status>> {
         let ctx = self.check_source(c, src, tag)?;
         let d = self.dt(dt)?;
         if src == PROC_NULL {
@@ -498,13 +540,25 @@ impl State {
         if st.error != 0 {
             return Err(fail(
                 code::TRUNCATE,
-                format!("a message of {} bytes into a buffer of {}", m.data.len(), st.bytes),
+                format!(
+                    "a message of {} bytes into a buffer of {}",
+                    m.data.len(),
+                    st.bytes
+                ),
             ));
         }
         Ok(Some(st))
     }
 
-    fn recv_blocking(&mut self, buf: *mut c_void, n: usize, dt: c_int, src: c_int, tag: c_int, c: c_int) -> R<Status> {
+    fn recv_blocking(
+        &mut self,
+        buf: *mut c_void,
+        n: usize,
+        dt: c_int,
+        src: c_int,
+        tag: c_int,
+        c: c_int,
+    ) -> R<Status> {
         let world = self.comm(c)?.world();
         let mut w = Waiter::new();
         loop {
@@ -516,7 +570,15 @@ impl State {
     }
 
     /// Queues a message; where it goes and its number (None for MPI_PROC_NULL).
-    fn send_msg(&mut self, buf: *const c_void, n: c_int, dt: c_int, dest: c_int, tag: c_int, c: c_int) -> R<Option<(usize, u64)>> {
+    fn send_msg(
+        &mut self,
+        buf: *const c_void,
+        n: c_int,
+        dt: c_int,
+        dest: c_int,
+        tag: c_int,
+        c: c_int,
+    ) -> R<Option<(usize, u64)>> {
         let comm = self.comm(c)?;
         if dest == PROC_NULL {
             return Ok(None);
@@ -529,7 +591,12 @@ impl State {
         let to = usize::try_from(dest)
             .ok()
             .and_then(|d| group.get(d).copied())
-            .ok_or_else(|| fail(code::RANK, format!("rank {dest} is not in the communicator")))?;
+            .ok_or_else(|| {
+                fail(
+                    code::RANK,
+                    format!("rank {dest} is not in the communicator"),
+                )
+            })?;
         let (ctx, me) = (comm.ctx, comm.rank() as c_int);
         // SAFETY: MPI's contract: `buf` holds n elements of dt.
         let data = unsafe { pack(buf, count(n, "count")?, &self.dt(dt)?)? };
@@ -556,7 +623,10 @@ impl State {
         if let Some(s) = got {
             self.reqs.remove(h);
             if s.error != 0 {
-                return Err(fail(s.error, "a receive longer than its buffer (truncated)"));
+                return Err(fail(
+                    s.error,
+                    "a receive longer than its buffer (truncated)",
+                ));
             }
         }
         Ok(got)
@@ -564,7 +634,14 @@ impl State {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Send(buf: *const c_void, n: c_int, dt: c_int, dest: c_int, tag: c_int, c: c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Send(
+    buf: *const c_void,
+    n: c_int,
+    dt: c_int,
+    dest: c_int,
+    tag: c_int,
+    c: c_int,
+) -> c_int {
     call("MPI_Send", On::Comm(c), |st| {
         if let Some((to, seq)) = st.send_msg(buf, n, dt, dest, tag, c)? {
             let world = st.comm(c)?.world();
@@ -659,7 +736,17 @@ pub unsafe extern "C" fn MPI_Irecv(
             // SAFETY: MPI's contract: a request out-parameter.
             return unsafe { out(req, h, "request") };
         }
-        let h = st.reqs.insert(1, Req::Recv { buf, count, dt, src, tag, ctx });
+        let h = st.reqs.insert(
+            1,
+            Req::Recv {
+                buf,
+                count,
+                dt,
+                src,
+                tag,
+                ctx,
+            },
+        );
         st.p2p.posted.push_back(h);
         // SAFETY: MPI's contract: a request out-parameter.
         unsafe { out(req, h, "request") }
@@ -685,7 +772,13 @@ fn probe(st: &mut State, src: c_int, tag: c_int, c: c_int) -> R<Option<Status>> 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iprobe(src: c_int, tag: c_int, c: c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Iprobe(
+    src: c_int,
+    tag: c_int,
+    c: c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
     call("MPI_Iprobe", On::Comm(c), |st| {
         let s = probe(st, src, tag, c)?;
         st.progress();
@@ -699,7 +792,12 @@ pub unsafe extern "C" fn MPI_Iprobe(src: c_int, tag: c_int, c: c_int, flag: *mut
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, c: c_int, status: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Probe(
+    src: c_int,
+    tag: c_int,
+    c: c_int,
+    status: *mut MpiStatus,
+) -> c_int {
     call("MPI_Probe", On::Comm(c), |st| {
         let world = st.comm(c)?.world();
         let mut w = Waiter::new();
@@ -715,7 +813,11 @@ pub unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, c: c_int, status: *mu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_count(status: *const MpiStatus, dt: c_int, n: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Get_count(
+    status: *const MpiStatus,
+    dt: c_int,
+    n: *mut c_int,
+) -> c_int {
     call("MPI_Get_count", On::World, |st| {
         if status.is_null() || status as usize == STATUS_IGNORE {
             return Err(fail(code::ARG, "no status"));
@@ -752,7 +854,11 @@ pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_
     call("MPI_Wait", On::World, |st| {
         // SAFETY: MPI's contract: a request handle.
         let h = unsafe { crate::inp(req, "request")? };
-        let s = if h == 0 { Status::EMPTY } else { wait_one(st, h)? };
+        let s = if h == 0 {
+            Status::EMPTY
+        } else {
+            wait_one(st, h)?
+        };
         // SAFETY: MPI's contract: a status, and the request handle to reset.
         unsafe {
             s.store(status);
@@ -762,11 +868,19 @@ pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Test(
+    req: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
     call("MPI_Test", On::World, |st| {
         // SAFETY: MPI's contract: a request handle.
         let h = unsafe { crate::inp(req, "request")? };
-        let s = if h == 0 { Some(Status::EMPTY) } else { st.progress_req(h)? };
+        let s = if h == 0 {
+            Some(Status::EMPTY)
+        } else {
+            st.progress_req(h)?
+        };
         st.progress();
         // SAFETY: MPI's contract: the out-parameters.
         unsafe {
@@ -789,14 +903,22 @@ fn nth(statuses: *mut MpiStatus, i: usize) -> *mut MpiStatus {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Waitall(
+    n: c_int,
+    reqs: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
     call("MPI_Waitall", On::World, |st| {
         let n = count(n, "count")?;
         for i in 0..n {
             // SAFETY: MPI's contract: n requests and n statuses.
             unsafe {
                 let h = *reqs.add(i);
-                let s = if h == 0 { Status::EMPTY } else { wait_one(st, h)? };
+                let s = if h == 0 {
+                    Status::EMPTY
+                } else {
+                    wait_one(st, h)?
+                };
                 s.store(nth(statuses, i));
                 *reqs.add(i) = 0;
             }
@@ -806,7 +928,12 @@ pub unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, statuses: *mut 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Testall(n: c_int, reqs: *mut c_int, flag: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Testall(
+    n: c_int,
+    reqs: *mut c_int,
+    flag: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
     call("MPI_Testall", On::World, |st| {
         let n = count(n, "count")?;
         // SAFETY: MPI's contract: n requests.
@@ -828,7 +955,11 @@ pub unsafe extern "C" fn MPI_Testall(n: c_int, reqs: *mut c_int, flag: *mut c_in
         st.progress();
         if all {
             for (i, &h) in hs.iter().enumerate() {
-                let s = if h == 0 { Status::EMPTY } else { st.progress_req(h)?.unwrap_or(Status::EMPTY) };
+                let s = if h == 0 {
+                    Status::EMPTY
+                } else {
+                    st.progress_req(h)?.unwrap_or(Status::EMPTY)
+                };
                 // SAFETY: MPI's contract: n requests and statuses.
                 unsafe {
                     s.store(nth(statuses, i));
@@ -842,7 +973,12 @@ pub unsafe extern "C" fn MPI_Testall(n: c_int, reqs: *mut c_int, flag: *mut c_in
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitany(n: c_int, reqs: *mut c_int, index: *mut c_int, status: *mut MpiStatus) -> c_int {
+pub unsafe extern "C" fn MPI_Waitany(
+    n: c_int,
+    reqs: *mut c_int,
+    index: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
     call("MPI_Waitany", On::World, |st| {
         let n = count(n, "count")?;
         // SAFETY: MPI's contract: n requests.
@@ -882,7 +1018,10 @@ pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
         let h = unsafe { crate::inp(req, "request")? };
         match st.reqs.get(h) {
             Some(Req::Recv { .. }) => {
-                return Err(fail(code::REQUEST, "freeing a pending receive is not supported"));
+                return Err(fail(
+                    code::REQUEST,
+                    "freeing a pending receive is not supported",
+                ));
             }
             Some(_) => {
                 st.reqs.remove(h);

@@ -17,7 +17,7 @@
 
 use crate::comm::{delete_attr, delete_attrs, give_attr, set_attr};
 use crate::dtype::{origin, result};
-use crate::{c_str, call, code, count, fail, out, put_str, On, State, R, ERRH_FATAL};
+use crate::{c_str, call, code, count, fail, out, put_str, On, State, ERRH_FATAL, R};
 use rma_win::{Assert, Buffer, BufferMut, Datatype, Info, LockType, Rank, Target, Window};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void};
@@ -169,7 +169,9 @@ impl Win {
         let win = self.win.as_ref().expect("a live window has its Window");
         match &mut self.mem {
             Mem::Shared => Ok(()),
-            Mem::Private { ptr, len, shadow, .. } => merge(
+            Mem::Private {
+                ptr, len, shadow, ..
+            } => merge(
                 *ptr,
                 *len,
                 shadow,
@@ -197,7 +199,10 @@ impl Win {
     /// memory just before the window, having synchronized last).
     fn take_in(&mut self) -> R {
         let win = self.win.as_ref().expect("a live window has its Window");
-        let Mem::Private { ptr, len, shadow, .. } = &mut self.mem else {
+        let Mem::Private {
+            ptr, len, shadow, ..
+        } = &mut self.mem
+        else {
             return self.reconcile();
         };
         let mut public = vec![0u8; *len];
@@ -288,8 +293,18 @@ impl State {
         }
     }
 
-    fn add_win(&mut self, c: c_int, win: Window<'static>, mem: Mem, base: usize, vals: AttrVals) -> c_int {
-        self.comms.get_mut(c).expect("the window's communicator").windows += 1;
+    fn add_win(
+        &mut self,
+        c: c_int,
+        win: Window<'static>,
+        mem: Mem,
+        base: usize,
+        vals: AttrVals,
+    ) -> c_int {
+        self.comms
+            .get_mut(c)
+            .expect("the window's communicator")
+            .windows += 1;
         self.wins.insert(
             1,
             Win {
@@ -401,7 +416,11 @@ unsafe fn allocate(
     let seg = w.shared_query(Rank::new(world.rank() as u32))?;
     // SAFETY: the segment is this rank's part of the window; the program gets its
     // address (MPI_Win_allocate's baseptr) and reaches it only through raw pointers.
-    let base = if len == 0 { std::ptr::null_mut() } else { unsafe { seg.as_mut_ptr() } };
+    let base = if len == 0 {
+        std::ptr::null_mut()
+    } else {
+        unsafe { seg.as_mut_ptr() }
+    };
     let vals = AttrVals {
         size,
         disp_unit,
@@ -476,7 +495,11 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
         let seg = win.shared_query(Rank::new(r as u32))?;
         // SAFETY: the address of rank r's part, handed to the program as
         // MPI_Win_shared_query's baseptr.
-        let p = if seg.is_empty() { std::ptr::null_mut() } else { unsafe { seg.as_mut_ptr() } };
+        let p = if seg.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            unsafe { seg.as_mut_ptr() }
+        };
         // SAFETY: MPI's contract: the three out-parameters.
         unsafe {
             out(size, seg.len() as isize, "size")?;
@@ -536,7 +559,12 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
     call("MPI_Win_attach", On::Win(w), |st| {
         let x = st.win_mut(w)?;
         let win = x.win.as_ref().expect("live");
-        let Mem::Dynamic { dir, arena, regions } = &mut x.mem else {
+        let Mem::Dynamic {
+            dir,
+            arena,
+            regions,
+        } = &mut x.mem
+        else {
             return Err(fail(code::RMA_FLAVOR, "not a dynamic window"));
         };
         let arena = arena.as_ref().expect("attached until free");
@@ -548,13 +576,22 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
             return Err(fail(code::BASE, "base is NULL"));
         }
         let (lo, hi) = (base as usize, base as usize + len);
-        if regions.iter().any(|p| lo < p.ptr as usize + p.len && (p.ptr as usize) < hi) {
-            return Err(fail(code::RMA_ATTACH, "the memory overlaps memory already attached"));
+        if regions
+            .iter()
+            .any(|p| lo < p.ptr as usize + p.len && (p.ptr as usize) < hi)
+        {
+            return Err(fail(
+                code::RMA_ATTACH,
+                "the memory overlaps memory already attached",
+            ));
         }
         let used: Vec<usize> = regions.iter().map(|p| p.slot).collect();
-        let slot = (1..SLOTS)
-            .find(|s| !used.contains(s))
-            .ok_or_else(|| fail(code::RMA_ATTACH, format!("more than {} pieces attached", SLOTS - 1)))?;
+        let slot = (1..SLOTS).find(|s| !used.contains(s)).ok_or_else(|| {
+            fail(
+                code::RMA_ATTACH,
+                format!("more than {} pieces attached", SLOTS - 1),
+            )
+        })?;
         let off = place(regions, len).ok_or_else(|| {
             fail(
                 code::RMA_ATTACH,
@@ -567,7 +604,12 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
         let me = Rank::new(win.rank() as u32);
         let seg = dir.shared_query(me)?;
         let mut e = Vec::with_capacity(32);
-        for v in [base as u64, len as u64, (arena.disp() as u64) + off as u64, 1] {
+        for v in [
+            base as u64,
+            len as u64,
+            (arena.disp() as u64) + off as u64,
+            1,
+        ] {
             e.extend_from_slice(&v.to_le_bytes());
         }
         seg.write_bytes(slot * 32, &e)?;
@@ -589,7 +631,12 @@ pub unsafe extern "C" fn MPI_Win_detach(w: c_int, base: *const c_void) -> c_int 
     call("MPI_Win_detach", On::Win(w), |st| {
         let x = st.win_mut(w)?;
         let win = x.win.as_ref().expect("live");
-        let Mem::Dynamic { dir, arena, regions } = &mut x.mem else {
+        let Mem::Dynamic {
+            dir,
+            arena,
+            regions,
+        } = &mut x.mem
+        else {
             return Err(fail(code::RMA_FLAVOR, "not a dynamic window"));
         };
         let i = regions
@@ -662,7 +709,12 @@ impl Win {
 /// window's calling rank (in the separate model, a lock, unlock or flush of another
 /// rank leaves this rank's copies alone; fences, PSCW, lock_all, unlock_all, win_sync
 /// and calls on this rank itself reconcile).
-fn sync(name: &str, w: c_int, when: impl FnOnce(usize) -> When, f: impl FnOnce(&Window<'static>) -> R) -> c_int {
+fn sync(
+    name: &str,
+    w: c_int,
+    when: impl FnOnce(usize) -> When,
+    f: impl FnOnce(&Window<'static>) -> R,
+) -> c_int {
     call(name, On::Win(w), |st| {
         let x = st.win_mut(w)?;
         let when = when(x.window().rank());
@@ -685,12 +737,24 @@ struct When {
     after: bool,
 }
 
-const NEVER: When = When { before: false, after: false };
-const BOTH: When = When { before: true, after: true };
+const NEVER: When = When {
+    before: false,
+    after: false,
+};
+const BOTH: When = When {
+    before: true,
+    after: true,
+};
 /// An epoch's start on this rank: take in what arrived.
-const AFTER: When = When { before: false, after: true };
+const AFTER: When = When {
+    before: false,
+    after: true,
+};
 /// An epoch's end on this rank: send out the local stores.
-const BEFORE: When = When { before: true, after: false };
+const BEFORE: When = When {
+    before: true,
+    after: false,
+};
 
 /// For `sync`: every call of this kind reconciles.
 fn always(w: When) -> impl FnOnce(usize) -> When {
@@ -699,7 +763,13 @@ fn always(w: When) -> impl FnOnce(usize) -> When {
 
 /// For `sync`: a call on target `rank` reconciles when it is this rank.
 fn is_me(rank: c_int, w: When) -> impl FnOnce(usize) -> When {
-    move |me| if usize::try_from(rank).is_ok_and(|r| r == me) { w } else { NEVER }
+    move |me| {
+        if usize::try_from(rank).is_ok_and(|r| r == me) {
+            w
+        } else {
+            NEVER
+        }
+    }
 }
 
 fn assert_of(a: c_int) -> R<Assert> {
@@ -732,7 +802,9 @@ fn rank_of(r: c_int) -> R<Rank> {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_fence", w, always(BOTH), |win| Ok(win.fence(assert_of(assert)?)?))
+    sync("MPI_Win_fence", w, always(BOTH), |win| {
+        Ok(win.fence(assert_of(assert)?)?)
+    })
 }
 
 #[no_mangle]
@@ -762,12 +834,16 @@ pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, w: c_int) -> c_int {
-    sync("MPI_Win_lock_all", w, always(AFTER), |win| Ok(win.lock_all(assert_of(assert)?)?))
+    sync("MPI_Win_lock_all", w, always(AFTER), |win| {
+        Ok(win.lock_all(assert_of(assert)?)?)
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock_all(w: c_int) -> c_int {
-    sync("MPI_Win_unlock_all", w, always(BEFORE), |win| Ok(win.unlock_all()?))
+    sync("MPI_Win_unlock_all", w, always(BEFORE), |win| {
+        Ok(win.unlock_all()?)
+    })
 }
 
 #[no_mangle]
@@ -782,7 +858,9 @@ pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_all(w: c_int) -> c_int {
-    sync("MPI_Win_flush_all", w, always(NEVER), |win| Ok(win.flush_all()?))
+    sync("MPI_Win_flush_all", w, always(NEVER), |win| {
+        Ok(win.flush_all()?)
+    })
 }
 
 #[no_mangle]
@@ -797,7 +875,9 @@ pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, w: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local_all(w: c_int) -> c_int {
-    sync("MPI_Win_flush_local_all", w, always(NEVER), |win| Ok(win.flush_local_all()?))
+    sync("MPI_Win_flush_local_all", w, always(NEVER), |win| {
+        Ok(win.flush_local_all()?)
+    })
 }
 
 #[no_mangle]
@@ -835,7 +915,9 @@ pub unsafe extern "C" fn MPI_Win_start(g: c_int, assert: c_int, w: c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_complete(w: c_int) -> c_int {
-    sync("MPI_Win_complete", w, always(BEFORE), |win| Ok(win.complete()?))
+    sync("MPI_Win_complete", w, always(BEFORE), |win| {
+        Ok(win.complete()?)
+    })
 }
 
 #[no_mangle]
@@ -856,8 +938,17 @@ pub unsafe extern "C" fn MPI_Win_test(w: c_int, flag: *mut c_int) -> c_int {
 pub unsafe extern "C" fn MPI_Win_get_group(w: c_int, g: *mut c_int) -> c_int {
     call("MPI_Win_get_group", On::Win(w), |st| {
         let c = st.win(w)?.comm;
-        let ranks = st.comms.get(c).expect("the window's communicator").ranks.clone();
-        let h = if ranks.is_empty() { 1 } else { st.groups.insert(2, ranks) };
+        let ranks = st
+            .comms
+            .get(c)
+            .expect("the window's communicator")
+            .ranks
+            .clone();
+        let h = if ranks.is_empty() {
+            1
+        } else {
+            st.groups.insert(2, ranks)
+        };
         // SAFETY: MPI's contract: a group out-parameter.
         unsafe { out(g, h, "group") }
     })
@@ -918,7 +1009,9 @@ pub unsafe extern "C" fn MPI_Win_create_keyval(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
-    call("MPI_Win_free_keyval", On::World, |st| crate::comm::free_keyval(st, keyval))
+    call("MPI_Win_free_keyval", On::World, |st| {
+        crate::comm::free_keyval(st, keyval)
+    })
 }
 
 #[no_mangle]
@@ -944,7 +1037,12 @@ pub unsafe extern "C" fn MPI_Win_delete_attr(w: c_int, k: c_int) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Win_get_attr(w: c_int, k: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Win_get_attr(
+    w: c_int,
+    k: c_int,
+    value: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
     call("MPI_Win_get_attr", On::Win(w), |st| {
         let x = st.win(w)?;
         let v = match k {
@@ -990,7 +1088,9 @@ pub unsafe extern "C" fn MPI_Win_get_errhandler(w: c_int, e: *mut c_int) -> c_in
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_call_errhandler(w: c_int, errorcode: c_int) -> c_int {
-    let ok = call("MPI_Win_call_errhandler", On::Win(w), |st| st.win(w).map(|_| ()));
+    let ok = call("MPI_Win_call_errhandler", On::Win(w), |st| {
+        st.win(w).map(|_| ())
+    });
     if ok != 0 {
         return ok;
     }
@@ -1019,7 +1119,12 @@ impl Tgt {
 }
 
 /// Runs a one-sided call on window `w`; a call to MPI_PROC_NULL does nothing.
-fn rma(name: &str, w: c_int, t: &Tgt, f: impl FnOnce(&State, &Window<'static>, Target<'_>) -> R) -> c_int {
+fn rma(
+    name: &str,
+    w: c_int,
+    t: &Tgt,
+    f: impl FnOnce(&State, &Window<'static>, Target<'_>) -> R,
+) -> c_int {
     call(name, On::Win(w), |st| {
         let x = st.win(w)?;
         if t.rank == PROC_NULL {
@@ -1043,7 +1148,12 @@ pub unsafe extern "C" fn MPI_Put(
     tdt: c_int,
     w: c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     rma("MPI_Put", w, &t, |st, win, target| {
         let d = st.dt(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
@@ -1063,7 +1173,12 @@ pub unsafe extern "C" fn MPI_Get(
     tdt: c_int,
     w: c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     rma("MPI_Get", w, &t, |st, win, target| {
         let d = st.dt(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt, and the
@@ -1085,7 +1200,12 @@ pub unsafe extern "C" fn MPI_Accumulate(
     op: c_int,
     w: c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     rma("MPI_Accumulate", w, &t, |st, win, target| {
         let op = crate::coll::op_of(op)?;
         let d = st.dt(odt)?;
@@ -1146,7 +1266,12 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
     op: c_int,
     w: c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     rma("MPI_Get_accumulate", w, &t, |st, win, target| {
         // SAFETY: MPI's contract, forwarded.
         unsafe { get_accumulate(st, win, target, o, on, odt, r, rn, rdt, op, false) }
@@ -1187,7 +1312,11 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
         // SAFETY: MPI's contract: one element of dt at each pointer (the origin is
         // ignored for MPI_NO_OP, and only read otherwise).
         let (obytes, rbytes) = unsafe {
-            let ob: &[u8] = if op == rma_win::Op::NoOp { &zero } else { element(o, n, "origin_addr")? };
+            let ob: &[u8] = if op == rma_win::Op::NoOp {
+                &zero
+            } else {
+                element(o, n, "origin_addr")?
+            };
             (ob, element(r, n, "result_addr")?)
         };
         let disp = st.win(w)?.disp(rank, disp)?;
@@ -1249,7 +1378,12 @@ pub unsafe extern "C" fn MPI_Rput(
     w: c_int,
     req: *mut c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     let rc = rma("MPI_Rput", w, &t, |st, win, target| {
         let d = st.dt(odt)?;
         // SAFETY: as in MPI_Put.
@@ -1271,12 +1405,19 @@ pub unsafe extern "C" fn MPI_Rget(
     w: c_int,
     req: *mut c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     let rc = rma("MPI_Rget", w, &t, |st, win, target| {
         let d = st.dt(odt)?;
         // SAFETY: as in MPI_Get.
         let (bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
-        Ok(win.rget_with(BufferMut::new(bytes, n, &d), target)?.wait()?)
+        Ok(win
+            .rget_with(BufferMut::new(bytes, n, &d), target)?
+            .wait()?)
     });
     with_request("MPI_Rget", rc, req)
 }
@@ -1294,13 +1435,20 @@ pub unsafe extern "C" fn MPI_Raccumulate(
     w: c_int,
     req: *mut c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     let rc = rma("MPI_Raccumulate", w, &t, |st, win, target| {
         let op = crate::coll::op_of(op)?;
         let d = st.dt(odt)?;
         // SAFETY: as in MPI_Put.
         let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
-        Ok(win.raccumulate_with(Buffer::new(bytes, n, &d), target, op)?.wait()?)
+        Ok(win
+            .raccumulate_with(Buffer::new(bytes, n, &d), target, op)?
+            .wait()?)
     });
     with_request("MPI_Raccumulate", rc, req)
 }
@@ -1321,7 +1469,12 @@ pub unsafe extern "C" fn MPI_Rget_accumulate(
     w: c_int,
     req: *mut c_int,
 ) -> c_int {
-    let t = Tgt { rank, disp, count: tn, dt: tdt };
+    let t = Tgt {
+        rank,
+        disp,
+        count: tn,
+        dt: tdt,
+    };
     let rc = rma("MPI_Rget_accumulate", w, &t, |st, win, target| {
         // SAFETY: MPI's contract, forwarded.
         unsafe { get_accumulate(st, win, target, o, on, odt, r, rn, rdt, op, true) }

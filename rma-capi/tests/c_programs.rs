@@ -10,7 +10,10 @@ use std::time::Duration;
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let deps = exe.parent().expect("deps directory").to_path_buf();
-    for d in [deps.clone(), deps.parent().expect("profile directory").to_path_buf()] {
+    for d in [
+        deps.clone(),
+        deps.parent().expect("profile directory").to_path_buf(),
+    ] {
         if d.join("librma_capi.so").exists() {
             return d;
         }

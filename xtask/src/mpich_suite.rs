@@ -99,7 +99,16 @@ fn tool(s: &str) -> PathBuf {
 /// Builds rma's side: the C interface library and rmarun.
 fn build_rma() -> Result<(), String> {
     let ok = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--release", "-p", "rma-capi", "-p", "rma-shm", "--bin", "rmarun"])
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "rma-capi",
+            "-p",
+            "rma-shm",
+            "--bin",
+            "rmarun",
+        ])
         .status()
         .is_ok_and(|s| s.success());
     if ok {
