@@ -305,38 +305,37 @@ impl P2p {
     /// Waits until send number `seq` to `to` has left, taking in messages meanwhile
     /// (two ranks sending to each other never deadlock).
     pub(crate) fn wait_sent(&mut self, world: &rma_win::World, to: usize, seq: u64) -> R {
-        let mut w = Waiter::new();
-        while !self.sent(to, seq) {
-            self.drain()?;
-            w.pause(world)?;
+        Waiter::until(world, || {
             self.flush_out()?;
-        }
-        Ok(())
+            if self.sent(to, seq) {
+                return Ok(Some(()));
+            }
+            self.drain()?;
+            Ok(None)
+        })
     }
 
     /// Waits until every queued datagram has left (MPI_Finalize).
     pub(crate) fn wait_all_sent(&mut self, world: &rma_win::World) -> R {
-        let mut w = Waiter::new();
-        self.flush_out()?;
-        while self.out.iter().any(|q| !q.is_empty()) {
-            self.drain()?;
-            w.pause(world)?;
+        Waiter::until(world, || {
             self.flush_out()?;
-        }
-        Ok(())
+            if self.out.iter().all(VecDeque::is_empty) {
+                return Ok(Some(()));
+            }
+            self.drain()?;
+            Ok(None)
+        })
     }
 
     /// Waits for the next message on `ctx` from `src` (its sender's field) and takes it.
     pub(crate) fn recv_raw(&mut self, world: &rma_win::World, ctx: u64, src: c_int) -> R<Vec<u8>> {
-        let mut w = Waiter::new();
-        loop {
+        Waiter::until(world, || {
             self.flush_out()?;
             self.drain()?;
-            if let Some(i) = self.find(ctx, src, ANY_TAG) {
-                return Ok(self.queue.remove(i).expect("found").data);
-            }
-            w.pause(world)?;
-        }
+            Ok(self
+                .find(ctx, src, ANY_TAG)
+                .map(|i| self.queue.remove(i).expect("found").data))
+        })
     }
 
     /// The queue index of the first message matching (ctx, src, tag).
@@ -430,6 +429,18 @@ impl Waiter {
         Waiter {
             spins: 0,
             last_check: Instant::now(),
+        }
+    }
+
+    /// Polls `f` until it gives a value, pausing between polls: every blocking wait
+    /// of the message layer.
+    fn until<T>(world: &rma_win::World, mut f: impl FnMut() -> R<Option<T>>) -> R<T> {
+        let mut w = Waiter::new();
+        loop {
+            if let Some(v) = f()? {
+                return Ok(v);
+            }
+            w.pause(world)?;
         }
     }
 
@@ -560,13 +571,7 @@ impl State {
         c: c_int,
     ) -> R<Status> {
         let world = self.comm(c)?.world();
-        let mut w = Waiter::new();
-        loop {
-            if let Some(s) = self.try_recv(buf, n, dt, src, tag, c)? {
-                return Ok(s);
-            }
-            w.pause(world)?;
-        }
+        Waiter::until(world, || self.try_recv(buf, n, dt, src, tag, c))
     }
 
     /// Queues a message; where it goes and its number (None for MPI_PROC_NULL).
@@ -800,15 +805,10 @@ pub unsafe extern "C" fn MPI_Probe(
 ) -> c_int {
     call("MPI_Probe", On::Comm(c), |st| {
         let world = st.comm(c)?.world();
-        let mut w = Waiter::new();
-        loop {
-            if let Some(s) = probe(st, src, tag, c)? {
-                // SAFETY: MPI's contract: a status or MPI_STATUS_IGNORE.
-                unsafe { s.store(status) };
-                return Ok(());
-            }
-            w.pause(world)?;
-        }
+        let s = Waiter::until(world, || probe(st, src, tag, c))?;
+        // SAFETY: MPI's contract: a status or MPI_STATUS_IGNORE.
+        unsafe { s.store(status) };
+        Ok(())
     })
 }
 
@@ -840,13 +840,7 @@ pub unsafe extern "C" fn MPI_Get_count(
 /// Waits for request `h`; its status.
 fn wait_one(st: &mut State, h: c_int) -> R<Status> {
     let world = st.world0();
-    let mut w = Waiter::new();
-    loop {
-        if let Some(s) = st.progress_req(h)? {
-            return Ok(s);
-        }
-        w.pause(world)?;
-    }
+    Waiter::until(world, || st.progress_req(h))
 }
 
 #[no_mangle]
@@ -991,22 +985,21 @@ pub unsafe extern "C" fn MPI_Waitany(
             }
         }
         let world = st.world0();
-        let mut w = Waiter::new();
-        loop {
+        let (i, s) = Waiter::until(world, || {
             for (i, &h) in hs.iter().enumerate() {
-                if h == 0 {
-                    continue;
-                }
-                if let Some(s) = st.progress_req(h)? {
-                    // SAFETY: MPI's contract: the out-parameters and the requests.
-                    unsafe {
-                        s.store(status);
-                        *reqs.add(i) = 0;
-                        return out(index, i as c_int, "index");
+                if h != 0 {
+                    if let Some(s) = st.progress_req(h)? {
+                        return Ok(Some((i, s)));
                     }
                 }
             }
-            w.pause(world)?;
+            Ok(None)
+        })?;
+        // SAFETY: MPI's contract: the out-parameters and the requests.
+        unsafe {
+            s.store(status);
+            *reqs.add(i) = 0;
+            out(index, i as c_int, "index")
         }
     })
 }

@@ -414,11 +414,12 @@ unsafe fn allocate(
     let world = st.intra(c)?.world();
     let w = Window::allocate_shared_bytes(world, len, unit, &info)?;
     let seg = w.shared_query(Rank::new(world.rank() as u32))?;
-    // SAFETY: the segment is this rank's part of the window; the program gets its
-    // address (MPI_Win_allocate's baseptr) and reaches it only through raw pointers.
     let base = if len == 0 {
         std::ptr::null_mut()
     } else {
+        // SAFETY: the segment is this rank's part of the window; the program gets its
+        // address (MPI_Win_allocate's baseptr) and reaches it only through raw
+        // pointers.
         unsafe { seg.as_mut_ptr() }
     };
     let vals = AttrVals {
@@ -493,11 +494,11 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
                 .ok_or_else(|| fail(code::RANK, format!("rank {rank} is not in the window")))?
         };
         let seg = win.shared_query(Rank::new(r as u32))?;
-        // SAFETY: the address of rank r's part, handed to the program as
-        // MPI_Win_shared_query's baseptr.
         let p = if seg.is_empty() {
             std::ptr::null_mut()
         } else {
+            // SAFETY: the address of rank r's part, handed to the program as
+            // MPI_Win_shared_query's baseptr.
             unsafe { seg.as_mut_ptr() }
         };
         // SAFETY: MPI's contract: the three out-parameters.
@@ -1137,6 +1138,92 @@ fn rma(
     })
 }
 
+/// MPI_Put and MPI_Rput (`request`: the request form, which needs a passive-target
+/// epoch).
+///
+/// # Safety
+/// MPI's contract for the origin buffer.
+unsafe fn put(
+    name: &str,
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    t: &Tgt,
+    w: c_int,
+    request: bool,
+) -> c_int {
+    rma(name, w, t, |st, win, target| {
+        let d = st.dt(odt)?;
+        // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        let b = Buffer::new(bytes, n, &d);
+        if request {
+            win.rput_with(b, target)?.wait()?;
+        } else {
+            win.put_with(b, target)?;
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Get and MPI_Rget.
+///
+/// # Safety
+/// MPI's contract for the origin buffer, which the call writes.
+unsafe fn get(
+    name: &str,
+    o: *mut c_void,
+    on: c_int,
+    odt: c_int,
+    t: &Tgt,
+    w: c_int,
+    request: bool,
+) -> c_int {
+    rma(name, w, t, |st, win, target| {
+        let d = st.dt(odt)?;
+        // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt, and the
+        // program does not touch it until the call completes.
+        let (bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
+        let b = BufferMut::new(bytes, n, &d);
+        if request {
+            win.rget_with(b, target)?.wait()?;
+        } else {
+            win.get_with(b, target)?;
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Accumulate and MPI_Raccumulate.
+///
+/// # Safety
+/// MPI's contract for the origin buffer.
+#[allow(clippy::too_many_arguments)]
+unsafe fn accumulate(
+    name: &str,
+    o: *const c_void,
+    on: c_int,
+    odt: c_int,
+    t: &Tgt,
+    op: c_int,
+    w: c_int,
+    request: bool,
+) -> c_int {
+    rma(name, w, t, |st, win, target| {
+        let op = crate::coll::op_of(op)?;
+        let d = st.dt(odt)?;
+        // SAFETY: as in `put`.
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        let b = Buffer::new(bytes, n, &d);
+        if request {
+            win.raccumulate_with(b, target, op)?.wait()?;
+        } else {
+            win.accumulate_with(b, target, op)?;
+        }
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Put(
     o: *const c_void,
@@ -1154,12 +1241,8 @@ pub unsafe extern "C" fn MPI_Put(
         count: tn,
         dt: tdt,
     };
-    rma("MPI_Put", w, &t, |st, win, target| {
-        let d = st.dt(odt)?;
-        // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
-        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
-        Ok(win.put_with(Buffer::new(bytes, n, &d), target)?)
-    })
+    // SAFETY: MPI's contract, forwarded.
+    unsafe { put("MPI_Put", o, on, odt, &t, w, false) }
 }
 
 #[no_mangle]
@@ -1179,13 +1262,8 @@ pub unsafe extern "C" fn MPI_Get(
         count: tn,
         dt: tdt,
     };
-    rma("MPI_Get", w, &t, |st, win, target| {
-        let d = st.dt(odt)?;
-        // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt, and the
-        // program does not touch it until the call completes.
-        let (bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
-        Ok(win.get_with(BufferMut::new(bytes, n, &d), target)?)
-    })
+    // SAFETY: MPI's contract, forwarded.
+    unsafe { get("MPI_Get", o, on, odt, &t, w, false) }
 }
 
 #[no_mangle]
@@ -1206,13 +1284,8 @@ pub unsafe extern "C" fn MPI_Accumulate(
         count: tn,
         dt: tdt,
     };
-    rma("MPI_Accumulate", w, &t, |st, win, target| {
-        let op = crate::coll::op_of(op)?;
-        let d = st.dt(odt)?;
-        // SAFETY: as in MPI_Put.
-        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
-        Ok(win.accumulate_with(Buffer::new(bytes, n, &d), target, op)?)
-    })
+    // SAFETY: MPI's contract, forwarded.
+    unsafe { accumulate("MPI_Accumulate", o, on, odt, &t, op, w, false) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1384,12 +1457,8 @@ pub unsafe extern "C" fn MPI_Rput(
         count: tn,
         dt: tdt,
     };
-    let rc = rma("MPI_Rput", w, &t, |st, win, target| {
-        let d = st.dt(odt)?;
-        // SAFETY: as in MPI_Put.
-        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
-        Ok(win.rput_with(Buffer::new(bytes, n, &d), target)?.wait()?)
-    });
+    // SAFETY: MPI's contract, forwarded.
+    let rc = unsafe { put("MPI_Rput", o, on, odt, &t, w, true) };
     with_request("MPI_Rput", rc, req)
 }
 
@@ -1411,14 +1480,8 @@ pub unsafe extern "C" fn MPI_Rget(
         count: tn,
         dt: tdt,
     };
-    let rc = rma("MPI_Rget", w, &t, |st, win, target| {
-        let d = st.dt(odt)?;
-        // SAFETY: as in MPI_Get.
-        let (bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
-        Ok(win
-            .rget_with(BufferMut::new(bytes, n, &d), target)?
-            .wait()?)
-    });
+    // SAFETY: MPI's contract, forwarded.
+    let rc = unsafe { get("MPI_Rget", o, on, odt, &t, w, true) };
     with_request("MPI_Rget", rc, req)
 }
 
@@ -1441,15 +1504,8 @@ pub unsafe extern "C" fn MPI_Raccumulate(
         count: tn,
         dt: tdt,
     };
-    let rc = rma("MPI_Raccumulate", w, &t, |st, win, target| {
-        let op = crate::coll::op_of(op)?;
-        let d = st.dt(odt)?;
-        // SAFETY: as in MPI_Put.
-        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
-        Ok(win
-            .raccumulate_with(Buffer::new(bytes, n, &d), target, op)?
-            .wait()?)
-    });
+    // SAFETY: MPI's contract, forwarded.
+    let rc = unsafe { accumulate("MPI_Raccumulate", o, on, odt, &t, op, w, true) };
     with_request("MPI_Raccumulate", rc, req)
 }
 
