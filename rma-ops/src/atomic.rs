@@ -18,7 +18,8 @@
 //!   checks that no bulk update holds the chunk's lock; after, it clears the slot.
 //!   Origins contending on one element share nothing else, so they run at the rate of
 //!   the bare atomic.
-//! - **Bulk updates** (and every update of a 16-byte type) take the chunk's lock, wait
+//! - **Bulk updates** (and every update of a 16-byte type, and MPI_BYTE updates of
+//!   more than one byte: see `bulk_path`) take the chunk's lock, wait
 //!   until no origin announces that chunk, and then update element by element with
 //!   relaxed loads and stores, no read-modify-write instruction per element.
 //!
@@ -81,6 +82,17 @@ pub const MAX_CHUNK_LOCKS: usize = 1024;
 /// Updates of at least this many bytes take the bulk path (a chunk lock and word-wise
 /// loops) rather than one atomic per element.
 pub const BULK_BYTES: usize = 64;
+
+/// Whether an update of `bytes` bytes of `basic` takes the bulk path (the chunk lock):
+/// from [`BULK_BYTES`] on, and for MPI_BYTE from two bytes on. MPI makes accumulates
+/// atomic per basic element, for MPI_BYTE per byte; but programs move small structs
+/// (a pointer and a rank) with MPI_BYTE accumulates and read them back with MPI_BYTE
+/// get-accumulates, and expect the call applied whole, as C MPIs do. Under the chunk
+/// lock a call within one 16 KiB chunk is applied whole against every other such call.
+#[inline(always)]
+fn bulk_path(basic: BasicType, bytes: usize) -> bool {
+    bytes >= BULK_BYTES || (basic == BasicType::Byte && bytes > 1)
+}
 
 /// One origin's announcement slot, alone on an aligned pair of cache lines (CPUs fetch
 /// lines in adjacent pairs, so one line would still be shared with the next origin's):
@@ -769,7 +781,7 @@ pub unsafe fn accumulate(
     let n = check_len(basic, "accumulate data", src.len());
     let size = basic.size();
     crate::with_element!(basic, T => {
-        if src.len() >= BULK_BYTES {
+        if bulk_path(basic, src.len()) {
             return dom.bulk(key, size, n, |i, count| {
                 // SAFETY: elements i..i + count lie inside the region of the contract
                 // and inside `src`; their accesses are word atomics (crate::shared); the
@@ -810,7 +822,7 @@ pub unsafe fn get_accumulate(
         broken("get_accumulate data does not match the result");
     }
     crate::with_element!(basic, T => {
-        if result.len() >= BULK_BYTES {
+        if bulk_path(basic, result.len()) {
             let out = result.as_mut_ptr();
             return dom.bulk(key, size, n, |i, count| {
                 let (t, bytes) = (i * size, count * size);

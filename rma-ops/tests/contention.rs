@@ -575,6 +575,61 @@ fn bulk_and_element_updates_never_lose_an_increment() {
     }
 }
 
+/// MPI_BYTE accumulates and get-accumulates of a 16-byte struct are applied whole
+/// (the chunk lock), as programs moving a (rank, address) pair with MPI_BYTE expect:
+/// with one atomic per byte a reader saw half of one writer's pattern and half of
+/// another's. (MPICH's linked_list_bench tests rely on this.)
+#[test]
+fn byte_accumulates_of_a_struct_are_applied_whole() {
+    let mut shared = Shared::new(&[0u8; 16]);
+    let addr = shared.addr();
+    let shared = &shared;
+    let torn = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let torn = &torn;
+            s.spawn(move || {
+                let locks = shared.locks(t);
+                let p = addr.0 as *mut u8;
+                for i in 0..ITERS {
+                    if t % 2 == 0 {
+                        let v = [((t * ITERS + i) % 251) as u8; 16];
+                        // SAFETY: the 8-aligned 32-byte shared buffer; every access to
+                        // it goes through the atomic kernels with these tables.
+                        unsafe {
+                            atomic::accumulate(BasicType::Byte, Op::Replace, p, 0, &locks, &v)
+                        }
+                        .expect("a kernel stalled");
+                    } else {
+                        let mut got = [0u8; 16];
+                        // SAFETY: as above.
+                        unsafe {
+                            atomic::get_accumulate(
+                                BasicType::Byte,
+                                Op::NoOp,
+                                p,
+                                0,
+                                &locks,
+                                &[],
+                                &mut got,
+                            )
+                        }
+                        .expect("a kernel stalled");
+                        if got.iter().any(|&b| b != got[0]) {
+                            torn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(
+        torn.into_inner(),
+        0,
+        "a 16-byte MPI_BYTE read saw two writes"
+    );
+}
+
 /// Two threads updating through the same announcement slot (one origin used from two
 /// threads) while another origin streams bulk updates over the same elements: the
 /// second thread finds the slot busy and takes the chunk lock, so no increment is lost.
