@@ -24,7 +24,8 @@ const FIRST_DERIVED: i32 = 64;
 /// One datatype handle.
 #[derive(Debug, Clone)]
 pub(crate) struct Ty {
-    /// None for the predefined types rma has no element type for (long double).
+    /// None for the predefined types rma has no element type for (long double complex,
+    /// the Fortran pairs 2REAL and 2DOUBLE_PRECISION).
     pub(crate) dt: Option<Datatype>,
     name: String,
     /// C's size and extent of a type rma lacks.
@@ -53,7 +54,7 @@ const PREDEFINED: &[(i32, &str, Option<BasicType>, usize)] = {
         (12, "MPI_UNSIGNED_LONG_LONG", Some(B::U64), 8),
         (13, "MPI_FLOAT", Some(B::F32), 4),
         (14, "MPI_DOUBLE", Some(B::F64), 8),
-        (15, "MPI_LONG_DOUBLE", None, 16),
+        (15, "MPI_LONG_DOUBLE", Some(B::LongDouble), 16),
         (16, "MPI_INT8_T", Some(B::I8), 1),
         (17, "MPI_INT16_T", Some(B::I16), 2),
         (18, "MPI_INT32_T", Some(B::I32), 4),
@@ -74,7 +75,7 @@ const PREDEFINED: &[(i32, &str, Option<BasicType>, usize)] = {
         (33, "MPI_LONG_INT", Some(B::LongInt), 16),
         (34, "MPI_2INT", Some(B::TwoInt), 8),
         (35, "MPI_SHORT_INT", Some(B::ShortInt), 8),
-        (36, "MPI_LONG_DOUBLE_INT", None, 32),
+        (36, "MPI_LONG_DOUBLE_INT", Some(B::LongDoubleInt), 32),
         (37, "MPI_WCHAR", Some(B::I32), 4),
         (38, "MPI_PACKED", Some(B::Byte), 1),
         (39, "MPI_INTEGER", Some(B::I32), 4),

@@ -12,8 +12,13 @@ use std::fmt;
 /// | `LongInt` | `{ long; int; }` | 16 | 8 |
 /// | `TwoInt` | `{ int; int; }` | 8 | 4 |
 /// | `ShortInt` | `{ short; int; }` | 8 | 4 |
+/// | `LongDoubleInt` | `{ long double; int; }` | 32 | 16 |
 ///
 /// (`long` is 64-bit on the LP64 platforms rma supports.)
+///
+/// `LongDouble` is C's `long double` of x86-64: the x87 80-bit extended format in 16
+/// bytes (6 of them padding), aligned to 16. Its arithmetic (SUM, PROD) runs on the x87
+/// unit, so on other targets only the ops that move or compare values apply to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum BasicType {
@@ -59,6 +64,11 @@ pub enum BasicType {
     TwoInt,
     /// `{ i16 value; i32 index; }` (MPI_SHORT_INT).
     ShortInt,
+    /// C's `long double` on x86-64, the x87 80-bit extended format in 16 bytes
+    /// (MPI_LONG_DOUBLE).
+    LongDouble,
+    /// `{ long double value; i32 index; }` (MPI_LONG_DOUBLE_INT).
+    LongDoubleInt,
 }
 
 /// The class of a basic type, as the op x type table of docs/semantics.md rule 2 uses it.
@@ -82,7 +92,7 @@ pub enum TypeClass {
 
 impl BasicType {
     /// Every basic type, in declaration order.
-    pub const ALL: [BasicType; 21] = [
+    pub const ALL: [BasicType; 23] = [
         BasicType::I8,
         BasicType::I16,
         BasicType::I32,
@@ -104,7 +114,12 @@ impl BasicType {
         BasicType::LongInt,
         BasicType::TwoInt,
         BasicType::ShortInt,
+        BasicType::LongDouble,
+        BasicType::LongDoubleInt,
     ];
+
+    /// The largest [`BasicType::size`] (for stack buffers of one element).
+    pub const MAX_SIZE: usize = 32;
 
     /// Size in bytes, padding of pair types included.
     pub const fn size(self) -> usize {
@@ -118,6 +133,8 @@ impl BasicType {
             C64 => 16,
             FloatInt | TwoInt | ShortInt => 8,
             DoubleInt | LongInt => 16,
+            LongDouble => 16,
+            LongDoubleInt => 32,
         }
     }
 
@@ -132,6 +149,7 @@ impl BasicType {
             Isize | Usize => std::mem::align_of::<usize>(),
             FloatInt | TwoInt | ShortInt => 4,
             DoubleInt | LongInt => 8,
+            LongDouble | LongDoubleInt => 16,
         }
     }
 
@@ -141,11 +159,11 @@ impl BasicType {
         match self {
             I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64 => TypeClass::Integer,
             Isize | Usize => TypeClass::Address,
-            F32 | F64 => TypeClass::Float,
+            F32 | F64 | LongDouble => TypeClass::Float,
             C32 | C64 => TypeClass::Complex,
             Bool => TypeClass::Logical,
             Byte => TypeClass::Byte,
-            FloatInt | DoubleInt | LongInt | TwoInt | ShortInt => TypeClass::Pair,
+            FloatInt | DoubleInt | LongInt | TwoInt | ShortInt | LongDoubleInt => TypeClass::Pair,
         }
     }
 
@@ -167,6 +185,7 @@ impl BasicType {
         match self {
             BasicType::FloatInt | BasicType::TwoInt | BasicType::ShortInt => Some(4),
             BasicType::DoubleInt | BasicType::LongInt => Some(8),
+            BasicType::LongDoubleInt => Some(16),
             _ => None,
         }
     }
@@ -196,6 +215,8 @@ impl BasicType {
             LongInt => "long_int",
             TwoInt => "2int",
             ShortInt => "short_int",
+            LongDouble => "long_double",
+            LongDoubleInt => "long_double_int",
         }
     }
 
@@ -221,7 +242,15 @@ mod tests {
             assert_eq!(*t as u8 as usize, i);
             assert_eq!(BasicType::from_u8(i as u8), Some(*t));
         }
-        assert_eq!(BasicType::from_u8(21), None);
+        assert_eq!(BasicType::from_u8(23), None);
+    }
+
+    #[test]
+    fn max_size_is_the_largest() {
+        assert_eq!(
+            BasicType::ALL.iter().map(|t| t.size()).max(),
+            Some(BasicType::MAX_SIZE)
+        );
     }
 
     #[test]

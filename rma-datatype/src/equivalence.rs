@@ -5,6 +5,7 @@
 //! values as bytes and back. Everything it relies on is the [`Equivalence`] contract.
 #![allow(unsafe_code)]
 
+pub use crate::long_double::{LongDouble, LongDoubleInt};
 use crate::Datatype;
 use rma_core::{BasicType, Error, Result};
 use std::fmt;
@@ -181,6 +182,7 @@ basic_equivalence! {
     Byte => Byte, Complex32 => C32, Complex64 => C64,
     FloatInt => FloatInt, DoubleInt => DoubleInt, LongInt => LongInt,
     TwoInt => TwoInt, ShortInt => ShortInt,
+    LongDouble => LongDouble, LongDoubleInt => LongDoubleInt,
 }
 
 const _: () = assert!(size_of::<bool>() == 1);
@@ -313,6 +315,7 @@ pair_impls! {
     LongInt: i64 => LongInt,
     TwoInt: i32 => TwoInt,
     ShortInt: i16 => ShortInt,
+    LongDoubleInt: LongDouble => LongDoubleInt,
 }
 
 const _: () = assert!(offset_of!(DoubleInt, _pad) == 12 && offset_of!(LongInt, _pad) == 12);

@@ -77,6 +77,7 @@
 
 mod datatype;
 mod equivalence;
+mod long_double;
 mod node;
 mod signature;
 mod typemap;
@@ -84,7 +85,7 @@ mod typemap;
 pub use datatype::{Datatype, Order};
 pub use equivalence::{
     bytes_of, bytes_of_mut, copy_from_bytes, copy_to_bytes, Byte, Complex32, Complex64, DoubleInt,
-    Equivalence, FloatInt, LongInt, ShortInt, TwoInt,
+    Equivalence, FloatInt, LongDouble, LongDoubleInt, LongInt, ShortInt, TwoInt,
 };
 pub use rma_core::BasicType;
 /// `#[derive(Equivalence)]` for a `#[repr(C)]` struct whose fields all have one type

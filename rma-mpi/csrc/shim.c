@@ -298,6 +298,8 @@ static int basic_of(int code, MPI_Datatype *dt) {
     case 18: *dt = MPI_LONG_INT; return 0;
     case 19: *dt = MPI_2INT; return 0;
     case 20: *dt = MPI_SHORT_INT; return 0;
+    case 21: *dt = MPI_LONG_DOUBLE; return 0;
+    case 22: *dt = MPI_LONG_DOUBLE_INT; return 0;
     default: return RMA_MPI_EBADCODE;
     }
 }

@@ -308,7 +308,7 @@ impl MpiWindow<'_> {
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
         let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
-        let zero = [0u8; 16];
+        let zero = [0u8; BasicType::MAX_SIZE];
         let origin = if origin.is_empty() {
             &zero[..basic.size()]
         } else {

@@ -18,7 +18,7 @@
 //!   checks that no bulk update holds the chunk's lock; after, it clears the slot.
 //!   Origins contending on one element share nothing else, so they run at the rate of
 //!   the bare atomic.
-//! - **Bulk updates** (and every update of a 16-byte type, and MPI_BYTE updates of
+//! - **Bulk updates** (and every update of a type wider than 8 bytes, and MPI_BYTE updates of
 //!   more than one byte: see `bulk_path`) take the chunk's lock, wait
 //!   until no origin announces that chunk, and then update element by element with
 //!   relaxed loads and stores, no read-modify-write instruction per element.
@@ -61,8 +61,8 @@ pub enum Strategy {
 /// The single-element mechanism of `basic` (a function of the type alone).
 pub const fn strategy(basic: BasicType) -> Strategy {
     match basic.size() {
-        16 => Strategy::ChunkLock,
-        n => Strategy::Native(n),
+        n @ (1 | 2 | 4 | 8) => Strategy::Native(n),
+        _ => Strategy::ChunkLock,
     }
 }
 

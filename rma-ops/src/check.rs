@@ -9,6 +9,10 @@ pub fn op_defined_on(op: Op, basic: BasicType) -> bool {
     let class = basic.class();
     match op {
         Op::Max | Op::Min => matches!(class, Integer | Address | Float),
+        // long double arithmetic is the x87 unit's (crate::x87)
+        Op::Sum | Op::Prod if basic == BasicType::LongDouble => {
+            cfg!(target_arch = "x86_64")
+        }
         Op::Sum | Op::Prod => matches!(class, Integer | Address | Float | Complex),
         Op::Land | Op::Lor | Op::Lxor => matches!(class, Integer | Logical),
         Op::Band | Op::Bor | Op::Bxor => matches!(class, Integer | Byte | Address),

@@ -2,7 +2,10 @@
 //! atomic kernels are built from and tested against.
 
 use rma_core::{BasicType, Op};
-use rma_datatype::{Byte, Complex32, Complex64, DoubleInt, FloatInt, LongInt, ShortInt, TwoInt};
+use rma_datatype::{
+    Byte, Complex32, Complex64, DoubleInt, FloatInt, LongDouble, LongDoubleInt, LongInt, ShortInt,
+    TwoInt,
+};
 
 /// A Rust type holding one element of a basic type, with the scalar meaning of every op.
 ///
@@ -373,6 +376,55 @@ pair_element!(TwoInt, TwoInt, i32, narrow);
 pair_element!(ShortInt, ShortInt, i16, narrow);
 pair_element!(DoubleInt, DoubleInt, f64, wide);
 pair_element!(LongInt, LongInt, i64, wide);
+pair_element!(LongDoubleInt, LongDoubleInt, LongDouble, wide);
+
+/// `long double`: SUM and PROD on the x87 unit ([`crate::x87`]); MAX and MIN as for the
+/// other floats (a NaN wins, the target keeps its value between equals).
+impl Element for LongDouble {
+    const BASIC: BasicType = BasicType::LongDouble;
+    type Raw = LongDouble;
+    #[inline(always)]
+    fn from_raw(raw: LongDouble) -> LongDouble {
+        raw
+    }
+    #[inline(always)]
+    fn to_raw(self) -> LongDouble {
+        self
+    }
+    fn to_bits(self) -> u64 {
+        0
+    }
+    fn from_bits(_: u64) -> LongDouble {
+        LongDouble::default()
+    }
+    #[inline]
+    fn combine(op: Op, a: LongDouble, b: LongDouble) -> LongDouble {
+        match op {
+            Op::Sum => crate::x87::add(a, b),
+            Op::Prod => crate::x87::mul(a, b),
+            Op::Max => {
+                if a.is_nan() {
+                    a
+                } else if b.is_nan() || b > a {
+                    b
+                } else {
+                    a
+                }
+            }
+            Op::Min => {
+                if a.is_nan() {
+                    a
+                } else if b.is_nan() || b < a {
+                    b
+                } else {
+                    a
+                }
+            }
+            Op::Replace => b,
+            _ => a,
+        }
+    }
+}
 
 /// Runs `$body` with `$T` bound to the Rust element type of `$basic`.
 #[macro_export]
@@ -463,6 +515,14 @@ macro_rules! with_element {
             }
             __p::BasicType::ShortInt => {
                 type $T = __p::ShortInt;
+                $body
+            }
+            __p::BasicType::LongDouble => {
+                type $T = __p::LongDouble;
+                $body
+            }
+            __p::BasicType::LongDoubleInt => {
+                type $T = __p::LongDoubleInt;
                 $body
             }
         }

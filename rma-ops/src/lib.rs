@@ -23,6 +23,9 @@
 //! - MAXLOC and MINLOC: on equal values the smaller index wins (docs/semantics.md rule 5);
 //!   values that compare unordered keep the target's value, with the smaller index.
 //! - Logical ops on integers treat non-zero as true and produce 0 or 1.
+//! - `long double` (x86-64's x87 extended format) SUM and PROD run on the x87 unit,
+//!   rounded as C rounds them; on other targets they are outside the op table (class
+//!   OP), while REPLACE, NO_OP, MAX, MIN and the pair's MAXLOC/MINLOC work everywhere.
 //!
 //! Unsafe code here is limited to the raw-pointer kernels, each an `unsafe fn` with a
 //! `# Safety` section; callers (rma-shm) check bounds and alignment once and call them.
@@ -40,6 +43,7 @@ mod element;
 pub mod plain;
 mod shadow;
 pub mod shared;
+mod x87;
 
 pub use apply::{apply, apply_bytes, apply_raw, apply_strided_raw};
 pub use check::{check, check_cas_type, op_allowed_in, op_defined_on};
@@ -53,6 +57,7 @@ pub use shadow::Shadow;
 pub mod __private {
     pub use rma_core::BasicType;
     pub use rma_datatype::{
-        Byte, Complex32, Complex64, DoubleInt, FloatInt, LongInt, ShortInt, TwoInt,
+        Byte, Complex32, Complex64, DoubleInt, FloatInt, LongDouble, LongDoubleInt, LongInt,
+        ShortInt, TwoInt,
     };
 }

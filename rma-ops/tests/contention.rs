@@ -90,6 +90,7 @@ fn num_bytes(basic: BasicType, v: f64) -> Vec<u8> {
         BasicType::F64 => v.to_ne_bytes().to_vec(),
         BasicType::C32 => [(v as f32).to_ne_bytes(), (v as f32).to_ne_bytes()].concat(),
         BasicType::C64 => [v.to_ne_bytes(), v.to_ne_bytes()].concat(),
+        BasicType::LongDouble => common::ld_bytes(v),
         _ => int_bytes(basic, v as i128),
     }
 }
@@ -322,6 +323,7 @@ fn wide_and_pair_elements_are_never_torn() {
         BasicType::C32,
         BasicType::FloatInt,
         BasicType::TwoInt,
+        BasicType::LongDoubleInt,
     ] {
         let make = |v: i32| -> Vec<u8> {
             let mut b = vec![0u8; t.size()];
@@ -338,6 +340,7 @@ fn wide_and_pair_elements_are_never_torn() {
                 BasicType::LongInt => b[..8].copy_from_slice(&(v as i64).to_ne_bytes()),
                 BasicType::FloatInt => b[..4].copy_from_slice(&(v as f32).to_ne_bytes()),
                 BasicType::TwoInt => b[..4].copy_from_slice(&v.to_ne_bytes()),
+                BasicType::LongDoubleInt => b[..16].copy_from_slice(&common::ld_bytes(v as f64)),
                 _ => unreachable!(),
             }
             if let Some(off) = t.pair_index_offset() {
@@ -361,6 +364,10 @@ fn wide_and_pair_elements_are_never_torn() {
                         == i32::from_ne_bytes(b[4..8].try_into().unwrap()) as f32
                 }
                 BasicType::TwoInt => b[..4] == b[4..8],
+                BasicType::LongDoubleInt => {
+                    b[..16]
+                        == common::ld_bytes(i32::from_ne_bytes(b[16..20].try_into().unwrap()) as f64)
+                }
                 _ => unreachable!(),
             }
         };

@@ -13,12 +13,22 @@ fn allowed_by_table(op: Op, t: BasicType) -> bool {
     let name = t.name();
     let int = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"].contains(&name);
     let addr = ["isize", "usize"].contains(&name);
-    let float = ["f32", "f64"].contains(&name);
+    let float = ["f32", "f64", "long_double"].contains(&name);
+    // long double arithmetic is the x87 unit's
+    let arith_float = float && (name != "long_double" || cfg!(target_arch = "x86_64"));
     let complex = ["complex_f32", "complex_f64"].contains(&name);
-    let pair = ["float_int", "double_int", "long_int", "2int", "short_int"].contains(&name);
+    let pair = [
+        "float_int",
+        "double_int",
+        "long_int",
+        "2int",
+        "short_int",
+        "long_double_int",
+    ]
+    .contains(&name);
     match op {
         Op::Max | Op::Min => int || addr || float,
-        Op::Sum | Op::Prod => int || addr || float || complex,
+        Op::Sum | Op::Prod => int || addr || arith_float || complex,
         Op::Land | Op::Lor | Op::Lxor => int || name == "bool",
         Op::Band | Op::Bor | Op::Bxor => int || addr || name == "byte",
         Op::MaxLoc | Op::MinLoc => pair,
@@ -81,6 +91,8 @@ fn cas_types() {
             "long_int",
             "2int",
             "short_int",
+            "long_double",
+            "long_double_int",
         ]
         .contains(&t.name());
         assert_eq!(ok, expect, "{t}");

@@ -248,8 +248,8 @@ pub use rma_core::{
     Assert, BasicType, Error, ErrorClass, Flavor, Info, LockType, Op, Rank, Result, RmaCall,
 };
 pub use rma_datatype::{
-    Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongInt, Order, ShortInt,
-    TwoInt,
+    Complex32, Complex64, Datatype, DoubleInt, Equivalence, FloatInt, LongDouble, LongDoubleInt,
+    LongInt, Order, ShortInt, TwoInt,
 };
 pub use shared::{SharedSegment, SharedView};
 pub use sync::Group;

@@ -632,6 +632,10 @@ fn run(imp: &Impl, bin: &Path, e: &Entry, cap: Option<u64>) -> (Outcome, f64, St
         .arg(bin.join(&e.program))
         .args(&e.args)
         .envs(e.env.iter().map(|(k, v)| (k, v)))
+        // `cargo xtask` runs under `cargo run`, which puts the target's deps folders
+        // first in LD_LIBRARY_PATH: a debug librma_capi.so there would be loaded instead
+        // of the release one rmacc linked (its RUNPATH comes after LD_LIBRARY_PATH)
+        .env_remove("LD_LIBRARY_PATH")
         .current_dir(bin)
         .stdin(Stdio::null());
     let start = Instant::now();

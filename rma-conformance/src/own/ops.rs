@@ -20,13 +20,15 @@ pub(crate) fn value(basic: BasicType, seed: u64) -> Vec<u8> {
         C32 => [(small as f32).to_ne_bytes(), ((x % 3) as f32).to_ne_bytes()].concat(),
         C64 => [(small as f64).to_ne_bytes(), ((x % 3) as f64).to_ne_bytes()].concat(),
         Bool => vec![(x % 2) as u8],
-        FloatInt | DoubleInt | LongInt | TwoInt | ShortInt => {
+        LongDouble => long_double(small as f64),
+        FloatInt | DoubleInt | LongInt | TwoInt | ShortInt | LongDoubleInt => {
             let mut b = vec![0u8; size];
             let v = match basic {
                 FloatInt => (small as f32).to_ne_bytes().to_vec(),
                 DoubleInt => (small as f64).to_ne_bytes().to_vec(),
                 LongInt => small.to_ne_bytes().to_vec(),
                 TwoInt => (small as i32).to_ne_bytes().to_vec(),
+                LongDoubleInt => long_double(small as f64),
                 _ => (small as i16).to_ne_bytes().to_vec(),
             };
             b[..v.len()].copy_from_slice(&v);
@@ -36,6 +38,14 @@ pub(crate) fn value(basic: BasicType, seed: u64) -> Vec<u8> {
         }
         _ => x.to_ne_bytes()[..size].to_vec(),
     }
+}
+
+/// The 16 bytes of `v` as a `long double` (padding zero).
+fn long_double(v: f64) -> Vec<u8> {
+    rma_win::LongDouble::from_f64(v)
+        .to_bits()
+        .to_le_bytes()
+        .to_vec()
 }
 
 fn ops_for(basic: BasicType) -> Vec<Op> {
@@ -51,7 +61,17 @@ fn clear_padding(basic: BasicType, b: &mut [u8]) {
     match basic {
         BasicType::ShortInt => b[2..4].fill(0),
         BasicType::DoubleInt | BasicType::LongInt => b[12..16].fill(0),
+        BasicType::LongDouble => b[10..16].fill(0),
+        BasicType::LongDoubleInt => {
+            b[10..16].fill(0);
+            b[20..32].fill(0);
+        }
         _ => {}
+    }
+    if matches!(basic, BasicType::LongDouble | BasicType::LongDoubleInt)
+        && b[..10] == long_double(-0.0)[..10]
+    {
+        b[..10].fill(0);
     }
     let floats: &[(usize, usize)] = match basic {
         BasicType::F32 | BasicType::FloatInt => &[(0, 4)],

@@ -417,6 +417,13 @@ fn get_accumulate_and_pairs(world: &World, win: &mut MpiWindow<'_>) -> Check {
     world.barrier().ctx("barrier")
 }
 
+/// The 16 bytes of `v` as a `long double`.
+fn long_double(v: i64) -> [u8; 16] {
+    rma_datatype::LongDouble::from_f64(v as f64)
+        .to_bits()
+        .to_le_bytes()
+}
+
 /// rma's element bytes for `v` as `basic` (numbers), or the pair (v, index).
 fn element(basic: BasicType, v: i64, index: i32) -> Vec<u8> {
     use BasicType::*;
@@ -440,6 +447,8 @@ fn element(basic: BasicType, v: i64, index: i32) -> Vec<u8> {
         LongInt => pair(v.to_ne_bytes().to_vec(), 0),
         TwoInt => pair((v as i32).to_ne_bytes().to_vec(), 0),
         ShortInt => pair((v as i16).to_ne_bytes().to_vec(), 2),
+        LongDouble => long_double(v).to_vec(),
+        LongDoubleInt => pair(long_double(v).to_vec(), 0),
     }
 }
 

@@ -4,6 +4,18 @@
 
 use rma_core::rng::SplitMix64;
 use rma_core::{BasicType, Op, TypeClass};
+use rma_datatype::LongDouble;
+
+/// The 16 bytes of `v` as a `long double`.
+pub fn ld_bytes(v: f64) -> Vec<u8> {
+    LongDouble::from_f64(v).to_bits().to_le_bytes().to_vec()
+}
+
+fn ld_at(b: &[u8], off: usize) -> f64 {
+    let mut raw = [0u8; 16];
+    raw[..10].copy_from_slice(&b[off..off + 10]);
+    LongDouble::from_bits(u128::from_le_bytes(raw)).to_f64()
+}
 
 /// Deterministic test data: [`SplitMix64`].
 pub type Rng = SplitMix64;
@@ -32,13 +44,11 @@ pub fn random_element(basic: BasicType, rng: &mut Rng) -> Vec<u8> {
             v.to_ne_bytes()[..size].to_vec()
         }
         TypeClass::Logical => vec![rng.below(2) as u8],
-        TypeClass::Float => {
-            if basic == BasicType::F32 {
-                (special_f64(rng) as f32).to_ne_bytes().to_vec()
-            } else {
-                special_f64(rng).to_ne_bytes().to_vec()
-            }
-        }
+        TypeClass::Float => match basic {
+            BasicType::F32 => (special_f64(rng) as f32).to_ne_bytes().to_vec(),
+            BasicType::LongDouble => ld_bytes(special_f64(rng)),
+            _ => special_f64(rng).to_ne_bytes().to_vec(),
+        },
         TypeClass::Complex => {
             let (re, im) = (
                 (rng.below(41) as f64 - 20.0) / 4.0,
@@ -59,6 +69,7 @@ pub fn random_element(basic: BasicType, rng: &mut Rng) -> Vec<u8> {
                 BasicType::LongInt => v.to_ne_bytes().to_vec(),
                 BasicType::TwoInt => (v as i32).to_ne_bytes().to_vec(),
                 BasicType::ShortInt => (v as i16).to_ne_bytes().to_vec(),
+                BasicType::LongDoubleInt => ld_bytes(v as f64),
                 _ => unreachable!(),
             };
             out[..val.len()].copy_from_slice(&val);
@@ -143,10 +154,12 @@ pub fn reference(basic: BasicType, op: Op, target: &[u8], origin: &[u8]) -> Vec<
             } as u8]
         }
         TypeClass::Float => {
-            let (a, b) = if basic == BasicType::F32 {
-                (f32_at(target, 0) as f64, f32_at(origin, 0) as f64)
-            } else {
-                (f64_at(target, 0), f64_at(origin, 0))
+            // long double: the test values (small halves) and one op on them are exact
+            // in f64, so f64 arithmetic is the reference
+            let (a, b) = match basic {
+                BasicType::F32 => (f32_at(target, 0) as f64, f32_at(origin, 0) as f64),
+                BasicType::LongDouble => (ld_at(target, 0), ld_at(origin, 0)),
+                _ => (f64_at(target, 0), f64_at(origin, 0)),
             };
             let v = match op {
                 Op::Sum => a + b,
@@ -155,11 +168,11 @@ pub fn reference(basic: BasicType, op: Op, target: &[u8], origin: &[u8]) -> Vec<
                 Op::Min => fmax(a, b, false),
                 _ => panic!("{op} on {basic}"),
             };
-            if basic == BasicType::F32 {
+            match basic {
                 // small test values: f32 arithmetic done in f64 rounds the same way
-                (v as f32).to_ne_bytes().to_vec()
-            } else {
-                v.to_ne_bytes().to_vec()
+                BasicType::F32 => (v as f32).to_ne_bytes().to_vec(),
+                BasicType::LongDouble => ld_bytes(v),
+                _ => v.to_ne_bytes().to_vec(),
             }
         }
         TypeClass::Complex => {
@@ -198,6 +211,7 @@ pub fn reference(basic: BasicType, op: Op, target: &[u8], origin: &[u8]) -> Vec<
                     BasicType::LongInt => i64::from_ne_bytes(b[..8].try_into().unwrap()) as f64,
                     BasicType::TwoInt => i32::from_ne_bytes(b[..4].try_into().unwrap()) as f64,
                     BasicType::ShortInt => i16::from_ne_bytes(b[..2].try_into().unwrap()) as f64,
+                    BasicType::LongDoubleInt => ld_at(b, 0),
                     _ => unreachable!(),
                 }
             };
@@ -219,11 +233,16 @@ pub fn reference(basic: BasicType, op: Op, target: &[u8], origin: &[u8]) -> Vec<
     }
 }
 
-/// Clears the padding bytes of a pair element (they carry no value).
+/// Clears the padding bytes of an element (they carry no value).
 pub fn zero_padding(basic: BasicType, b: &mut [u8]) {
     match basic {
         BasicType::ShortInt => b[2..4].fill(0),
         BasicType::DoubleInt | BasicType::LongInt => b[12..16].fill(0),
+        BasicType::LongDouble => b[10..16].fill(0),
+        BasicType::LongDoubleInt => {
+            b[10..16].fill(0);
+            b[20..32].fill(0);
+        }
         _ => {}
     }
 }
@@ -239,6 +258,7 @@ pub fn same_value(basic: BasicType, a: &[u8], b: &[u8]) -> bool {
     match basic {
         BasicType::F64 => f64_at(&a, 0).is_nan() && f64_at(&b, 0).is_nan(),
         BasicType::F32 => f32_at(&a, 0).is_nan() && f32_at(&b, 0).is_nan(),
+        BasicType::LongDouble => ld_at(&a, 0).is_nan() && ld_at(&b, 0).is_nan(),
         _ => false,
     }
 }

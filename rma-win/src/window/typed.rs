@@ -273,7 +273,7 @@ impl<'w> Window<'w> {
                 return value_of(basic, old);
             }
         }
-        let mut out = [0u8; 16];
+        let mut out = [0u8; BasicType::MAX_SIZE];
         let size = basic.size();
         self.fop_core(
             basic,
@@ -327,7 +327,7 @@ impl<'w> Window<'w> {
                 return value_of(basic, old);
             }
         }
-        let mut out = [0u8; 16];
+        let mut out = [0u8; BasicType::MAX_SIZE];
         let size = basic.size();
         self.cas_core(
             basic,
