@@ -38,6 +38,7 @@ fn init(required: c_int) -> R<c_int> {
         types: Table::new(),
         infos: Table::new(),
         wins: Table::new(),
+        graveyard: Vec::new(),
         reqs: Table::new(),
         errhs: Table::new(),
         keyvals: BTreeMap::new(),

@@ -276,6 +276,9 @@ pub(crate) struct State {
     pub(crate) types: Table<dtype::Ty>,
     pub(crate) infos: Table<rma_win::Info>,
     pub(crate) wins: Table<win::Win>,
+    /// Freed shared windows whose memory a mapped window still exposes (see
+    /// `win::Mem::Mapped`): kept mapped until that window is freed.
+    pub(crate) graveyard: Vec<win::Win>,
     pub(crate) reqs: Table<p2p::Req>,
     pub(crate) errhs: Table<Errh>,
     pub(crate) keyvals: BTreeMap<i32, Keyval>,

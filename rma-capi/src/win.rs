@@ -14,6 +14,14 @@
 //! between two synchronizations conflict, and MPI calls such a program erroneous). A
 //! lock, unlock or flush of another rank leaves this rank's copies alone, as the
 //! separate model allows, so loops of passive-target calls cost nothing extra.
+//!
+//! **MPI_Win_create over shared memory.** Where every rank's memory lies in a shared
+//! window (MPI_Win_allocate_shared or MPI_Win_allocate) that every rank of the new
+//! window also belongs to, the window is made over that memory itself
+//! (`Window::create_mapped`): other ranks' calls land in it directly and a rank loading
+//! it through the shared window sees them after the origin's flush, the unified model.
+//! The shared windows stay mapped until the last such window is freed, even if the
+//! program frees them first.
 
 use crate::comm::{delete_attr, delete_attrs, give_attr, set_attr};
 use crate::dtype::{origin, result};
@@ -43,6 +51,9 @@ enum Mem {
     },
     /// Memory in rma's shared segments, handed to the program (MPI_WIN_UNIFIED).
     Shared,
+    /// MPI_Win_create over memory of shared windows (`Shared`, of these uids), which
+    /// every rank reaches directly (MPI_WIN_UNIFIED).
+    Mapped { on: Vec<u64> },
     /// A dynamic window: one rma region (`arena`, attached at creation) holds a copy
     /// of every piece of the program's memory attached since, placed first-fit, so
     /// pieces attached one after another lie one after another (MPI_WIN_SEPARATE, as
@@ -150,6 +161,8 @@ struct AttrVals {
 
 pub(crate) struct Win {
     win: Option<Window<'static>>,
+    /// A shared window's identity, the same on every rank of it (0 for other kinds).
+    uid: u64,
     comm: i32,
     mem: Mem,
     base: usize,
@@ -164,11 +177,25 @@ impl Win {
         self.win.as_ref().expect("a live window has its Window")
     }
 
+    /// Where `len` bytes at `addr` lie in this shared window: (uid, rank of the part,
+    /// offset in it), if they lie in one part, 8-byte aligned.
+    fn home_of(&self, addr: usize, len: usize) -> Option<(u64, usize, usize)> {
+        if !matches!(self.mem, Mem::Shared) || addr % 8 != 0 {
+            return None;
+        }
+        let win = self.window();
+        (0..win.size()).find_map(|r| {
+            let seg = win.shared_query(Rank::new(r as u32)).ok()?;
+            let (a, n) = (seg.addr(), seg.len());
+            (n > 0 && addr >= a && addr - a + len <= n).then(|| (self.uid, r, addr - a))
+        })
+    }
+
     /// Reconciles the private and public copies of a separate-model window.
     fn reconcile(&mut self) -> R {
         let win = self.win.as_ref().expect("a live window has its Window");
         match &mut self.mem {
-            Mem::Shared => Ok(()),
+            Mem::Shared | Mem::Mapped { .. } => Ok(()),
             Mem::Private {
                 ptr, len, shadow, ..
             } => merge(
@@ -282,15 +309,137 @@ impl State {
         })
     }
 
-    /// Frees every window (MPI_Finalize).
+    /// Frees every window (MPI_Finalize): windows over shared windows' memory first,
+    /// then the others, then freed shared windows kept for them.
     pub(crate) fn drop_windows(&mut self) {
-        for h in self.wins.handles() {
-            if let Some(w) = self.wins.remove(h) {
-                let c = w.comm;
-                drop(w);
-                self.release(c);
+        let mapped = |w: &Win| matches!(w.mem, Mem::Mapped { .. });
+        for pass in [true, false] {
+            for h in self.wins.handles() {
+                if self.wins.get(h).is_some_and(|w| mapped(w) == pass) {
+                    let w = self.wins.remove(h).expect("listed");
+                    let c = w.comm;
+                    drop(w);
+                    self.release(c);
+                }
             }
         }
+        self.bury();
+    }
+
+    /// Drops the freed shared windows no mapped window exposes any more.
+    fn bury(&mut self) {
+        let live: Vec<u64> = self
+            .wins
+            .handles()
+            .iter()
+            .filter_map(|&h| match &self.wins.get(h)?.mem {
+                Mem::Mapped { on } => Some(on.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let (keep, gone): (Vec<Win>, Vec<Win>) = std::mem::take(&mut self.graveyard)
+            .into_iter()
+            .partition(|w| live.contains(&w.uid));
+        self.graveyard = keep;
+        for w in gone {
+            let c = w.comm;
+            drop(w);
+            self.release(c);
+        }
+    }
+
+    /// Whether a live mapped window exposes memory of shared window `uid`.
+    fn pinned(&self, uid: u64) -> bool {
+        self.wins.handles().iter().any(|&h| {
+            self.wins
+                .get(h)
+                .is_some_and(|w| matches!(&w.mem, Mem::Mapped { on } if on.contains(&uid)))
+        })
+    }
+
+    /// MPI_Win_create's window over shared windows' memory, if every rank's `len`
+    /// bytes at `base` lie in a shared window this rank also belongs to (collective:
+    /// every rank returns the same kind of answer). `Ok(None)`: make a copy instead.
+    fn create_mapped(
+        &self,
+        world: &'static rma_win::World,
+        base: usize,
+        len: usize,
+        unit: usize,
+        info: &Info,
+    ) -> R<Option<(Window<'static>, Vec<u64>)>> {
+        // what this rank announces: 0 = not in a shared window, 1 = in one, 2 = empty
+        let home = self
+            .wins
+            .handles()
+            .iter()
+            .find_map(|&h| self.wins.get(h)?.home_of(base, len));
+        let mut rec = vec![0u8; 33];
+        match home {
+            _ if len == 0 => rec[0] = 2,
+            Some((uid, r, off)) => {
+                rec[0] = 1;
+                rec[1..9].copy_from_slice(&uid.to_le_bytes());
+                rec[9..17].copy_from_slice(&(r as u64).to_le_bytes());
+                rec[17..25].copy_from_slice(&(off as u64).to_le_bytes());
+                rec[25..33].copy_from_slice(&(len as u64).to_le_bytes());
+            }
+            None => {}
+        }
+        let all = world.allgather(&rec)?;
+        let word = |b: &[u8], i: usize| -> Option<u64> {
+            Some(u64::from_le_bytes(
+                b.get(1 + 8 * i..9 + 8 * i)?.try_into().ok()?,
+            ))
+        };
+        let mut peers = Vec::with_capacity(all.len());
+        let mut on = Vec::new();
+        for b in &all {
+            let at = match b.first() {
+                Some(2) => Some(0),
+                Some(1) => (|| -> Option<usize> {
+                    let (uid, r, off, n): (u64, u64, u64, u64) =
+                        (word(b, 0)?, word(b, 1)?, word(b, 2)?, word(b, 3)?);
+                    let x = self.wins.handles().into_iter().find_map(|h| {
+                        self.wins
+                            .get(h)
+                            .filter(|w| w.uid == uid && matches!(w.mem, Mem::Shared))
+                    })?;
+                    let seg = x
+                        .window()
+                        .shared_query(Rank::new(u32::try_from(r).ok()?))
+                        .ok()?;
+                    let (off, n) = (usize::try_from(off).ok()?, usize::try_from(n).ok()?);
+                    if off.checked_add(n)? > seg.len() || (seg.addr() + off) % 8 != 0 {
+                        return None;
+                    }
+                    if !on.contains(&uid) {
+                        on.push(uid);
+                    }
+                    Some(seg.addr() + off)
+                })(),
+                _ => None,
+            };
+            match at {
+                Some(a) => peers.push(a),
+                None => break,
+            }
+        }
+        let mine = [u8::from(peers.len() == all.len())];
+        let agreed = world.allgather(&mine)?.iter().all(|v| v[..] == [1]);
+        if !agreed {
+            return Ok(None);
+        }
+        // SAFETY: peers[r] is where rank r's memory lies in a part of a shared window
+        // of this process (checked above: inside the part, 8-byte aligned; parts hold
+        // whole words). Those windows stay mapped while this one lives: freeing them
+        // first moves them to the graveyard until it is freed (MPI_Win_free, `bury`),
+        // and finalize drops it first. Other ranks' windows reach the memory through
+        // word atomics; the program reaches it through raw pointers (C), never a Rust
+        // reference.
+        let w = unsafe { Window::create_mapped(world, len, unit, &peers, info)? };
+        Ok(Some((w, on)))
     }
 
     fn add_win(
@@ -309,6 +458,7 @@ impl State {
             1,
             Win {
                 win: Some(win),
+                uid: 0,
                 comm: c,
                 mem,
                 base,
@@ -359,6 +509,17 @@ pub unsafe extern "C" fn MPI_Win_create(
         }
         let info = info_of(st, info)?;
         let world = st.intra(c)?.world();
+        if let Some((w, on)) = st.create_mapped(world, base as usize, len, unit, &info)? {
+            let vals = AttrVals {
+                size,
+                disp_unit,
+                flavor: FLAVOR_CREATE,
+                model: UNIFIED,
+            };
+            let h = st.add_win(c, w, Mem::Mapped { on }, base as usize, vals);
+            // SAFETY: MPI's contract: a window out-parameter.
+            return unsafe { out(win, h, "win") };
+        }
         let w = Window::allocate_bytes(world, len, unit, &info)?;
         let shadow = if len == 0 {
             Vec::new()
@@ -413,6 +574,16 @@ unsafe fn allocate(
     }
     let world = st.intra(c)?.world();
     let w = Window::allocate_shared_bytes(world, len, unit, &info)?;
+    // the window's identity on every rank: rank 0's process id and a count of its own
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let mine = (u64::from(std::process::id()) << 32)
+        | NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let uid = world
+        .allgather(&mine.to_le_bytes())?
+        .first()
+        .and_then(|b| b.get(..8)?.try_into().ok())
+        .map(u64::from_le_bytes)
+        .ok_or_else(|| fail(code::INTERN, "no identity from rank 0 for the window"))?;
     let seg = w.shared_query(Rank::new(world.rank() as u32))?;
     let base = if len == 0 {
         std::ptr::null_mut()
@@ -429,6 +600,7 @@ unsafe fn allocate(
         model: UNIFIED,
     };
     let h = st.add_win(c, w, Mem::Shared, base as usize, vals);
+    st.wins.get_mut(h).expect("just added").uid = uid;
     // SAFETY: MPI's contract: `baseptr` points to a `void *`, `win` to a window.
     unsafe {
         out(baseptr.cast::<*mut u8>(), base, "baseptr")?;
@@ -686,11 +858,17 @@ pub unsafe extern "C" fn MPI_Win_free(wp: *mut c_int) -> c_int {
             dir.free()?;
         }
         let mut x = st.wins.remove(w).expect("checked above");
-        x.reconcile_after_free();
         let attrs = std::mem::take(&mut x.attrs);
-        let c = x.comm;
-        drop(x);
-        st.release(c);
+        if x.uid != 0 && st.pinned(x.uid) {
+            // a window made over its memory still lives: keep it mapped until then
+            st.graveyard.push(x);
+        } else {
+            x.reconcile_after_free();
+            let c = x.comm;
+            drop(x);
+            st.release(c);
+            st.bury();
+        }
         delete_attrs(&st.keyvals, w, &attrs);
         // SAFETY: as above.
         unsafe { out(wp, 0, "win") }

@@ -388,6 +388,33 @@ pub trait Backend: Services {
         })
     }
 
+    /// Collectively creates a window over memory that every rank already reaches by
+    /// load and store (MPI_Win_create over the memory of a shared window): this rank
+    /// exposes `len` bytes at `peers[rank]`, and `peers[r]` is where rank r's memory
+    /// lies in this process. The window copies nothing and frees nothing. The default
+    /// refuses with class RMA_FLAVOR.
+    ///
+    /// # Safety
+    /// `peers` has one entry per rank; for every rank r with a nonzero length,
+    /// `peers[r]` is 8-byte aligned and valid for reads and writes of rank r's length
+    /// rounded up to whole 8-byte words, in this process, for the whole life of the
+    /// returned window; every access to that memory while the window lives is a word
+    /// atomic or made by code outside Rust (a C program's own loads and stores).
+    #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    unsafe fn create_mapped(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        peers: &[usize],
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Self::Window<'_>> {
+        let _ = (len, disp_unit, peers, info, parsed);
+        Err(crate::Error::Flavor {
+            reason: "this backend cannot expose memory another window already shares".into(),
+        })
+    }
+
     /// Collectively creates a dynamic window (MPI_Win_create_dynamic): no memory yet;
     /// each rank attaches regions later ([`Memory::attach`]), up to `capacity` bytes at
     /// once. Its shapes report `capacity` as each rank's length, displacement unit 1,

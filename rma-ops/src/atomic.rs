@@ -67,11 +67,19 @@ pub const fn strategy(basic: BasicType) -> Strategy {
 }
 
 /// The alignment a target element of `basic` needs for the atomic kernels: its size for
-/// native words, its type alignment for lock-protected elements.
+/// native words; for lock-protected elements their type alignment up to a word (the
+/// kernels move them in word atomics, and an MPI library may place a window's memory
+/// at 8 bytes only, as Open MPI does, while `long double` aligns to 16).
 pub const fn atomic_align(basic: BasicType) -> usize {
     match strategy(basic) {
         Strategy::Native(n) => n,
-        Strategy::ChunkLock => basic.align(),
+        Strategy::ChunkLock => {
+            if basic.align() < shared::WORD {
+                basic.align()
+            } else {
+                shared::WORD
+            }
+        }
     }
 }
 

@@ -253,6 +253,22 @@ impl Backend for World {
         })
     }
 
+    /// Every rank of an rma-shm world maps what it is given; the window is direct, on
+    /// the atomic transport unless the info names `queued`.
+    unsafe fn create_mapped(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        peers: &[usize],
+        _info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<ShmWindow<'_>> {
+        self.allocated(parsed, Flavor::Shared, |opts| {
+            // SAFETY: forwarded from this function's contract (Backend::create_mapped).
+            unsafe { WindowMemory::create_mapped(self, len, disp_unit, peers, opts) }
+        })
+    }
+
     fn create<'w>(
         &'w self,
         buf: &'w mut [u8],

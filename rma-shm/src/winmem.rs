@@ -326,7 +326,16 @@ impl WindowMemory {
         disp_unit: usize,
         opts: MemoryOptions,
     ) -> Result<WindowMemory> {
-        Self::build(world, Flavor::Allocate, len, disp_unit, None, opts, false)
+        Self::build(
+            world,
+            Flavor::Allocate,
+            len,
+            disp_unit,
+            None,
+            opts,
+            false,
+            None,
+        )
     }
 
     /// Collectively creates a dynamic window (MPI_Win_create_dynamic) whose regions may
@@ -345,7 +354,7 @@ impl WindowMemory {
             .ok_or_else(|| Error::NoMem {
                 reason: format!("a dynamic window of {capacity} bytes"),
             })?;
-        let mut mem = Self::build(world, Flavor::Dynamic, len, 1, None, opts, false)?;
+        let mut mem = Self::build(world, Flavor::Dynamic, len, 1, None, opts, false, None)?;
         for p in &mut mem.peers {
             // SAFETY: every part is TABLE_LEN + capacity bytes (validated against the
             // header): the data proper starts past the table.
@@ -462,6 +471,7 @@ impl WindowMemory {
             None,
             opts,
             contiguous,
+            None,
         )
     }
 
@@ -492,6 +502,46 @@ impl WindowMemory {
             Some(ptr),
             opts,
             false,
+            None,
+        )
+    }
+
+    /// Collectively creates a window over memory every rank already reaches by load
+    /// and store (MPI_Win_create over memory of a shared window): this rank's `len`
+    /// bytes are at `peers[rank]`, and rank r's at `peers[r]` in this process, as each
+    /// rank passes them. The window is direct (the atomic transport serves it with
+    /// ranks as processes) and never copies or frees the memory.
+    ///
+    /// # Safety
+    /// `peers` has one entry per rank; for every rank r with a nonzero length,
+    /// `peers[r]` is 8-byte aligned and valid for reads and writes of rank r's length
+    /// rounded up to whole 8-byte words, in this process, for the whole life of the
+    /// returned value, and every access to those words while it lives is a word atomic
+    /// (`rma_ops::shared`) or made by code outside Rust (a C program's own loads and
+    /// stores, as with a shared window's memory).
+    pub unsafe fn create_mapped(
+        world: &World,
+        len: usize,
+        disp_unit: usize,
+        peers: &[usize],
+        opts: MemoryOptions,
+    ) -> Result<WindowMemory> {
+        if peers.len() != world.size() {
+            return Err(Error::arg(format!(
+                "a mapped window needs {} addresses, one per rank, got {}",
+                world.size(),
+                peers.len()
+            )));
+        }
+        Self::build(
+            world,
+            Flavor::Create,
+            len,
+            disp_unit,
+            Some(peers[world.rank()] as *mut u8),
+            opts,
+            false,
+            Some(peers),
         )
     }
 
@@ -503,6 +553,7 @@ impl WindowMemory {
         user: Option<*mut u8>,
         opts: MemoryOptions,
         contiguous: bool,
+        mapped: Option<&[usize]>,
     ) -> Result<WindowMemory> {
         // where each rank's data lives: in its own segment (allocated, and shared
         // windows laid out noncontiguously), in one segment for all (contiguous
@@ -619,7 +670,8 @@ impl WindowMemory {
                 }
             });
         }
-        let direct = flavor != Flavor::Create || world.mode() == LaunchMode::Threads;
+        let direct =
+            flavor != Flavor::Create || world.mode() == LaunchMode::Threads || mapped.is_some();
         // a contiguous shared window's data: one segment rank 0 creates for all
         let (data_seg, mut failure) = if flavor == Flavor::Shared && contiguous {
             let lens: Vec<usize> = infos.iter().map(|i| i.1).collect();
@@ -643,6 +695,7 @@ impl WindowMemory {
                     // words) lies inside the data segment, which shared_data sized so.
                     unsafe { seg.as_ptr().add(offsets[r]) as usize }
                 }
+                (None, _) if mapped.is_some() => mapped.map_or(0, |m| m[r]),
                 (None, Some(p)) if r == rank => p as usize,
                 _ => paddr,
             };

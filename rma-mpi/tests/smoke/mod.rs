@@ -493,11 +493,13 @@ fn ran(r: rma_core::Result<()>, what: String) -> Check<bool> {
 /// Per basic type, one accumulate, one fetch_and_op and one get_accumulate (SUM, LOR,
 /// BOR or MAXLOC) from every rank into rank 0, each call into its own area, and one
 /// compare_and_swap per type it accepts: checks rma's BasicType -> MPI datatype
-/// mapping for all 21 types in all four calls.
+/// mapping for every type in all four calls (each in a 32-byte slot, the largest
+/// basic type's size).
 fn every_basic_type(world: &World, win: &mut MpiWindow<'_>) -> Check {
     let (r, n) = (world.rank(), world.size());
     let types = BasicType::ALL.len();
-    let disp = |call: usize, i: usize| 128 + 2 * (call * types + i) as i64;
+    const WORDS: usize = BasicType::MAX_SIZE / 8;
+    let disp = |call: usize, i: usize| 128 + (WORDS * (call * types + i)) as i64;
     let mut done = vec![[false; 4]; types];
     let mut swapped = vec![Vec::new(); types];
     win.lock_all(Assert::NONE).ctx("lock_all")?;
@@ -535,7 +537,7 @@ fn every_basic_type(world: &World, win: &mut MpiWindow<'_>) -> Check {
     }
     win.unlock_all().ctx("unlock_all")?;
     world.barrier().ctx("barrier")?;
-    let all = i64s(&read(win, 0, disp(0, 0), 2 * 4 * types)?);
+    let all = i64s(&read(win, 0, disp(0, 0), WORDS * 4 * types)?);
     let mut wrong = Vec::new();
     for (call, name) in ["accumulate", "fetch_and_op", "get_accumulate"]
         .into_iter()
@@ -543,7 +545,7 @@ fn every_basic_type(world: &World, win: &mut MpiWindow<'_>) -> Check {
     {
         for (i, basic) in BasicType::ALL.into_iter().enumerate() {
             let (op, _, want) = contribution(basic, r, n);
-            let at = 16 * (call * types + i);
+            let at = BasicType::MAX_SIZE * (call * types + i);
             let got = &all[at..at + basic.size()];
             if done[i][call] && got != want {
                 wrong.push(format!(
@@ -554,7 +556,7 @@ fn every_basic_type(world: &World, win: &mut MpiWindow<'_>) -> Check {
     }
     for (i, basic) in BasicType::ALL.into_iter().enumerate() {
         if done[i][3] {
-            let at = 16 * (3 * types + i);
+            let at = BasicType::MAX_SIZE * (3 * types + i);
             check_one_swap_won(
                 world,
                 basic,

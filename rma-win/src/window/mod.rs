@@ -330,6 +330,55 @@ impl<'w> Window<'w> {
         Self::finish(world, win, parsed)
     }
 
+    /// Collectively creates a window over memory every rank already reaches by load and
+    /// store, for a C interface exposing, with MPI_Win_create, memory that lies in a
+    /// shared window (MPI_Win_allocate_shared): this rank exposes `len` bytes at
+    /// `peers[rank]`, and `peers[r]` is where rank r's memory lies in this process.
+    /// Other ranks' calls land in that memory directly (the unified model); the window
+    /// copies nothing and frees nothing. Backends without shared memory refuse with
+    /// class RMA_FLAVOR. Rust programs use [`Window::allocate_shared`] instead.
+    ///
+    /// # Safety
+    /// `peers` has one entry per rank; for every rank r with a nonzero length,
+    /// `peers[r]` is 8-byte aligned and valid for reads and writes of rank r's length
+    /// rounded up to whole 8-byte words, in this process, for the whole life of the
+    /// returned window (a window dropped without its free included); every access to
+    /// that memory while the window lives is a word atomic (rma's own windows) or made
+    /// by code outside Rust (a C program's loads and stores), never a Rust reference.
+    #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    pub unsafe fn create_mapped(
+        world: &'w World,
+        len: usize,
+        disp_unit: usize,
+        peers: &[usize],
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let _span = tracing::debug_span!("win_create_mapped", len).entered();
+        let parsed = WinInfo::from_info(info)?;
+        if disp_unit == 0 {
+            return Err(Error::InvalidDispUnit { disp_unit });
+        }
+        let rma_backends::AnyWorld::Shm(shm) = &world.inner else {
+            return Err(Error::Flavor {
+                reason: "only rma's shared-memory worlds can expose memory another window \
+                         already shares"
+                    .into(),
+            });
+        };
+        let mut chosen = parsed.clone();
+        // the transport of a window whose memory every rank reaches: as for a shared one
+        chosen.transport = Some(rma_backends::chosen_transport(
+            &parsed,
+            rma_core::Services::mode(&world.inner),
+            Flavor::Shared,
+        )?);
+        // SAFETY: forwarded from this function's contract.
+        let win = AnyWindow::Shm(unsafe {
+            rma_core::Backend::create_mapped(shm, len, disp_unit, peers, info, &chosen)?
+        });
+        Self::finish(world, win, parsed)
+    }
+
     /// The window over the backend's `win`. A backend whose shapes do not cover the
     /// world's ranks (one from outside rma, with a bug) is refused with class INTERN
     /// instead of panicking on a later index.
