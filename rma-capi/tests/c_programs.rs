@@ -61,6 +61,14 @@ fn messages_collectives_communicators_and_attributes_pass_their_checks() {
 }
 
 #[test]
+fn created_windows_over_shared_memory_and_long_double_pass_their_checks() {
+    for ranks in [3, 4] {
+        let r = run("shared_create", ranks);
+        assert!(r.success(), "{ranks} ranks: {:?}", r.failures);
+    }
+}
+
+#[test]
 fn an_erroneous_call_under_the_default_handler_ends_every_rank() {
     let r = run("fatal", 2);
     assert!(!r.timed_out, "a fatal error must not hang the job");

@@ -1,0 +1,126 @@
+/* rma's C interface: MPI_Win_create over memory of a shared window (the unified model
+ * through the shared memory itself), long double arithmetic, and freeing the shared
+ * window first. Exits 0 when every check held; prints what failed otherwise. Run with
+ * 3 or more ranks. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int errs = 0;
+#define CHECK(cond, ...) do { if (!(cond)) { errs++; printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+typedef struct {
+    long double v;
+    int i;
+} ldi;
+
+int main(int argc, char **argv) {
+    int rank, size, flag, *model;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int right = (rank + 1) % size, far = (rank + 2) % size;
+
+    /* 1. a created window over this rank's part of a shared window */
+    long *base;
+    MPI_Win shm, win;
+    MPI_Win_allocate_shared(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                            &base, &shm);
+    for (int k = 0; k < 8; k++) base[k] = 0;
+    MPI_Win_create(base, 8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+    CHECK(flag && *model == MPI_WIN_UNIFIED, "create over shared memory: model %d",
+          flag ? *model : -1);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* puts and accumulates through the created window land in the shared memory: a
+     * third rank loads them after the origins' flush, the target calling nothing */
+    MPI_Win_lock_all(0, win);
+    MPI_Win_lock_all(0, shm);
+    long v = 100 + rank, one = 1;
+    MPI_Put(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, win);
+    MPI_Accumulate(&one, 1, MPI_LONG, 0, 1, 1, MPI_LONG, MPI_SUM, win);
+    MPI_Win_flush_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(shm);
+    MPI_Aint sz;
+    int du;
+    long *theirs;
+    MPI_Win_shared_query(shm, far, &sz, &du, &theirs);
+    CHECK(theirs[0] == 100 + (far + size - 1) % size, "load of rank %d: %ld", far, theirs[0]);
+    long *zero;
+    MPI_Win_shared_query(shm, 0, &sz, &du, &zero);
+    CHECK(zero[1] == size, "accumulates seen through the shared window: %ld", zero[1]);
+    MPI_Win_unlock_all(shm);
+    MPI_Win_unlock_all(win);
+
+    /* 2. long double through a created window over shared memory: sums of 2^-60,
+     * which a double cannot hold next to 1 */
+    long double *lbase;
+    MPI_Win lshm, lwin;
+    MPI_Win_allocate_shared(4 * sizeof(long double), sizeof(long double), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &lbase, &lshm);
+    lbase[0] = 1.0L;
+    lbase[1] = 0.0L;
+    ldi *pairs = (ldi *) &lbase[2];
+    pairs->v = -1.0L;
+    pairs->i = -1;
+    MPI_Win_create(lbase, 4 * sizeof(long double), sizeof(long double), MPI_INFO_NULL,
+                   MPI_COMM_WORLD, &lwin);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long double tiny = 1.0L / (long double) (1ULL << 60), old;
+    MPI_Win_lock_all(0, lwin);
+    MPI_Fetch_and_op(&tiny, &old, MPI_LONG_DOUBLE, 0, 0, MPI_SUM, lwin);
+    ldi mine = {(long double) (rank % 2), rank};
+    MPI_Accumulate(&mine, 1, MPI_LONG_DOUBLE_INT, right, 2, 1, MPI_LONG_DOUBLE_INT,
+                   MPI_MAXLOC, lwin);
+    MPI_Win_unlock_all(lwin);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, lwin);
+    long double got;
+    MPI_Get(&got, 1, MPI_LONG_DOUBLE, 0, 0, 1, MPI_LONG_DOUBLE, lwin);
+    MPI_Win_unlock_all(lwin);
+    CHECK(got == 1.0L + size * tiny, "long double sum: 1 + %Lg, want 1 + %Lg", got - 1.0L,
+          size * tiny);
+    int left = (rank + size - 1) % size;
+    CHECK(pairs->v == (long double) (left % 2) && pairs->i == left,
+          "MAXLOC on long double int: (%Lg, %d), want (%d, %d)", pairs->v, pairs->i, left % 2,
+          left);
+
+    /* 3. the shared windows freed first: the created windows still work */
+    MPI_Win_free(&shm);
+    MPI_Win_free(&lshm);
+    MPI_Win_lock_all(0, win);
+    long w = 7 + rank, back = -1;
+    MPI_Put(&w, 1, MPI_LONG, right, 2, 1, MPI_LONG, win);
+    MPI_Win_flush_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Get(&back, 1, MPI_LONG, right, 2, 1, MPI_LONG, win);
+    MPI_Win_flush_all(win);
+    MPI_Win_unlock_all(win);
+    CHECK(back == 7 + rank, "put and get after the shared window's free: %ld", back);
+    MPI_Win_free(&lwin);
+    MPI_Win_free(&win);
+
+    /* 4. one rank's memory outside shared memory: every rank falls back to the copy */
+    long *shared_part, own[4] = {0, 0, 0, 0};
+    MPI_Win_allocate_shared(4 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                            &shared_part, &shm);
+    for (int k = 0; k < 4; k++) shared_part[k] = 0;
+    MPI_Win_create(rank == 1 ? own : shared_part, 4 * sizeof(long), sizeof(long),
+                   MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+    CHECK(flag && *model == MPI_WIN_SEPARATE, "mixed memory: model %d", flag ? *model : -1);
+    MPI_Win_fence(0, win);
+    MPI_Accumulate(&one, 1, MPI_LONG, 1, 3, 1, MPI_LONG, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    if (rank == 1) CHECK(own[3] == size, "mixed memory: own[3] = %ld", own[3]);
+    MPI_Win_free(&win);
+    MPI_Win_free(&shm);
+
+    int total;
+    MPI_Allreduce(&errs, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && total == 0) printf(" No Errors\n");
+    MPI_Finalize();
+    return total != 0;
+}
