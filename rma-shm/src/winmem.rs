@@ -545,6 +545,7 @@ impl WindowMemory {
         )
     }
 
+    #[allow(clippy::too_many_arguments)] // one builder behind every public constructor
     fn build(
         world: &World,
         flavor: Flavor,

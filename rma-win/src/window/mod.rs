@@ -345,6 +345,32 @@ impl<'w> Window<'w> {
     /// returned window (a window dropped without its free included); every access to
     /// that memory while the window lives is a word atomic (rma's own windows) or made
     /// by code outside Rust (a C program's loads and stores), never a Rust reference.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Rank, Window};
+    /// rma_win::run_threads(3, |world| -> rma_win::Result<()> {
+    ///     let shared = Window::allocate_shared::<u64>(&world, 4, &Info::new())?;
+    ///     let peers: Vec<usize> = (0..world.size())
+    ///         .map(|r| Ok(shared.shared_query(Rank::new(r as u32))?.addr()))
+    ///         .collect::<rma_win::Result<_>>()?;
+    ///     // SAFETY: every address is a rank's part of `shared` (8-aligned, whole words),
+    ///     // which outlives `mapped`; all access goes through the two windows.
+    ///     let mut mapped =
+    ///         unsafe { Window::create_mapped(&world, 32, 8, &peers, &Info::new())? };
+    ///     mapped.lock_all(rma_win::Assert::NONE)?;
+    ///     mapped.accumulate(&[1u64], Rank::new(0), 2, rma_win::Op::Sum)?;
+    ///     mapped.unlock_all()?;
+    ///     world.barrier()?;
+    ///     // the sums landed in the shared window's memory itself
+    ///     let part = shared.shared_query(Rank::new(0))?.view::<u64>()?;
+    ///     assert_eq!(part.load(2)?, 3);
+    ///     mapped.free()?;
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[allow(unsafe_code)] // a constructor whose callers make the promise above
     pub unsafe fn create_mapped(
         world: &'w World,
