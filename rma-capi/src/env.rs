@@ -154,6 +154,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     // windows first (they borrow their communicators' worlds), then communicators,
     // MPI_COMM_WORLD last
     let st = STATE.with(|s| s.borrow_mut().take());
+    crate::mem::unlink_all();
     if let Some(mut st) = st {
         st.drop_windows();
         for h in comm::all(&st.comms) {
@@ -221,9 +222,20 @@ pub unsafe extern "C" fn MPI_Get_processor_name(s: *mut c_char, len: *mut c_int)
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut c_void) -> c_int {
-    call("MPI_Alloc_mem", On::World, |_| {
+    call("MPI_Alloc_mem", On::World, |st| {
         let n = usize::try_from(size)
             .map_err(|_| fail(code::SIZE, format!("size {size} is negative")))?;
+        // a shared segment where rma's processes run (see crate::mem)
+        let shm = match st.world0().backend() {
+            rma_win::backend::AnyWorld::Shm(w) if w.mode() == rma_shm::LaunchMode::Processes => {
+                Some(w.name().to_owned())
+            }
+            _ => None,
+        };
+        if let Some(p) = shm.and_then(|name| crate::mem::allocate(&name, n)) {
+            // SAFETY: MPI's contract: `baseptr` points to a `void *`.
+            return unsafe { out(baseptr.cast::<*mut c_void>(), p.cast::<c_void>(), "baseptr") };
+        }
         // SAFETY: malloc of at least one byte; the program frees it with MPI_Free_mem.
         let p = unsafe { libc::malloc(n.max(1)) };
         if p.is_null() {
@@ -236,8 +248,11 @@ pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut 
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
-    // SAFETY: MPI's contract: memory from MPI_Alloc_mem (or NULL).
-    unsafe { libc::free(base) };
+    if !crate::mem::free(base as usize) {
+        // SAFETY: MPI's contract: memory from MPI_Alloc_mem (or NULL), and not one of
+        // its shared blocks (just checked): malloc's.
+        unsafe { libc::free(base) };
+    }
     0
 }
 

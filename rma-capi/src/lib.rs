@@ -29,6 +29,7 @@ pub mod coll;
 pub mod comm;
 pub mod dtype;
 pub mod env;
+mod mem;
 pub mod p2p;
 pub mod win;
 

@@ -26,9 +26,11 @@
 use crate::comm::{delete_attr, delete_attrs, give_attr, set_attr};
 use crate::dtype::{origin, result};
 use crate::{c_str, call, code, count, fail, out, put_str, On, State, ERRH_FATAL, R};
+use rma_shm::segment::Segment;
 use rma_win::{Assert, Buffer, BufferMut, Datatype, Info, LockType, Rank, Target, Window};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
 
 const PROC_NULL: c_int = -1;
 const FLAVOR_CREATE: c_int = 1;
@@ -51,9 +53,15 @@ enum Mem {
     },
     /// Memory in rma's shared segments, handed to the program (MPI_WIN_UNIFIED).
     Shared,
-    /// MPI_Win_create over memory of shared windows (`Shared`, of these uids), which
-    /// every rank reaches directly (MPI_WIN_UNIFIED).
-    Mapped { on: Vec<u64> },
+    /// MPI_Win_create over memory every rank reaches directly (MPI_WIN_UNIFIED): of
+    /// shared windows (`Shared`, of these uids, kept mapped by the graveyard) or of
+    /// MPI_Alloc_mem blocks (these segments, mapped here until the window goes).
+    Mapped {
+        on: Vec<u64>,
+        /// Held, never read: the mappings live as long as the window.
+        #[allow(dead_code)]
+        keep: Vec<Arc<Segment>>,
+    },
     /// A dynamic window: one rma region (`arena`, attached at creation) holds a copy
     /// of every piece of the program's memory attached since, placed first-fit, so
     /// pieces attached one after another lie one after another (MPI_WIN_SEPARATE, as
@@ -76,6 +84,9 @@ struct Piece {
     off: usize,
     slot: usize,
 }
+
+/// Bytes of one rank's record at MPI_Win_create (see `State::create_mapped`).
+const REC: usize = 160;
 
 /// Bytes of a dynamic window's arena on each rank: what its attached pieces may hold
 /// at once.
@@ -333,7 +344,7 @@ impl State {
             .handles()
             .iter()
             .filter_map(|&h| match &self.wins.get(h)?.mem {
-                Mem::Mapped { on } => Some(on.clone()),
+                Mem::Mapped { on, .. } => Some(on.clone()),
                 _ => None,
             })
             .flatten()
@@ -354,7 +365,7 @@ impl State {
         self.wins.handles().iter().any(|&h| {
             self.wins
                 .get(h)
-                .is_some_and(|w| matches!(&w.mem, Mem::Mapped { on } if on.contains(&uid)))
+                .is_some_and(|w| matches!(&w.mem, Mem::Mapped { on, .. } if on.contains(&uid)))
         })
     }
 
@@ -368,24 +379,31 @@ impl State {
         len: usize,
         unit: usize,
         info: &Info,
-    ) -> R<Option<(Window<'static>, Vec<u64>)>> {
-        // what this rank announces: 0 = not in a shared window, 1 = in one, 2 = empty
+    ) -> R<Option<(Window<'static>, Mem)>> {
+        // what this rank announces: 0 = memory no other rank reaches, 1 = in a shared
+        // window, 2 = empty, 3 = in an MPI_Alloc_mem block (its segment's name follows)
         let home = self
             .wins
             .handles()
             .iter()
             .find_map(|&h| self.wins.get(h)?.home_of(base, len));
-        let mut rec = vec![0u8; 33];
-        match home {
-            _ if len == 0 => rec[0] = 2,
-            Some((uid, r, off)) => {
-                rec[0] = 1;
-                rec[1..9].copy_from_slice(&uid.to_le_bytes());
-                rec[9..17].copy_from_slice(&(r as u64).to_le_bytes());
-                rec[17..25].copy_from_slice(&(off as u64).to_le_bytes());
-                rec[25..33].copy_from_slice(&(len as u64).to_le_bytes());
+        let mut rec = vec![0u8; REC];
+        let mut fill = |tag: u8, uid: u64, r: usize, off: usize| {
+            rec[0] = tag;
+            rec[1..9].copy_from_slice(&uid.to_le_bytes());
+            rec[9..17].copy_from_slice(&(r as u64).to_le_bytes());
+            rec[17..25].copy_from_slice(&(off as u64).to_le_bytes());
+            rec[25..33].copy_from_slice(&(len as u64).to_le_bytes());
+        };
+        match (home, crate::mem::block_of(base, len)) {
+            _ if len == 0 => fill(2, 0, 0, 0),
+            (Some((uid, r, off)), _) => fill(1, uid, r, off),
+            (None, Some((seg, off))) if base % 8 == 0 && seg.name().len() < REC - 34 => {
+                fill(3, 0, 0, off);
+                rec[33] = seg.name().len() as u8;
+                rec[34..34 + seg.name().len()].copy_from_slice(seg.name().as_bytes());
             }
-            None => {}
+            _ => {}
         }
         let all = world.allgather(&rec)?;
         let word = |b: &[u8], i: usize| -> Option<u64> {
@@ -394,10 +412,23 @@ impl State {
             ))
         };
         let mut peers = Vec::with_capacity(all.len());
-        let mut on = Vec::new();
+        let (mut on, mut keep) = (Vec::new(), Vec::new());
         for b in &all {
             let at = match b.first() {
                 Some(2) => Some(0),
+                Some(3) => (|| -> Option<usize> {
+                    let (off, n) = (
+                        usize::try_from(word(b, 2)?).ok()?,
+                        usize::try_from(word(b, 3)?).ok()?,
+                    );
+                    let name =
+                        std::str::from_utf8(b.get(34..34 + usize::from(*b.get(33)?))?).ok()?;
+                    // this process's own blocks come back from the registry, not mapped again
+                    let seg = Segment::open_shared(name, off.checked_add(n)?).ok()?;
+                    let at = seg.as_ptr() as usize + off;
+                    keep.push(seg);
+                    (at % 8 == 0).then_some(at)
+                })(),
                 Some(1) => (|| -> Option<usize> {
                     let (uid, r, off, n): (u64, u64, u64, u64) =
                         (word(b, 0)?, word(b, 1)?, word(b, 2)?, word(b, 3)?);
@@ -431,15 +462,17 @@ impl State {
         if !agreed {
             return Ok(None);
         }
-        // SAFETY: peers[r] is where rank r's memory lies in a part of a shared window
-        // of this process (checked above: inside the part, 8-byte aligned; parts hold
-        // whole words). Those windows stay mapped while this one lives: freeing them
-        // first moves them to the graveyard until it is freed (MPI_Win_free, `bury`),
-        // and finalize drops it first. Other ranks' windows reach the memory through
+        // SAFETY: peers[r] is where rank r's memory lies in this process: in a part of
+        // a shared window, or in an MPI_Alloc_mem block's segment mapped here (checked
+        // above: inside the part or segment, 8-byte aligned; parts and blocks hold
+        // whole words). The shared windows stay mapped while this one lives: freeing
+        // them first moves them to the graveyard until it is freed (MPI_Win_free,
+        // `bury`), and finalize drops it first; the blocks' mappings are in `keep`,
+        // which the window holds and drops after its Window. Other ranks' windows reach the memory through
         // word atomics; the program reaches it through raw pointers (C), never a Rust
         // reference.
         let w = unsafe { Window::create_mapped(world, len, unit, &peers, info)? };
-        Ok(Some((w, on)))
+        Ok(Some((w, Mem::Mapped { on, keep })))
     }
 
     fn add_win(
@@ -509,14 +542,14 @@ pub unsafe extern "C" fn MPI_Win_create(
         }
         let info = info_of(st, info)?;
         let world = st.intra(c)?.world();
-        if let Some((w, on)) = st.create_mapped(world, base as usize, len, unit, &info)? {
+        if let Some((w, mem)) = st.create_mapped(world, base as usize, len, unit, &info)? {
             let vals = AttrVals {
                 size,
                 disp_unit,
                 flavor: FLAVOR_CREATE,
                 model: UNIFIED,
             };
-            let h = st.add_win(c, w, Mem::Mapped { on }, base as usize, vals);
+            let h = st.add_win(c, w, mem, base as usize, vals);
             // SAFETY: MPI's contract: a window out-parameter.
             return unsafe { out(win, h, "win") };
         }

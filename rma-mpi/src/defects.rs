@@ -10,7 +10,7 @@
 //! | counts > 1 of DOUBLE_INT, LONG_INT, SHORT_INT handled as packed `count x size` bytes: last elements dropped, results misplaced, heap corrupted | Open MPI 4, osc/rdma, MPI_Win_create windows | one element per MPI call |
 //! | MPI_Fetch_and_op wrong for every type but 32/64-bit integers | Open MPI 4, osc/ucx | MPI_Rget_accumulate of one element instead |
 //! | MPI_Compare_and_swap on 1- and 2-byte types returns the origin, target unchanged | Open MPI 4, osc/ucx | refused (RMA_FLAVOR) |
-//! | MAXLOC / MINLOC on DOUBLE_INT, LONG_INT, SHORT_INT calls MPI_Abort ("currently unsupported") | Open MPI 4, osc/pt2pt | refused (RMA_FLAVOR) |
+//! | MAXLOC / MINLOC on DOUBLE_INT, LONG_INT, SHORT_INT, LONG_DOUBLE_INT calls MPI_Abort ("currently unsupported") | Open MPI 4, osc/pt2pt | refused (RMA_FLAVOR) |
 //! | MAX / MIN on unsigned integers compare them as signed (max(200u8, 7) = 7), in accumulate, get_accumulate and fetch_and_op | MPICH 4.0 | refused (RMA_FLAVOR) |
 //!
 //! Whether a component "may be in use" follows Open MPI's `osc` selection (read
@@ -171,7 +171,7 @@ impl Guards {
 fn padded(basic: BasicType) -> bool {
     matches!(
         basic,
-        BasicType::DoubleInt | BasicType::LongInt | BasicType::ShortInt
+        BasicType::DoubleInt | BasicType::LongInt | BasicType::ShortInt | BasicType::LongDoubleInt
     )
 }
 

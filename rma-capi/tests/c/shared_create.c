@@ -118,6 +118,28 @@ int main(int argc, char **argv) {
     MPI_Win_free(&win);
     MPI_Win_free(&shm);
 
+    /* 5. MPI_Alloc_mem's memory is shared too: a window created over it is unified */
+    long *am;
+    MPI_Alloc_mem(4 * sizeof(long), MPI_INFO_NULL, &am);
+    for (int k = 0; k < 4; k++) am[k] = 0;
+    MPI_Win_create(am, 4 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+    CHECK(flag && *model == MPI_WIN_UNIFIED, "create over MPI_Alloc_mem: model %d",
+          flag ? *model : -1);
+    MPI_Win_lock_all(0, win);
+    MPI_Accumulate(&one, 1, MPI_LONG, 0, 3, 1, MPI_LONG, MPI_SUM, win);
+    MPI_Put(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, win);
+    MPI_Win_flush_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* the target reads its own memory without a call: the unified model after a
+     * barrier that follows the origins' flush (MPI_Win_sync orders the loads) */
+    MPI_Win_sync(win);
+    CHECK(am[0] == 100 + (rank + size - 1) % size, "Alloc_mem put seen: %ld", am[0]);
+    if (rank == 0) CHECK(am[3] == size, "Alloc_mem accumulates seen: %ld", am[3]);
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    MPI_Free_mem(am);
+
     int total;
     MPI_Allreduce(&errs, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && total == 0) printf(" No Errors\n");

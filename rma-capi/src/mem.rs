@@ -1,0 +1,71 @@
+//! MPI_Alloc_mem's memory: one shared segment per block, so that a window created
+//! over it later (MPI_Win_create) is made over the memory itself, which the other
+//! ranks map by the segment's name (the unified model, no copy to reconcile).
+//!
+//! A block's segment is named after the world (`<world>-m<pid>-<n>-<tag>`): rmarun's
+//! reaper removes every name with the world's prefix when the job ends, so a rank that
+//! dies holding blocks leaves nothing in /dev/shm. MPI_Free_mem unmaps the block and
+//! removes its name; MPI_Finalize removes the names of the blocks still held (the
+//! memory stays mapped until MPI_Free_mem or exit). Where no segment can be made (no
+//! rma shared-memory world, or /dev/shm full) the block comes from malloc, and a
+//! window over it exposes a copy.
+
+use rma_shm::segment::Segment;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The blocks handed out, by address (process-wide: MPI_Free_mem may come after
+/// MPI_Finalize, when the state is gone).
+fn blocks() -> MutexGuard<'static, BTreeMap<usize, Arc<Segment>>> {
+    static BLOCKS: Mutex<BTreeMap<usize, Arc<Segment>>> = Mutex::new(BTreeMap::new());
+    BLOCKS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A block of `len` bytes in a segment named after `world`, or None.
+pub(crate) fn allocate(world: &str, len: usize) -> Option<*mut u8> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // whole words: windows over the block access it in aligned 8-byte words
+    let bytes = len.max(1).checked_add(7)? & !7;
+    let (pid, n) = (std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let mut attempt = 0u64;
+    let name = || {
+        attempt += 1;
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos() as u64);
+        format!("{world}-m{pid}-{n}-{:x}", clock ^ (attempt << 32))
+    };
+    let seg = Segment::create_unique(name, bytes, 8).ok()?.share();
+    let p = seg.as_ptr();
+    blocks().insert(p as usize, seg);
+    Some(p)
+}
+
+/// Frees the block at `p`; false if `p` is not one (malloc's memory).
+pub(crate) fn free(p: usize) -> bool {
+    match blocks().remove(&p) {
+        Some(seg) => {
+            seg.unlink();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The block holding `len` bytes at `p`: its segment and `p`'s offset in it.
+pub(crate) fn block_of(p: usize, len: usize) -> Option<(Arc<Segment>, usize)> {
+    let b = blocks();
+    let (&start, seg) = b.range(..=p).next_back()?;
+    let off = p - start;
+    (off.checked_add(len)? <= seg.len()).then(|| (seg.clone(), off))
+}
+
+/// Removes the names of the blocks still held (MPI_Finalize); their memory stays.
+pub(crate) fn unlink_all() {
+    for seg in blocks().values() {
+        seg.unlink();
+    }
+}
