@@ -332,6 +332,20 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
     })
 }
 
+/// MPI-1's name of MPI_Type_create_hvector (removed in MPI-3; C MPIs keep it, and
+/// MPICH's datatype pools call it).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_hvector(
+    n: c_int,
+    blocklen: c_int,
+    stride: isize,
+    old: c_int,
+    new: *mut c_int,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe { MPI_Type_create_hvector(n, blocklen, stride, old, new) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_indexed(
     n: c_int,
@@ -383,6 +397,19 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
         // SAFETY: as in MPI_Type_contiguous.
         unsafe { out(new, h, "newtype") }
     })
+}
+
+/// MPI-1's name of MPI_Type_create_hindexed (as MPI_Type_hvector).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_hindexed(
+    n: c_int,
+    blocklens: *const c_int,
+    disps: *const isize,
+    old: c_int,
+    new: *mut c_int,
+) -> c_int {
+    // SAFETY: the same contract.
+    unsafe { MPI_Type_create_hindexed(n, blocklens, disps, old, new) }
 }
 
 #[no_mangle]

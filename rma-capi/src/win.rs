@@ -553,6 +553,30 @@ pub unsafe extern "C" fn MPI_Win_create(
             // SAFETY: MPI's contract: a window out-parameter.
             return unsafe { out(win, h, "win") };
         }
+        // every rank's memory 8-byte aligned: other ranks' calls update it in place
+        // (the progress thread of the queued transport applies them here)
+        let aligned = [u8::from(base as usize % 8 == 0)];
+        if world.allgather(&aligned)?.iter().all(|v| v[..] == [1]) {
+            // SAFETY: MPI's contract: `base` holds `size` bytes until MPI_Win_free (8-byte
+            // aligned, checked; the trailing partial word lies in the same page, and
+            // rma's accesses to its bytes past the window are atomic read-modify-writes
+            // that store back what they read); the program reaches it through raw
+            // pointers (C), rma through word atomics.
+            let w = unsafe { Window::create_in_place(world, base.cast(), len, unit, &info)? };
+            let vals = AttrVals {
+                size,
+                disp_unit,
+                flavor: FLAVOR_CREATE,
+                model: UNIFIED,
+            };
+            let mem = Mem::Mapped {
+                on: Vec::new(),
+                keep: Vec::new(),
+            };
+            let h = st.add_win(c, w, mem, base as usize, vals);
+            // SAFETY: MPI's contract: a window out-parameter.
+            return unsafe { out(win, h, "win") };
+        }
         let w = Window::allocate_bytes(world, len, unit, &info)?;
         let shadow = if len == 0 {
             Vec::new()

@@ -141,6 +141,33 @@ impl World {
         }
     }
 
+    /// Collectively creates a window over `len` bytes at `ptr` that other ranks'
+    /// calls update in place (MPI_Win_create for a C interface): with ranks as
+    /// processes the queued transport's progress thread applies them, with ranks as
+    /// threads the atomic transport; nothing is copied.
+    ///
+    /// # Safety
+    /// As [`WindowMemory::create`]: `ptr` is 8-byte aligned and valid for reads and
+    /// writes of `len` bytes rounded up to whole 8-byte words for the whole life of the
+    /// returned window (a window dropped without its free included), and every access
+    /// to that memory while it lives is a word atomic or made by code outside Rust (a
+    /// C program's own loads and stores), never through a Rust reference.
+    pub unsafe fn create_in_place(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        disp_unit: usize,
+        parsed: &WinInfo,
+    ) -> Result<ShmWindow<'_>> {
+        let kind = self.transport_for(parsed, Flavor::Create)?;
+        let opts = MemoryOptions {
+            queues: kind == Kind::Queued,
+        };
+        // SAFETY: forwarded from this function's contract.
+        let mem = unsafe { WindowMemory::create(self, ptr, len, disp_unit, opts)? };
+        self.window(kind, mem, None)
+    }
+
     /// A window whose memory `make` allocates (every flavor but create), on the
     /// transport the info asks for.
     fn allocated(

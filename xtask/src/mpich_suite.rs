@@ -48,6 +48,9 @@ cargo xtask mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
                  limit, 180 s when it names none, as runtests has it)
   --min-pass N   fail (exit status 1) when rma passes fewer than N entries: the
                  floor CI tracks
+  --dtp          run the datatype-pool entries (testlist.dtp, which MPICH's configure
+                 generates from maint/dtp-test-config.txt with its default types
+                 MPI_INT and MPI_INT:4+MPI_DOUBLE:8) instead of testlist.in
 ";
 
 /// An MPI implementation the suite is built and run with.
@@ -313,6 +316,8 @@ struct Options {
     cap: Option<u64>,
     /// Fail unless rma passes at least this many entries.
     min_pass: Option<usize>,
+    /// Run testlist.dtp instead of testlist.in.
+    dtp: bool,
 }
 
 fn parse(args: &[&str]) -> Result<Options, String> {
@@ -321,6 +326,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
         only: Vec::new(),
         cap: None,
         min_pass: None,
+        dtp: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -347,6 +353,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
                 let v = it.next().ok_or("--min-pass needs a value")?;
                 o.min_pass = Some(v.parse().map_err(|_| format!("bad --min-pass {v:?}"))?);
             }
+            "--dtp" => o.dtp = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other:?}")),
         }
@@ -401,10 +408,17 @@ fn suite_dir(root: &Path) -> Result<PathBuf, String> {
         .next()
         .unwrap_or_default();
     let top = format!("mpich-{version}/test/mpi");
-    let parts: Vec<String> = ["rma", "util", "include", "dtpools", "Makefile_common.mtest"]
-        .iter()
-        .map(|p| format!("{top}/{p}"))
-        .collect();
+    let parts: Vec<String> = [
+        "rma",
+        "util",
+        "include",
+        "dtpools",
+        "Makefile_common.mtest",
+        "maint/dtp-test-config.txt",
+    ]
+    .iter()
+    .map(|p| format!("{top}/{p}"))
+    .collect();
     let ok = Command::new("tar")
         .arg("xf")
         .arg(name)
@@ -417,6 +431,89 @@ fn suite_dir(root: &Path) -> Result<PathBuf, String> {
         return Err(format!("unpacking {} failed", tarball.display()));
     }
     find_unpacked(&src).ok_or_else(|| "the unpacked source has no test/mpi/rma".into())
+}
+
+/// The types MPICH's configure generates the datatype-pool entries with when given
+/// none (`--with-dtpools-datatypes`'s default).
+const DTP_TYPES: &[&str] = &["MPI_INT", "MPI_INT:4+MPI_DOUBLE:8"];
+
+/// `maint/dtp-test-config.txt` of the suite, unpacked from the source package if the
+/// suite was unpacked before this runner read it.
+fn dtp_config(root: &Path, suite: &Path) -> Result<String, String> {
+    let path = suite.join("maint/dtp-test-config.txt");
+    if !path.is_file() {
+        let src = root.join("src");
+        let tarball = std::fs::read_dir(&src)
+            .map_err(|e| e.to_string())?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .find(|n| n.starts_with("mpich_") && n.contains(".orig.tar"))
+            .ok_or("no mpich_*.orig.tar.* in the suite's download folder")?;
+        // suite = <src>/mpich-X/test/mpi
+        let top = suite
+            .strip_prefix(&src)
+            .map_err(|_| "the suite is not under its download folder".to_string())?;
+        let member = format!("{}/maint/dtp-test-config.txt", top.display());
+        let ok = Command::new("tar")
+            .args(["xf", &tarball, &member])
+            .current_dir(&src)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return Err(format!("unpacking {member} from {tarball} failed"));
+        }
+    }
+    std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The testlist.dtp lines of directory `dir` that MPICH's `maint/gentests_dtp.sh`
+/// writes for `config` (dtp-test-config.txt) and `types`, re-expressed here: each
+/// config line `path:args:counts:passthrough:procs:mintestsize:maxtestsize:gacc`
+/// gives one entry per type and count, with `-testsize` starting at the maximum and
+/// scaled down as the count grows (never below the minimum), and a `-seed` counted
+/// from 1 over every entry of every directory in file order (pt2pt and part entries
+/// come in pairs of receive counts).
+pub(crate) fn dtp_testlist(config: &str, types: &[&str], dir: &str) -> String {
+    let mut out = String::new();
+    let mut seed = 1u64;
+    for line in config.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(':').collect();
+        let field = |i: usize| f.get(i).copied().unwrap_or("").trim();
+        let (path, args, counts, pass, procs) = (field(0), field(1), field(2), field(3), field(4));
+        let min: u64 = field(5).parse().unwrap_or(0);
+        let max: u64 = field(6).parse().unwrap_or(min);
+        let (testdir, testname) = path.rsplit_once('/').unwrap_or(("", path));
+        let other: String = args
+            .split_whitespace()
+            .map(|a| format!(" arg={a}"))
+            .collect();
+        let per = if testdir == "pt2pt" || testdir == "part" {
+            2
+        } else {
+            1
+        };
+        for ty in types {
+            let (mut testsize, mut first) = (0u64, 0u64);
+            for count in counts.split_whitespace() {
+                let c: u64 = count.parse().unwrap_or(1).max(1);
+                if testsize == 0 {
+                    testsize = max;
+                    first = c;
+                } else {
+                    testsize = (testsize * first / c).clamp(min, max.max(min));
+                }
+                if testdir == dir {
+                    out.push_str(&format!(
+                        "{testname} {procs} arg=-type={ty} arg=-count={c} arg=-seed={seed} arg=-testsize={testsize}{other} {pass}\n"
+                    ));
+                }
+                seed += per;
+            }
+        }
+    }
+    out
 }
 
 fn find_unpacked(src: &Path) -> Option<PathBuf> {
@@ -693,7 +790,18 @@ pub(crate) fn main(args: &[&str]) -> bool {
     }
     let read = |f: &str| std::fs::read_to_string(suite.join(f)).unwrap_or_default();
     let programs = parse_makefile_am(&read("rma/Makefile.am"));
-    let mut entries = parse_testlist(&read("rma/testlist.in"));
+    let mut entries = if opts.dtp {
+        let config = match dtp_config(&root, &suite) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("mpich-suite: {e}");
+                return false;
+            }
+        };
+        parse_testlist(&dtp_testlist(&config, DTP_TYPES, "rma"))
+    } else {
+        parse_testlist(&read("rma/testlist.in"))
+    };
     // programs the Makefile builds only with MPICH's extensions
     let before = entries.len();
     entries.retain(|e| programs.contains_key(&e.program));
@@ -776,7 +884,11 @@ pub(crate) fn main(args: &[&str]) -> bool {
             rma_passed = Some(counts[Outcome::Pass as usize]);
         }
     }
-    let mut md = String::from("# MPICH's test/mpi/rma, entry by entry\n\n");
+    let mut md = String::from(if opts.dtp {
+        "# MPICH's test/mpi/rma datatype-pool entries (testlist.dtp), entry by entry\n\n"
+    } else {
+        "# MPICH's test/mpi/rma, entry by entry\n\n"
+    });
     md.push_str(&format!(
         "`cargo xtask mpich-suite {}`; suite from {}.\n\n",
         args.join(" "),
@@ -830,6 +942,36 @@ pub(crate) fn main(args: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dtp_entries_follow_the_generator() {
+        let config = "# c\nrma/accfence1::1 512::4:16:1024:0\npt2pt/pingping::1 2::2:8:32:0\nrma/getfence1::65530:timeLimit=300 mem=2:2:16::0\n";
+        let t = dtp_testlist(config, &["MPI_INT", "X"], "rma");
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 6);
+        assert_eq!(
+            lines[0].trim(),
+            "accfence1 4 arg=-type=MPI_INT arg=-count=1 arg=-seed=1 arg=-testsize=1024"
+        );
+        // the second count scales the test size down by the count's growth
+        assert!(
+            lines[1].contains("-count=512 arg=-seed=2 arg=-testsize=16"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[3].contains("-type=X arg=-count=512 arg=-seed=4"));
+        // pt2pt's 2 types x 2 counts x 2 receive counts took seeds 5..=12
+        assert!(
+            lines[4].starts_with(
+                "getfence1 2 arg=-type=MPI_INT arg=-count=65530 arg=-seed=13 arg=-testsize=16"
+            ),
+            "{}",
+            lines[4]
+        );
+        let e = parse_testlist(&t);
+        assert_eq!(e[4].time_limit, Some(300));
+        assert_eq!(e[5].args[3], "-testsize=16");
+    }
 
     #[test]
     fn a_testlist_line_gives_its_ranks_args_and_limit() {

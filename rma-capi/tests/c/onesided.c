@@ -16,12 +16,13 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     /* 1. MPI_Win_create over the program's memory: fence, accumulate, the separate model */
-    int buf[8] = {0}, one = 1;
+    int buf[8] __attribute__((aligned(8))) = {0}, one = 1;
     MPI_Win win;
     MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     int *model, flag;
     MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
-    CHECK(flag && *model == MPI_WIN_SEPARATE, "create: model %d", flag ? *model : -1);
+    /* the program's own memory, 8-byte aligned: updated in place (unified) */
+    CHECK(flag && *model == MPI_WIN_UNIFIED, "create: model %d", flag ? *model : -1);
     buf[7] = 100 + rank; /* a local store, exposed by the next fence */
     MPI_Win_fence(0, win);
     MPI_Accumulate(&one, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);

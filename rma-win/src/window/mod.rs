@@ -405,6 +405,49 @@ impl<'w> Window<'w> {
         Self::finish(world, win, parsed)
     }
 
+    /// Collectively creates a window over `len` bytes at `ptr` that other ranks'
+    /// calls update in place, for a C interface exposing a program's own memory with
+    /// MPI_Win_create: with ranks as processes the queued transport's progress thread
+    /// of this rank applies them, with ranks as threads the origins do; nothing is
+    /// copied, and a flush at the origin means the update is in this memory (the
+    /// unified model). Backends other than rma's shared memory refuse with class
+    /// RMA_FLAVOR. Rust programs use [`Window::create`], which borrows a slice.
+    ///
+    /// # Safety
+    /// `ptr` is 8-byte aligned and valid for reads and writes of `len` bytes rounded
+    /// up to whole 8-byte words for the whole life of the returned window (a window
+    /// dropped without its free included); every access to that memory while the
+    /// window lives is a word atomic (rma's own) or made by code outside Rust (a C
+    /// program's loads and stores), never a Rust reference.
+    #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    pub unsafe fn create_in_place(
+        world: &'w World,
+        ptr: *mut u8,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+    ) -> Result<Window<'w>> {
+        let _span = tracing::debug_span!("win_create_in_place", len).entered();
+        let parsed = WinInfo::from_info(info)?;
+        if disp_unit == 0 {
+            return Err(Error::InvalidDispUnit { disp_unit });
+        }
+        let rma_backends::AnyWorld::Shm(shm) = &world.inner else {
+            return Err(Error::Flavor {
+                reason: "only rma's shared-memory worlds can expose memory in place".into(),
+            });
+        };
+        let mut chosen = parsed.clone();
+        chosen.transport = Some(rma_backends::chosen_transport(
+            &parsed,
+            rma_core::Services::mode(&world.inner),
+            Flavor::Create,
+        )?);
+        // SAFETY: forwarded from this function's contract.
+        let win = AnyWindow::Shm(unsafe { shm.create_in_place(ptr, len, disp_unit, &chosen)? });
+        Self::finish(world, win, parsed)
+    }
+
     /// The window over the backend's `win`. A backend whose shapes do not cover the
     /// world's ranks (one from outside rma, with a bug) is refused with class INTERN
     /// instead of panicking on a later index.
