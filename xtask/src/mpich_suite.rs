@@ -51,6 +51,8 @@ cargo xtask mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
   --dtp          run the datatype-pool entries (testlist.dtp, which MPICH's configure
                  generates from maint/dtp-test-config.txt with its default types
                  MPI_INT and MPI_INT:4+MPI_DOUBLE:8) instead of testlist.in
+  --max-count N  leave out the entries whose -count argument exceeds N (the datatype
+                 pools' large counts take minutes each; CI runs the others)
 ";
 
 /// An MPI implementation the suite is built and run with.
@@ -132,6 +134,13 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// The value of its `-count=` argument (the datatype-pool entries have one).
+    fn count(&self) -> Option<u64> {
+        self.args
+            .iter()
+            .find_map(|a| a.strip_prefix("-count=")?.parse().ok())
+    }
+
     /// How the entry shows in the table: the program, its rank count and arguments.
     fn label(&self) -> String {
         let mut s = format!("{} {}", self.program, self.ranks);
@@ -318,6 +327,8 @@ struct Options {
     min_pass: Option<usize>,
     /// Run testlist.dtp instead of testlist.in.
     dtp: bool,
+    /// Leave out entries whose `-count=` argument is larger.
+    max_count: Option<u64>,
 }
 
 fn parse(args: &[&str]) -> Result<Options, String> {
@@ -327,6 +338,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
         cap: None,
         min_pass: None,
         dtp: false,
+        max_count: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -354,6 +366,10 @@ fn parse(args: &[&str]) -> Result<Options, String> {
                 o.min_pass = Some(v.parse().map_err(|_| format!("bad --min-pass {v:?}"))?);
             }
             "--dtp" => o.dtp = true,
+            "--max-count" => {
+                let v = it.next().ok_or("--max-count needs a value")?;
+                o.max_count = Some(v.parse().map_err(|_| format!("bad --max-count {v:?}"))?);
+            }
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other:?}")),
         }
@@ -813,6 +829,9 @@ pub(crate) fn main(args: &[&str]) -> bool {
     }
     if !opts.only.is_empty() {
         entries.retain(|e| opts.only.iter().any(|o| e.program.contains(o.as_str())));
+    }
+    if let Some(max) = opts.max_count {
+        entries.retain(|e| e.count().is_none_or(|c| c <= max));
     }
     eprintln!(
         "mpich-suite: {} programs, {} testlist entries, from {}",
