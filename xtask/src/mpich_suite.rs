@@ -61,6 +61,8 @@ struct Impl {
     cc: &'static str,
     /// The launcher and the arguments before the rank count.
     launch: &'static [&'static str],
+    /// Extra compiler flags.
+    cflags: &'static [&'static str],
 }
 
 const IMPLS: &[Impl] = &[
@@ -69,11 +71,13 @@ const IMPLS: &[Impl] = &[
         name: "rma",
         cc: "rma-capi/bin/rmacc",
         launch: &["target/release/rmarun", "--no-prefix", "-n"],
+        cflags: &[],
     },
     Impl {
         name: "mpich",
         cc: "mpicc.mpich",
         launch: &["mpiexec.mpich", "-n"],
+        cflags: &[],
     },
     Impl {
         name: "openmpi",
@@ -84,6 +88,9 @@ const IMPLS: &[Impl] = &[
             "--oversubscribe",
             "-np",
         ],
+        // Open MPI's mpi.h hides the MPI-1 names the datatype pools call
+        // (MPI_Type_hvector, MPI_Type_hindexed; its library still has them) unless asked
+        cflags: &["-DOMPI_OMIT_MPI1_COMPAT_DECLS=0"],
     },
 ];
 
@@ -658,6 +665,7 @@ fn build(
         let o = bin.join(format!("common{i}.o"));
         let out = Command::new(tool(imp.cc))
             .args(["-O1", "-w", "-c"])
+            .args(imp.cflags)
             .args(&incs)
             .arg(c)
             .arg("-o")
@@ -709,6 +717,7 @@ fn build(
             let p = &programs[*name];
             let mut cmd = Command::new(tool(imp.cc));
             cmd.args(["-O1", "-w"])
+                .args(imp.cflags)
                 .args(&incs)
                 .args(&p.flags)
                 .args(p.sources.iter().map(|s| suite.join("rma").join(s)))
