@@ -84,6 +84,20 @@ int_element!(u64, U64, u64);
 int_element!(isize, Isize, usize);
 int_element!(usize, Usize, usize);
 
+/// MAX (`op` is Max) or MIN of two floating-point values with the rule below; the
+/// caller says which is NaN.
+#[inline(always)]
+fn float_max_min<T: PartialOrd>(op: Op, a: T, b: T, a_nan: bool, b_nan: bool) -> T {
+    let origin_wins = if op == Op::Max { b > a } else { b < a };
+    if a_nan {
+        a
+    } else if b_nan || origin_wins {
+        b
+    } else {
+        a
+    }
+}
+
 /// MAX and MIN on floating point: if either operand is NaN the result is NaN (the
 /// target's NaN if it is one, else the origin's), so a NaN is never silently dropped;
 /// between equal values (including -0.0 and +0.0) the target keeps its value.
@@ -113,24 +127,7 @@ macro_rules! float_element {
                 match op {
                     Op::Sum => a + b,
                     Op::Prod => a * b,
-                    Op::Max => {
-                        if a.is_nan() {
-                            a
-                        } else if b.is_nan() || b > a {
-                            b
-                        } else {
-                            a
-                        }
-                    }
-                    Op::Min => {
-                        if a.is_nan() {
-                            a
-                        } else if b.is_nan() || b < a {
-                            b
-                        } else {
-                            a
-                        }
-                    }
+                    Op::Max | Op::Min => float_max_min(op, a, b, a.is_nan(), b.is_nan()),
                     Op::Replace => b,
                     _ => a,
                 }
@@ -402,24 +399,7 @@ impl Element for LongDouble {
         match op {
             Op::Sum => crate::x87::add(a, b),
             Op::Prod => crate::x87::mul(a, b),
-            Op::Max => {
-                if a.is_nan() {
-                    a
-                } else if b.is_nan() || b > a {
-                    b
-                } else {
-                    a
-                }
-            }
-            Op::Min => {
-                if a.is_nan() {
-                    a
-                } else if b.is_nan() || b < a {
-                    b
-                } else {
-                    a
-                }
-            }
+            Op::Max | Op::Min => float_max_min(op, a, b, a.is_nan(), b.is_nan()),
             Op::Replace => b,
             _ => a,
         }
