@@ -176,55 +176,168 @@ fn shifted(dt: &Datatype, count: usize, lo: isize) -> R<(Datatype, usize)> {
     Ok((s, 1))
 }
 
+/// Address ranges of this process's memory that other ranks' calls may write at any
+/// moment: shared windows' parts and windows updated in place. A Rust reference must
+/// never cover such bytes, so a buffer that shares a byte with one is read and written
+/// through a copy, with word atomics ([`origin`], [`result`]). Entries are tagged by
+/// their [`Exposed`] guard.
+static EXPOSED: std::sync::Mutex<Vec<(u64, usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps ranges listed in [`EXPOSED`] while it lives (held by their window).
+pub(crate) struct Exposed(u64);
+
+impl Exposed {
+    /// Lists `ranges` (address, length) until the guard drops.
+    pub(crate) fn new(ranges: impl IntoIterator<Item = (usize, usize)>) -> Exposed {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut l = EXPOSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        l.extend(ranges.into_iter().filter(|r| r.1 > 0).map(|(a, n)| (id, a, n)));
+        Exposed(id)
+    }
+}
+
+impl Drop for Exposed {
+    fn drop(&mut self) {
+        let mut l = EXPOSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        l.retain(|e| e.0 != self.0);
+    }
+}
+
+/// Whether `len` bytes at `lo` share a byte with a range of [`EXPOSED`].
+fn exposed(lo: usize, len: usize) -> bool {
+    let l = EXPOSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    l.iter().any(|&(_, a, n)| lo < a.saturating_add(n) && a < lo.saturating_add(len))
+}
+
+/// The bytes an origin buffer spans: borrowed, or copied out of window memory.
+pub(crate) enum Origin<'a> {
+    Borrowed(&'a [u8]),
+    Copied(Vec<u8>),
+}
+
+impl std::ops::Deref for Origin<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Origin::Borrowed(b) => b,
+            Origin::Copied(v) => v,
+        }
+    }
+}
+
+/// The bytes a result buffer spans: borrowed, or a copy of window memory that
+/// [`Written::finish`] writes back.
+pub(crate) enum Written<'a> {
+    Borrowed(&'a mut [u8]),
+    Copied {
+        at: *mut u8,
+        before: Vec<u8>,
+        bytes: Vec<u8>,
+    },
+}
+
+impl Written<'_> {
+    /// The bytes the call writes.
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        match self {
+            Written::Borrowed(b) => b,
+            Written::Copied { bytes, .. } => bytes,
+        }
+    }
+
+    /// Stores the bytes the call changed (a copy's other bytes are left alone: other
+    /// ranks may be updating them), after the call completed.
+    pub(crate) fn finish(self) {
+        let Written::Copied { at, before, bytes } = self else {
+            return;
+        };
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == before[i] {
+                i += 1;
+                continue;
+            }
+            let j = (i..bytes.len())
+                .find(|&j| bytes[j] == before[j])
+                .unwrap_or(bytes.len());
+            // SAFETY: `at..at + bytes.len()` is the result buffer (the contract of
+            // `result`), which lies (partly) in window memory: written with word atomics
+            // (rma_ops::shared), whose words stay inside mapped memory.
+            unsafe { rma_ops::shared::copy_in(at.add(i), &bytes[i..j]) };
+            i = j;
+        }
+    }
+}
+
 /// `count` instances of `dt` at `p` (an origin buffer): the bytes they span, and the
-/// datatype and count to lay over them.
+/// datatype and count to lay over them. Bytes in window memory (see [`EXPOSED`]) are
+/// copied with word atomics, never borrowed.
 ///
 /// # Safety
-/// The bytes the instances span are readable and not written during the call.
+/// The bytes the instances span are readable and not written during the call, except
+/// by other ranks' calls to window memory among them.
 pub(crate) unsafe fn origin<'a>(
     p: *const c_void,
     count: usize,
     dt: &Datatype,
-) -> R<(&'a [u8], Datatype, usize)> {
+) -> R<(Origin<'a>, Datatype, usize)> {
     let (lo, len) = span(dt, count)?;
     if len == 0 {
-        return Ok((&[], dt.clone(), count));
+        return Ok((Origin::Borrowed(&[]), dt.clone(), count));
     }
     let start = (p as isize).wrapping_add(lo);
     if start == 0 {
         return Err(fail(code::BUFFER, "the buffer is NULL"));
     }
     let (d, n) = shifted(dt, count, lo)?;
-    // SAFETY: the caller's contract: these bytes are the buffer MPI describes.
+    if exposed(start as usize, len) {
+        let mut v = vec![0; len];
+        // SAFETY: the caller's contract: these bytes are the buffer MPI describes;
+        // read with word atomics, as other ranks' calls may write them meanwhile.
+        unsafe { rma_ops::shared::copy_out(start as *const u8, &mut v) };
+        return Ok((Origin::Copied(v), d, n));
+    }
+    // SAFETY: the caller's contract: these bytes are the buffer MPI describes, and no
+    // other rank's call reaches them (they lie in no window memory).
     Ok((
-        unsafe { std::slice::from_raw_parts(start as *const u8, len) },
+        Origin::Borrowed(unsafe { std::slice::from_raw_parts(start as *const u8, len) }),
         d,
         n,
     ))
 }
 
-/// As [`origin`], for a buffer the call writes.
+/// As [`origin`], for a buffer the call writes; [`Written::finish`] after the call.
 ///
 /// # Safety
 /// The bytes the instances span are writable and not otherwise accessed during the
-/// call.
+/// call, except by other ranks' calls to window memory among them.
 pub(crate) unsafe fn result<'a>(
     p: *mut c_void,
     count: usize,
     dt: &Datatype,
-) -> R<(&'a mut [u8], Datatype, usize)> {
+) -> R<(Written<'a>, Datatype, usize)> {
     let (lo, len) = span(dt, count)?;
     if len == 0 {
-        return Ok((&mut [], dt.clone(), count));
+        return Ok((Written::Borrowed(&mut []), dt.clone(), count));
     }
     let start = (p as isize).wrapping_add(lo);
     if start == 0 {
         return Err(fail(code::BUFFER, "the buffer is NULL"));
     }
     let (d, n) = shifted(dt, count, lo)?;
-    // SAFETY: the caller's contract: these bytes are the buffer MPI describes.
+    if exposed(start as usize, len) {
+        let mut before = vec![0; len];
+        // SAFETY: as in `origin`.
+        unsafe { rma_ops::shared::copy_out(start as *const u8, &mut before) };
+        let bytes = before.clone();
+        let at = start as *mut u8;
+        return Ok((Written::Copied { at, before, bytes }, d, n));
+    }
+    // SAFETY: the caller's contract: these bytes are the buffer MPI describes, not
+    // otherwise accessed, and no other rank's call reaches them.
     Ok((
-        unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) },
+        Written::Borrowed(unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) }),
         d,
         n,
     ))
@@ -239,7 +352,7 @@ pub(crate) unsafe fn pack(p: *const c_void, count: usize, dt: &Datatype) -> R<Ve
     let (bytes, d, n) = unsafe { origin(p, count, dt) }?;
     let map = d.type_map(n)?;
     let mut packed = vec![0u8; map.size()];
-    map.pack(bytes, &mut packed)?;
+    map.pack(&bytes, &mut packed)?;
     Ok(packed)
 }
 
@@ -249,12 +362,13 @@ pub(crate) unsafe fn pack(p: *const c_void, count: usize, dt: &Datatype) -> R<Ve
 /// As [`result`].
 pub(crate) unsafe fn unpack(packed: &[u8], p: *mut c_void, count: usize, dt: &Datatype) -> R {
     // SAFETY: forwarded contract.
-    let (bytes, d, n) = unsafe { result(p, count, dt) }?;
+    let (mut bytes, d, n) = unsafe { result(p, count, dt) }?;
     let map = d.type_map(n)?;
     if packed.len() < map.size() {
         return Err(fail(code::TRUNCATE, "too few bytes for the buffer"));
     }
-    map.unpack(&packed[..map.size()], bytes)?;
+    map.unpack(&packed[..map.size()], bytes.bytes())?;
+    bytes.finish();
     Ok(())
 }
 

@@ -53,15 +53,10 @@ enum Mem {
     },
     /// Memory in rma's shared segments, handed to the program (MPI_WIN_UNIFIED).
     Shared,
-    /// MPI_Win_create over memory every rank reaches directly (MPI_WIN_UNIFIED): of
-    /// shared windows (`Shared`, of these uids, kept mapped by the graveyard) or of
-    /// MPI_Alloc_mem blocks (these segments, mapped here until the window goes).
-    Mapped {
-        on: Vec<u64>,
-        /// Held, never read: the mappings live as long as the window.
-        #[allow(dead_code)]
-        keep: Vec<Arc<Segment>>,
-    },
+    /// MPI_Win_create over memory other ranks' calls update directly (MPI_WIN_UNIFIED):
+    /// memory every rank maps (of shared windows or MPI_Alloc_mem blocks), or this
+    /// rank's own memory, which the queued transport's progress thread updates in place.
+    Mapped,
     /// A dynamic window: one rma region (`arena`, attached at creation) holds a copy
     /// of every piece of the program's memory attached since, placed first-fit, so
     /// pieces attached one after another lie one after another (MPI_WIN_SEPARATE, as
@@ -83,6 +78,31 @@ struct Piece {
     /// Where its copy lies in the arena.
     off: usize,
     slot: usize,
+}
+
+/// Memory of other objects that a window exposes or reads: kept mapped for as long as
+/// the window lives, whichever the program frees first (erroneous under MPI, but then
+/// the window's calls must not touch unmapped memory).
+#[derive(Default)]
+struct Pins {
+    /// Shared windows (their uids) holding memory of this window: freed first, they
+    /// wait in the graveyard until no window pins them (`State::bury`).
+    on: Vec<u64>,
+    /// MPI_Alloc_mem blocks' segments holding memory of this window. Held, never read:
+    /// a block freed first stays mapped until the window goes.
+    #[allow(dead_code)]
+    keep: Vec<Arc<Segment>>,
+}
+
+impl Pins {
+    fn add(&mut self, more: Pins) {
+        for uid in more.on {
+            if !self.on.contains(&uid) {
+                self.on.push(uid);
+            }
+        }
+        self.keep.extend(more.keep);
+    }
 }
 
 /// Bytes of one rank's record at MPI_Win_create (see `State::create_mapped`).
@@ -181,6 +201,12 @@ pub(crate) struct Win {
     name: String,
     pub(crate) errh: i32,
     attrs: BTreeMap<i32, usize>,
+    /// This process's memory that other ranks' calls to this window write (listed
+    /// while the window lives, so buffers there are never borrowed).
+    #[allow(dead_code)]
+    exposed: crate::dtype::Exposed,
+    /// Last, so dropped after `win` (whose progress thread may still write the memory).
+    pins: Pins,
 }
 
 impl Win {
@@ -199,6 +225,18 @@ impl Win {
             let seg = win.shared_query(Rank::new(r as u32)).ok()?;
             let (a, n) = (seg.addr(), seg.len());
             (n > 0 && addr >= a && addr - a + len <= n).then(|| (self.uid, r, addr - a))
+        })
+    }
+
+    /// Whether `len` bytes at `addr` share a byte with a part of this shared window.
+    fn overlaps(&self, addr: usize, len: usize) -> bool {
+        if !matches!(self.mem, Mem::Shared) || len == 0 {
+            return false;
+        }
+        let win = self.window();
+        (0..win.size()).any(|r| {
+            win.shared_query(Rank::new(r as u32))
+                .is_ok_and(|seg| addr < seg.addr() + seg.len() && seg.addr() < addr + len)
         })
     }
 
@@ -323,7 +361,7 @@ impl State {
     /// Frees every window (MPI_Finalize): windows over shared windows' memory first,
     /// then the others, then freed shared windows kept for them.
     pub(crate) fn drop_windows(&mut self) {
-        let mapped = |w: &Win| matches!(w.mem, Mem::Mapped { .. });
+        let mapped = |w: &Win| !w.pins.on.is_empty();
         for pass in [true, false] {
             for h in self.wins.handles() {
                 if self.wins.get(h).is_some_and(|w| mapped(w) == pass) {
@@ -343,10 +381,7 @@ impl State {
             .wins
             .handles()
             .iter()
-            .filter_map(|&h| match &self.wins.get(h)?.mem {
-                Mem::Mapped { on, .. } => Some(on.clone()),
-                _ => None,
-            })
+            .filter_map(|&h| Some(self.wins.get(h)?.pins.on.clone()))
             .flatten()
             .collect();
         let (keep, gone): (Vec<Win>, Vec<Win>) = std::mem::take(&mut self.graveyard)
@@ -360,13 +395,28 @@ impl State {
         }
     }
 
-    /// Whether a live mapped window exposes memory of shared window `uid`.
+    /// Whether a live window exposes or reads memory of shared window `uid`.
     fn pinned(&self, uid: u64) -> bool {
         self.wins.handles().iter().any(|&h| {
             self.wins
                 .get(h)
-                .is_some_and(|w| matches!(&w.mem, Mem::Mapped { on, .. } if on.contains(&uid)))
+                .is_some_and(|w| w.pins.on.contains(&uid))
         })
+    }
+
+    /// What `len` bytes of this rank's memory at `addr` lie in: the shared windows and
+    /// the MPI_Alloc_mem block that a window over them must keep mapped.
+    fn pins_of(&self, addr: usize, len: usize) -> Pins {
+        let on = self
+            .wins
+            .handles()
+            .iter()
+            .filter_map(|&h| self.wins.get(h))
+            .filter(|w| w.overlaps(addr, len))
+            .map(|w| w.uid)
+            .collect();
+        let keep = crate::mem::block_of(addr, len).map(|(seg, _)| seg).into_iter().collect();
+        Pins { on, keep }
     }
 
     /// MPI_Win_create's window over shared windows' memory, if every rank's `len`
@@ -379,7 +429,7 @@ impl State {
         len: usize,
         unit: usize,
         info: &Info,
-    ) -> R<Option<(Window<'static>, Mem)>> {
+    ) -> R<Option<(Window<'static>, Pins)>> {
         // what this rank announces: 0 = memory no other rank reaches, 1 = in a shared
         // window, 2 = empty, 3 = in an MPI_Alloc_mem block (its segment's name follows)
         let home = self
@@ -472,7 +522,7 @@ impl State {
         // word atomics; the program reaches it through raw pointers (C), never a Rust
         // reference.
         let w = unsafe { Window::create_mapped(world, len, unit, &peers, info)? };
-        Ok(Some((w, Mem::Mapped { on, keep })))
+        Ok(Some((w, Pins { on, keep })))
     }
 
     fn add_win(
@@ -480,6 +530,7 @@ impl State {
         c: c_int,
         win: Window<'static>,
         mem: Mem,
+        pins: Pins,
         base: usize,
         vals: AttrVals,
     ) -> c_int {
@@ -487,6 +538,15 @@ impl State {
             .get_mut(c)
             .expect("the window's communicator")
             .windows += 1;
+        let exposed = crate::dtype::Exposed::new(match mem {
+            // every rank's part, mapped in this process
+            Mem::Shared => (0..win.size())
+                .filter_map(|r| win.shared_query(Rank::new(r as u32)).ok())
+                .map(|seg| (seg.addr(), seg.len()))
+                .collect(),
+            Mem::Mapped => vec![(base, vals.size.max(0) as usize)],
+            Mem::Private { .. } | Mem::Dynamic { .. } => Vec::new(),
+        });
         self.wins.insert(
             1,
             Win {
@@ -499,6 +559,8 @@ impl State {
                 name: String::new(),
                 errh: ERRH_FATAL,
                 attrs: BTreeMap::new(),
+                exposed,
+                pins,
             },
         )
     }
@@ -542,38 +604,37 @@ pub unsafe extern "C" fn MPI_Win_create(
         }
         let info = info_of(st, info)?;
         let world = st.intra(c)?.world();
-        if let Some((w, mem)) = st.create_mapped(world, base as usize, len, unit, &info)? {
-            let vals = AttrVals {
-                size,
-                disp_unit,
-                flavor: FLAVOR_CREATE,
-                model: UNIFIED,
-            };
-            let h = st.add_win(c, w, mem, base as usize, vals);
+        let base_addr = base as usize;
+        let unified = |size, disp_unit| AttrVals {
+            size,
+            disp_unit,
+            flavor: FLAVOR_CREATE,
+            model: UNIFIED,
+        };
+        if let Some((w, pins)) = st.create_mapped(world, base_addr, len, unit, &info)? {
+            let h = st.add_win(c, w, Mem::Mapped, pins, base_addr, unified(size, disp_unit));
             // SAFETY: MPI's contract: a window out-parameter.
             return unsafe { out(win, h, "win") };
         }
-        // every rank's memory 8-byte aligned: other ranks' calls update it in place
-        // (the progress thread of the queued transport applies them here)
-        let aligned = [u8::from(base as usize % 8 == 0)];
-        if world.allgather(&aligned)?.iter().all(|v| v[..] == [1]) {
-            // SAFETY: MPI's contract: `base` holds `size` bytes until MPI_Win_free (8-byte
-            // aligned, checked; the trailing partial word lies in the same page, and
-            // rma's accesses to its bytes past the window are atomic read-modify-writes
-            // that store back what they read); the program reaches it through raw
-            // pointers (C), rma through word atomics.
+        // this rank's memory, kept mapped while the window lives if it lies in a shared
+        // window or an MPI_Alloc_mem block
+        let pins = st.pins_of(base_addr, len);
+        // every rank's memory whole 8-byte words: other ranks' calls update it in place
+        // (the progress thread of the queued transport applies them here). A length
+        // that is not a whole number of words would have rma's word atomics touch
+        // bytes past the program's object, so such a window takes the copy below, as
+        // does one whose info asks for the atomic transport (it cannot reach another
+        // process's private memory).
+        let atomic = info.get(rma_win::backend::WinInfo::TRANSPORT_KEY) == Some("atomic");
+        let in_place = [u8::from(base_addr % 8 == 0 && len % 8 == 0 && !atomic)];
+        if world.allgather(&in_place)?.iter().all(|v| v[..] == [1]) {
+            // SAFETY: MPI's contract: `base` holds `size` bytes until MPI_Win_free
+            // (8-byte aligned and a whole number of words, checked, so rma touches no
+            // byte outside it; kept mapped by `pins` if it lies in another window's or
+            // block's memory); the program reaches it through raw pointers (C), rma
+            // through word atomics.
             let w = unsafe { Window::create_in_place(world, base.cast(), len, unit, &info)? };
-            let vals = AttrVals {
-                size,
-                disp_unit,
-                flavor: FLAVOR_CREATE,
-                model: UNIFIED,
-            };
-            let mem = Mem::Mapped {
-                on: Vec::new(),
-                keep: Vec::new(),
-            };
-            let h = st.add_win(c, w, mem, base as usize, vals);
+            let h = st.add_win(c, w, Mem::Mapped, pins, base_addr, unified(size, disp_unit));
             // SAFETY: MPI's contract: a window out-parameter.
             return unsafe { out(win, h, "win") };
         }
@@ -593,19 +654,14 @@ pub unsafe extern "C" fn MPI_Win_create(
             flavor: FLAVOR_CREATE,
             model: SEPARATE,
         };
-        let aliased = st.wins.handles().iter().any(|&h| {
-            st.wins.get(h).is_some_and(|x| {
-                matches!(x.mem, Mem::Shared)
-                    && (x.base..x.base + x.vals.size as usize).contains(&(base as usize))
-            })
-        });
+        let aliased = !pins.on.is_empty();
         let mem = Mem::Private {
             ptr: base.cast(),
             len,
             shadow,
             aliased,
         };
-        let h = st.add_win(c, w, mem, base as usize, vals);
+        let h = st.add_win(c, w, mem, pins, base_addr, vals);
         // SAFETY: MPI's contract: a window out-parameter.
         unsafe { out(win, h, "win") }
     })
@@ -656,7 +712,7 @@ unsafe fn allocate(
         flavor,
         model: UNIFIED,
     };
-    let h = st.add_win(c, w, Mem::Shared, base as usize, vals);
+    let h = st.add_win(c, w, Mem::Shared, Pins::default(), base as usize, vals);
     st.wins.get_mut(h).expect("just added").uid = uid;
     // SAFETY: MPI's contract: `baseptr` points to a `void *`, `win` to a window.
     unsafe {
@@ -764,7 +820,7 @@ pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut
             arena: Some(arena),
             regions: Vec::new(),
         };
-        let h = st.add_win(c, w, mem, 0, vals);
+        let h = st.add_win(c, w, mem, Pins::default(), 0, vals);
         // SAFETY: MPI's contract: a window out-parameter.
         unsafe { out(win, h, "win") }
     })
@@ -787,6 +843,9 @@ fn place(regions: &[Piece], len: usize) -> Option<usize> {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize) -> c_int {
     call("MPI_Win_attach", On::Win(w), |st| {
+        // kept mapped while the window lives, if the memory lies in a shared window or
+        // an MPI_Alloc_mem block (reconciliations read it)
+        let pins = st.pins_of(base as usize, usize::try_from(size).unwrap_or(0));
         let x = st.win_mut(w)?;
         let win = x.win.as_ref().expect("live");
         let Mem::Dynamic {
@@ -852,6 +911,7 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
             off,
             slot,
         });
+        x.pins.add(pins);
         Ok(())
     })
 }
@@ -1391,7 +1451,7 @@ unsafe fn put(
         let d = st.dt(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
         let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
-        let b = Buffer::new(bytes, n, &d);
+        let b = Buffer::new(&bytes, n, &d);
         if request {
             win.rput_with(b, target)?.wait()?;
         } else {
@@ -1418,13 +1478,14 @@ unsafe fn get(
         let d = st.dt(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt, and the
         // program does not touch it until the call completes.
-        let (bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
-        let b = BufferMut::new(bytes, n, &d);
+        let (mut bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
+        let b = BufferMut::new(bytes.bytes(), n, &d);
         if request {
             win.rget_with(b, target)?.wait()?;
         } else {
             win.get_with(b, target)?;
         }
+        bytes.finish();
         Ok(())
     })
 }
@@ -1449,7 +1510,7 @@ unsafe fn accumulate(
         let d = st.dt(odt)?;
         // SAFETY: as in `put`.
         let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
-        let b = Buffer::new(bytes, n, &d);
+        let b = Buffer::new(&bytes, n, &d);
         if request {
             win.raccumulate_with(b, target, op)?.wait()?;
         } else {
@@ -1540,22 +1601,23 @@ unsafe fn get_accumulate(
     let op = crate::coll::op_of(op)?;
     let rd = st.dt(rdt)?;
     // SAFETY: MPI's contract: the result buffer holds `rn` elements of rdt.
-    let (rbytes, rd, rcount) = unsafe { result(r, count(rn, "result_count")?, &rd)? };
-    let res = BufferMut::new(rbytes, rcount, &rd);
+    let (mut rbytes, rd, rcount) = unsafe { result(r, count(rn, "result_count")?, &rd)? };
+    let res = BufferMut::new(rbytes.bytes(), rcount, &rd);
     // MPI ignores the origin arguments of MPI_NO_OP (its datatype may be NULL)
     let (obytes, od, ocount) = if op == rma_win::Op::NoOp {
-        (&[][..], rd.clone(), 0)
+        (crate::dtype::Origin::Borrowed(&[]), rd.clone(), 0)
     } else {
         let od = st.dt(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
         unsafe { origin(o, count(on, "origin_count")?, &od)? }
     };
-    let orig = (op != rma_win::Op::NoOp).then(|| Buffer::new(obytes, ocount, &od));
+    let orig = (op != rma_win::Op::NoOp).then(|| Buffer::new(&obytes, ocount, &od));
     if request {
         win.rget_accumulate_with(orig, res, target, op)?.wait()?;
     } else {
         win.get_accumulate_with(orig, res, target, op)?;
     }
+    rbytes.finish();
     Ok(())
 }
 

@@ -147,11 +147,8 @@ impl World {
     /// threads the atomic transport; nothing is copied.
     ///
     /// # Safety
-    /// As [`WindowMemory::create`]: `ptr` is 8-byte aligned and valid for reads and
-    /// writes of `len` bytes rounded up to whole 8-byte words for the whole life of the
-    /// returned window (a window dropped without its free included), and every access
-    /// to that memory while it lives is a word atomic or made by code outside Rust (a
-    /// C program's own loads and stores), never through a Rust reference.
+    /// Exactly [`WindowMemory::create`]'s contract, for the life of the returned
+    /// window (a window dropped without its free included).
     pub unsafe fn create_in_place(
         &self,
         ptr: *mut u8,

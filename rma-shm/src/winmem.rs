@@ -481,12 +481,22 @@ impl WindowMemory {
     /// such a window needs the queued transport (`opts.queues`).
     ///
     /// # Safety
-    /// `ptr` must be 8-byte aligned and valid for reads and writes of `len` bytes
-    /// rounded up to a whole number of 8-byte words, for the whole life of the returned
-    /// value (and for as long as any peer may still reach it: a window dropped without
-    /// its collective free must leave the memory in place), and every access to those
-    /// words while it lives must be a word atomic (`rma_ops::shared`): the window's
-    /// calls read and write whole aligned words.
+    /// `ptr` must be 8-byte aligned (a misaligned one is refused with class ARG) and
+    /// valid for reads and writes of `len` bytes rounded up to a whole number of
+    /// 8-byte words, for the whole life of the returned value (and for as long as any
+    /// peer may still reach it: a window dropped without its collective free must
+    /// leave the memory in place). The window's calls read and write whole aligned
+    /// words, with word atomics only (`rma_ops::shared`); while it lives every other
+    /// access to those words must be a word atomic too, never through a Rust
+    /// reference, with one exception the caller answers for: memory a program outside
+    /// Rust (C, through MPI_Win_create) also loads and stores. That program keeps its
+    /// own accesses apart from the window's calls to the same bytes as MPI requires
+    /// (by synchronization), and its plain stores to *other* bytes of a word a call
+    /// updates at the same time rely on the hardware keeping byte stores and word
+    /// atomics coherent (x86-64 and aarch64 do), not on the C or Rust memory model, as
+    /// with any MPI over shared memory. If `len` is not a whole number of words, the
+    /// bytes of the last word past `len` are read and written back atomically too, so
+    /// they must belong to nothing else that is accessed meanwhile.
     pub unsafe fn create(
         world: &World,
         ptr: *mut u8,
@@ -593,6 +603,14 @@ impl WindowMemory {
         };
         let mine = if disp_unit == 0 {
             Err(Error::InvalidDispUnit { disp_unit })
+        } else if user.is_some_and(|p| len > 0 && p as usize % rma_ops::shared::WORD != 0) {
+            // the caller's promise broken; refused before any access (every rank learns
+            // of it below, as of any rank's failure here)
+            Err(Error::arg(format!(
+                "window memory at {:p} is not {}-byte aligned",
+                user.unwrap_or(std::ptr::null_mut()),
+                rma_ops::shared::WORD
+            )))
         } else {
             seg_len
                 .ok_or_else(|| Error::NoMem {

@@ -213,8 +213,11 @@
 //! - **fence epoch**: the span between two fences in which every rank may issue calls
 //!   to every other (active target).
 
-// no unsafe block; one `unsafe fn` (SharedSegment::as_mut_ptr, whose contract its
-// callers keep): `deny` rather than `forbid` so that item can opt out
+// three `unsafe fn`s, each marked `allow(unsafe_code)`: SharedSegment::as_mut_ptr,
+// and Window::create_mapped and create_in_place (constructors for a C interface),
+// whose contracts their callers keep; the two constructors' bodies are one unsafe
+// block each, forwarding that contract. `deny` rather than `forbid` so those items can
+// opt out
 #![deny(unsafe_code)]
 
 mod blocks;

@@ -80,7 +80,7 @@ Tasks:
                        source package (never kept in this repository), built per its
                        Makefile.am with each MPI's compiler wrapper and run per its
                        testlist with MPICH's pass rule; writes
-                       target/mpich-suite/results.md, side by side (rma joins when its
+                       target/mpich-suite/results.md (--dtp: results-dtp.md), side by side (rma joins when its
                        C ABI exists)
   help                 this text
 ";

@@ -39,7 +39,8 @@ cargo xtask mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
   Builds MPICH's test/mpi/rma (fetched from Debian's mpich source package) with each
   implementation's compiler wrapper and runs its testlist under its launcher, with the
   suite's rank counts, arguments and time limits and its pass rule (exit 0, output
-  exactly `No Errors`). Writes target/mpich-suite/results.md (entry by entry, side by
+  exactly `No Errors`). Writes target/mpich-suite/results.md (results-dtp.md with
+  --dtp; entry by entry, side by
   side) and prints a summary.
 
   --impl         rma, mpich, openmpi (default: rma and every MPI installed)
@@ -949,7 +950,8 @@ pub(crate) fn main(args: &[&str]) -> bool {
         }
         md.push('\n');
     }
-    let out = root.join("results.md");
+    // the two lists keep separate files, so running both (as .ci/run does) keeps both
+    let out = root.join(if opts.dtp { "results-dtp.md" } else { "results.md" });
     if let Err(e) = std::fs::write(&out, md) {
         eprintln!("mpich-suite: {}: {e}", out.display());
         return false;

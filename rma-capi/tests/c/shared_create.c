@@ -1,6 +1,7 @@
 /* rma's C interface: MPI_Win_create over memory of a shared window (the unified model
  * through the shared memory itself), long double arithmetic, and freeing the shared
- * window first. Exits 0 when every check held; prints what failed otherwise. Run with
+ * window first, memory of mixed kinds, lengths that are not whole words, and gets into
+ * window memory. Exits 0 when every check held; prints what failed otherwise. Run with
  * 3 or more ranks. */
 #include <mpi.h>
 #include <stdio.h>
@@ -142,6 +143,96 @@ int main(int argc, char **argv) {
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
     MPI_Free_mem(am);
+
+    /* 6. ranks' memory of three kinds (rank 0: a shared window's part, rank 1: the
+     * heap, the others: MPI_Alloc_mem), every rank's 8-aligned and whole words: the
+     * window is made in place; the shared window and the blocks freed first stay
+     * mapped until the window goes */
+    long *part, *heap = NULL, *blk = NULL, *mem6;
+    MPI_Win_allocate_shared(4 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
+                            &part, &shm);
+    if (rank == 0) {
+        mem6 = part;
+    } else if (rank == 1) {
+        if (posix_memalign((void **) &heap, 8, 4 * sizeof(long))) MPI_Abort(MPI_COMM_WORLD, 1);
+        mem6 = heap;
+    } else {
+        MPI_Alloc_mem(4 * sizeof(long), MPI_INFO_NULL, &blk);
+        mem6 = blk;
+    }
+    for (int k = 0; k < 4; k++) mem6[k] = 0;
+    MPI_Win_create(mem6, 4 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+    CHECK(flag && *model == MPI_WIN_UNIFIED, "mixed memory: model %d", flag ? *model : -1);
+    MPI_Win_free(&shm);
+    if (blk) MPI_Free_mem(blk);
+    MPI_Win_lock_all(0, win);
+    for (int t = 0; t < size; t++)
+        MPI_Accumulate(&one, 1, MPI_LONG, t, 1, 1, MPI_LONG, MPI_SUM, win);
+    MPI_Win_flush_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long sum6 = -1;
+    MPI_Get(&sum6, 1, MPI_LONG, right, 1, 1, MPI_LONG, win);
+    MPI_Win_flush_all(win);
+    MPI_Win_unlock_all(win);
+    CHECK(sum6 == size, "accumulates after the shared window and blocks were freed: %ld",
+          sum6);
+    MPI_Win_free(&win);
+    free(heap);
+
+    /* 7. a length that is not whole words: a copy (the separate model), so rma's word
+     * atomics never touch the bytes past the program's object */
+    static long words[2];
+    int *three = (int *) words;
+    for (int k = 0; k < 4; k++) three[k] = 0;
+    MPI_Win_create(three, 3 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+    CHECK(flag && *model == MPI_WIN_SEPARATE, "12-byte window: model %d", flag ? *model : -1);
+    MPI_Win_fence(0, win);
+    MPI_Accumulate(&ione, 1, MPI_INT, right, 2, 1, MPI_INT, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    CHECK(three[2] == 1 && three[3] == 0, "12-byte window: %d %d", three[2], three[3]);
+    MPI_Win_free(&win);
+
+    /* 8. a get into memory of a window other ranks update meanwhile: the result lands
+     * whole, and the neighbouring words others add to keep every addition */
+    long *slots;
+    MPI_Win_allocate(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &slots,
+                     &win);
+    for (int k = 0; k < 8; k++) slots[k] = rank == 0 ? 1000 + k : 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    for (int it = 0; it < 200; it++) {
+        for (int t = 0; t < size; t++)
+            MPI_Accumulate(&one, 1, MPI_LONG, t, 6, 1, MPI_LONG, MPI_SUM, win);
+        MPI_Get(&slots[5], 1, MPI_LONG, 0, 2, 1, MPI_LONG, win);
+        MPI_Win_flush_all(win);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    CHECK(slots[5] == 1002, "get into window memory: %ld", slots[5]);
+    CHECK(slots[6] == 200L * size + (rank == 0 ? 1006 : 0),
+          "additions beside a get into window memory: %ld", slots[6]);
+    MPI_Win_free(&win);
+
+    /* 9. info asking for the atomic transport: the window is made (as a copy), not
+     * refused */
+    MPI_Info atomic;
+    MPI_Info_create(&atomic);
+    MPI_Info_set(atomic, "rma_transport", "atomic");
+    static long aligned4[4];
+    int rc9 = MPI_Win_create(aligned4, sizeof aligned4, sizeof(long), atomic, MPI_COMM_WORLD,
+                             &win);
+    CHECK(rc9 == MPI_SUCCESS, "create with rma_transport=atomic: error %d", rc9);
+    if (rc9 == MPI_SUCCESS) {
+        MPI_Win_fence(0, win);
+        MPI_Accumulate(&one, 1, MPI_LONG, right, 0, 1, MPI_LONG, MPI_SUM, win);
+        MPI_Win_fence(0, win);
+        CHECK(aligned4[0] == 1, "rma_transport=atomic window: %ld", aligned4[0]);
+        MPI_Win_free(&win);
+    }
+    MPI_Info_free(&atomic);
 
     int total;
     MPI_Allreduce(&errs, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -342,9 +342,10 @@ impl<'w> Window<'w> {
     /// `peers` has one entry per rank; for every rank r with a nonzero length,
     /// `peers[r]` is 8-byte aligned and valid for reads and writes of rank r's length
     /// rounded up to whole 8-byte words, in this process, for the whole life of the
-    /// returned window (a window dropped without its free included); every access to
-    /// that memory while the window lives is a word atomic (rma's own windows) or made
-    /// by code outside Rust (a C program's loads and stores), never a Rust reference.
+    /// returned window (a window dropped without its free included). Every access to
+    /// that memory is as [`Window::create_in_place`] requires: word atomics (rma's own
+    /// windows), or a C program's loads and stores under the terms given there, never a
+    /// Rust reference.
     ///
     /// # Examples
     ///
@@ -414,11 +415,18 @@ impl<'w> Window<'w> {
     /// RMA_FLAVOR. Rust programs use [`Window::create`], which borrows a slice.
     ///
     /// # Safety
-    /// `ptr` is 8-byte aligned and valid for reads and writes of `len` bytes rounded
-    /// up to whole 8-byte words for the whole life of the returned window (a window
-    /// dropped without its free included); every access to that memory while the
-    /// window lives is a word atomic (rma's own) or made by code outside Rust (a C
-    /// program's loads and stores), never a Rust reference.
+    /// `ptr` is 8-byte aligned (a misaligned one is refused with class ARG) and valid
+    /// for reads and writes of `len` bytes rounded up to whole 8-byte words for the
+    /// whole life of the returned window (a window dropped without its free included).
+    /// rma reads and writes those words with word atomics only; every other access to
+    /// them while the window lives is a word atomic too, never a Rust reference, except
+    /// a C program's own loads and stores, for which the caller answers: kept apart from
+    /// the window's calls to the same bytes by MPI's synchronization, and, for other
+    /// bytes of a word a call updates meanwhile, relying on the hardware (x86-64,
+    /// aarch64) keeping byte stores and word atomics coherent, as any MPI over shared
+    /// memory does. A `len` that is not a whole number of words has the bytes of its
+    /// last word past `len` read and written back atomically: they must belong to
+    /// nothing accessed meanwhile.
     #[allow(unsafe_code)] // a constructor whose callers make the promise above
     pub unsafe fn create_in_place(
         world: &'w World,
