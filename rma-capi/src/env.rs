@@ -248,12 +248,17 @@ pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut 
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
-    if !crate::mem::free(base as usize) {
-        // SAFETY: MPI's contract: memory from MPI_Alloc_mem (or NULL), and not one of
-        // its shared blocks (just checked): malloc's.
-        unsafe { libc::free(base) };
+    match crate::mem::free(base as usize) {
+        crate::mem::Freed::Block => 0,
+        // an address inside a block: refused (free() would abort the process)
+        crate::mem::Freed::Inside => crate::code::BASE,
+        crate::mem::Freed::NotABlock => {
+            // SAFETY: MPI's contract: memory from MPI_Alloc_mem (or NULL), and not one of
+            // its shared blocks (just checked): malloc's.
+            unsafe { libc::free(base) };
+            0
+        }
     }
-    0
 }
 
 fn describe(c: c_int) -> String {

@@ -44,14 +44,26 @@ pub(crate) fn allocate(world: &str, len: usize) -> Option<*mut u8> {
     Some(p)
 }
 
-/// Frees the block at `p`; false if `p` is not one (malloc's memory).
-pub(crate) fn free(p: usize) -> bool {
-    match blocks().remove(&p) {
-        Some(seg) => {
-            seg.unlink();
-            true
-        }
-        None => false,
+/// What MPI_Free_mem found at `p`.
+pub(crate) enum Freed {
+    /// A block, unmapped and its name removed (once no window holds it).
+    Block,
+    /// An address inside a block but not its start: nothing freed.
+    Inside,
+    /// No block: malloc's memory (or NULL).
+    NotABlock,
+}
+
+/// Frees the block at `p`.
+pub(crate) fn free(p: usize) -> Freed {
+    let mut b = blocks();
+    if let Some(seg) = b.remove(&p) {
+        seg.unlink();
+        return Freed::Block;
+    }
+    match b.range(..p).next_back() {
+        Some((&start, seg)) if p < start + seg.len() => Freed::Inside,
+        _ => Freed::NotABlock,
     }
 }
 

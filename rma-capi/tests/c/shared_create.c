@@ -142,6 +142,8 @@ int main(int argc, char **argv) {
     if (rank == 0) CHECK(am[3] == size, "Alloc_mem accumulates seen: %ld", am[3]);
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
+    int rc5 = MPI_Free_mem(am + 1);
+    CHECK(rc5 == MPI_ERR_BASE, "MPI_Free_mem inside a block: %d", rc5);
     MPI_Free_mem(am);
 
     /* 6. ranks' memory of three kinds (rank 0: a shared window's part, rank 1: the
