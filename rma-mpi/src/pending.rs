@@ -89,9 +89,13 @@ unsafe impl Send for Raw {}
 struct Slab {
     /// Chunks of CHUNK bytes; their addresses do not move when the list grows.
     chunks: Vec<Raw>,
-    /// The chunk being cut, and the bytes of it used.
+    /// The chunk being cut.
     chunk: usize,
-    used: usize,
+    /// The address of its next free byte (a multiple of 8) and its end; both 0 while
+    /// no chunk is being cut. Addresses, not pointers: no reference is ever made from
+    /// them, and the slab stays Send.
+    next: usize,
+    end: usize,
     /// Copies larger than [`SMALL`].
     big: Vec<Raw>,
     /// Copies kept, and their bytes.
@@ -100,9 +104,40 @@ struct Slab {
 }
 
 impl Slab {
-    /// A place for `data` that stays put until [`Slab::reset`]; its address.
+    /// A place for `data` that stays put until [`Slab::reset`]; its address. The
+    /// one-element copy (at most 8 bytes) of a put or accumulate is a bounds check and
+    /// one move; anything else goes to [`Slab::keep_other`].
     #[inline]
     fn keep(&mut self, data: &[u8]) -> *const u8 {
+        let at = self.next;
+        if data.len() <= 8 && self.end - at >= 8 {
+            self.next = at + 8;
+            self.count += 1;
+            self.bytes += data.len();
+            let dst = at as *mut u8;
+            // SAFETY: `at..at + 8` lies in the chunk being cut (`end - at >= 8`), and
+            // belongs to no other copy (`next` only moves forward until a reset); it is
+            // written through the chunk's raw pointer, which no reference covers, so the
+            // other copies' pointers (which MPI may be reading) stay valid. The 8-byte
+            // source is read unaligned.
+            unsafe {
+                if data.len() == 8 {
+                    dst.cast::<[u8; 8]>()
+                        .write_unaligned(data.as_ptr().cast::<[u8; 8]>().read_unaligned());
+                } else {
+                    std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+                }
+            }
+            return dst.cast_const();
+        }
+        self.keep_other(data)
+    }
+
+    /// [`Slab::keep`] for a copy larger than 8 bytes, or one that does not fit in the
+    /// chunk being cut.
+    #[cold]
+    #[inline(never)]
+    fn keep_other(&mut self, data: &[u8]) -> *const u8 {
         self.count += 1;
         self.bytes += data.len();
         if data.len() > SMALL {
@@ -116,49 +151,52 @@ impl Slab {
             self.big.push(copy);
             return at;
         }
-        let at = self
-            .used
-            .next_multiple_of(if data.len() <= 8 { 8 } else { ALIGN });
-        let (chunk, at) = if at + data.len() <= CHUNK && self.chunk < self.chunks.len() {
-            (self.chunk, at)
-        } else if self.chunks.is_empty() {
-            (0, 0)
-        } else {
-            (self.chunk + 1, 0)
-        };
-        if chunk == self.chunks.len() {
-            self.chunks.push(Raw::new(CHUNK));
-        }
-        self.chunk = chunk;
-        self.used = at + data.len();
-        // SAFETY: the chunk holds CHUNK bytes, `at + data.len() <= CHUNK` (a copy of
-        // at most SMALL < CHUNK bytes starts a fresh chunk when it does not fit), and
-        // the bytes `at..at + data.len()` belong to no other copy; they are written
-        // through the chunk's raw pointer, which no reference covers, so the other
-        // copies' pointers (which MPI may be reading) stay valid. The 8-byte source
-        // is read unaligned.
-        unsafe {
-            let dst = self.chunks[chunk].ptr.as_ptr().add(at);
-            if data.len() == 8 {
-                // the common one-element call: one move, no library call
-                dst.cast::<[u8; 8]>()
-                    .write_unaligned(data.as_ptr().cast::<[u8; 8]>().read_unaligned());
-            } else {
-                std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+        let align = if data.len() <= 8 { 8 } else { ALIGN };
+        let mut at = self.next.next_multiple_of(align);
+        if self.end == 0 || at + data.len() > self.end {
+            // the next chunk (the first one after a reset that kept none)
+            let chunk = if self.end == 0 { 0 } else { self.chunk + 1 };
+            if chunk == self.chunks.len() {
+                self.chunks.push(Raw::new(CHUNK));
             }
-            dst.cast_const()
+            self.chunk = chunk;
+            at = self.chunks[chunk].ptr.as_ptr() as usize;
+            self.end = at + CHUNK;
         }
+        // the next copy starts at a multiple of 8 (the fast path's precondition)
+        self.next = (at + data.len()).next_multiple_of(8).min(self.end);
+        let dst = at as *mut u8;
+        // SAFETY: `at..at + data.len()` lies in chunk `self.chunk` (a fresh chunk holds
+        // CHUNK >= SMALL bytes; otherwise checked against `end` above) and belongs to no
+        // other copy; written through the chunk's raw pointer, as in `keep`.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        dst.cast_const()
     }
 
     /// Forgets the copies (their calls are complete); keeps up to [`KEEP`] chunks for
-    /// the next.
+    /// the next, the first of them being cut again.
+    #[inline]
     fn reset(&mut self) {
-        self.chunks.truncate(KEEP);
-        self.big.clear();
+        if self.chunks.len() > KEEP || !self.big.is_empty() {
+            self.trim();
+        }
         self.chunk = 0;
-        self.used = 0;
+        (self.next, self.end) = match self.chunks.first() {
+            Some(c) => (c.ptr.as_ptr() as usize, c.ptr.as_ptr() as usize + CHUNK),
+            None => (0, 0),
+        };
         self.count = 0;
         self.bytes = 0;
+    }
+}
+
+impl Slab {
+    /// Frees the large copies and the chunks beyond [`KEEP`].
+    #[cold]
+    #[inline(never)]
+    fn trim(&mut self) {
+        self.chunks.truncate(KEEP);
+        self.big.clear();
     }
 }
 

@@ -130,6 +130,7 @@ impl MpiWindow<'_> {
 
     /// MPI_Win_flush (`local`: MPI_Win_flush_local) of `r`, which a passive epoch
     /// covers. A remote flush of a clean target is skipped unless `always`.
+    #[inline]
     pub(crate) fn flush_rank_now(&self, r: c_int, local: bool, always: bool) -> Result<()> {
         self.flush_rank_after(r, local, always, "", |_| 0)
     }
@@ -178,19 +179,35 @@ impl MpiWindow<'_> {
                 (0, rc)
             });
         if issued != 0 || flushed != 0 {
-            if was_dirty {
-                self.pending.restore_dirty(Some(r));
-            }
-            let rank = Rank::new(r as u32);
-            self.check_rc(issued, Call::new(name).rank(rank))?;
-            let mpi = if local {
-                "MPI_Win_flush_local"
-            } else {
-                "MPI_Win_flush"
-            };
-            return self.check_rc(flushed, Call::new(mpi).rank(rank));
+            return self.flush_failed(r, local, was_dirty, name, issued, flushed);
         }
         Ok(())
+    }
+
+    /// The error of [`MpiWindow::flush_rank_after`] whose call (`issued`) or flush
+    /// (`flushed`) returned an MPI error code; the target's mark set back.
+    #[cold]
+    #[inline(never)]
+    fn flush_failed(
+        &self,
+        r: c_int,
+        local: bool,
+        was_dirty: bool,
+        name: &'static str,
+        issued: c_int,
+        flushed: c_int,
+    ) -> Result<()> {
+        if was_dirty {
+            self.pending.restore_dirty(Some(r));
+        }
+        let rank = Rank::new(r as u32);
+        self.check_rc(issued, Call::new(name).rank(rank))?;
+        let mpi = if local {
+            "MPI_Win_flush_local"
+        } else {
+            "MPI_Win_flush"
+        };
+        self.check_rc(flushed, Call::new(mpi).rank(rank))
     }
 
     /// Completes every call issued to any rank, at origin and target

@@ -829,15 +829,22 @@ impl<'a> MpiWindow<'a> {
             issue(api, origin)
         });
         if rc != 0 {
-            self.world.check(rc, call())?;
+            return self.issue_failed(rc, call);
         }
         if mode == Mode::Passive {
             self.pending.issued(rank);
             if full {
-                self.flush_every_now(true)?;
+                return self.flush_every_now(true);
             }
         }
         Ok(())
+    }
+
+    /// The error of a call [`MpiWindow::issue_copied_lazy`] issued (MPI returned `rc`).
+    #[cold]
+    #[inline(never)]
+    fn issue_failed(&self, rc: c_int, call: impl FnOnce() -> Call) -> Result<()> {
+        self.world.check(rc, call())
     }
 
     /// `Ok` unless calls issued after a fence still wait for the fence that completes

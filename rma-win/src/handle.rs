@@ -363,7 +363,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         }
     }
 
-    #[inline]
+    // always inlined: the one-element path is a handful of checks before the
+    // transport's call, and a call frame around it costs as much again
+    #[inline(always)]
     #[track_caller]
     fn acc<T: Equivalence>(
         &self,

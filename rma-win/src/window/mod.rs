@@ -945,10 +945,16 @@ pub(crate) fn single_basic<T: Equivalence>(call: &'static str) -> Result<BasicTy
     })
 }
 
+#[inline]
 fn from_bytes<T: Equivalence>(bytes: &[u8]) -> Result<T> {
-    T::from_bytes(bytes).ok_or_else(|| Error::Internal {
+    T::from_bytes(bytes).ok_or_else(wrong_size)
+}
+
+#[cold]
+fn wrong_size() -> Error {
+    Error::Internal {
         reason: "a fetched element has the wrong size".into(),
-    })
+    }
 }
 
 fn is_empty(dt: &Dt<'_>, count: usize) -> bool {
