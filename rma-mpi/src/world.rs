@@ -764,6 +764,8 @@ impl World {
     /// [`World::mpi_turned`]).
     pub(crate) fn turned<S>(&self, state: S) -> Turned<S> {
         let lock = match (&self.gate, self.owner_only) {
+            // no gate now means none ever (it is made with the world, at SERIALIZED)
+            (None, true) => TurnLock::Alone,
             (_, true) => TurnLock::Owner,
             (Some(gate), false) => TurnLock::Gate(Arc::clone(gate)),
             (None, false) => TurnLock::Own(Mutex::new(())),
@@ -787,6 +789,12 @@ impl World {
         f: impl FnOnce(&Api, &mut S) -> T,
     ) -> T {
         let _turn = match &cell.lock {
+            TurnLock::Alone => {
+                if !ON_INIT_THREAD.with(Cell::get) {
+                    return T::refused(self.level);
+                }
+                None
+            }
             TurnLock::Gate(g) => Some(g.lock.lock().unwrap_or_else(PoisonError::into_inner)),
             TurnLock::Own(m) => Some(m.lock().unwrap_or_else(PoisonError::into_inner)),
             TurnLock::Owner => {
@@ -1117,6 +1125,9 @@ enum TurnLock {
     /// Below SERIALIZED, or in a confined world: only the initializing thread may
     /// make MPI calls.
     Owner,
+    /// As `Owner`, in a world without a gate (below SERIALIZED): no progress thread
+    /// can ever take turns with the calls.
+    Alone,
     /// MPI_THREAD_MULTIPLE: a lock of the state's own.
     Own(Mutex<()>),
 }

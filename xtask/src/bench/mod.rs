@@ -293,6 +293,18 @@ pub(crate) const CONFIGS: &[Config] = &[
         },
         note: BEFORE,
     },
+    Config {
+        key: "rma_mpi_ompi_single_before",
+        label: "rma mpi/OMPI single (before)",
+        command: "RMA_MPI_THREAD=single mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --bind-to core $RMA_BENCH_BASELINE/rma-bench -x",
+        program: Program::RmaMpi {
+            ompi: true,
+            progress: false,
+            single: true,
+            before: true,
+        },
+        note: BEFORE,
+    },
 ];
 
 /// Environment variable naming a directory with `rmarun` and `rma-bench` built (release,
