@@ -191,23 +191,35 @@ impl Exposed {
     pub(crate) fn new(ranges: impl IntoIterator<Item = (usize, usize)>) -> Exposed {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut l = EXPOSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        l.extend(ranges.into_iter().filter(|r| r.1 > 0).map(|(a, n)| (id, a, n)));
+        let mut l = EXPOSED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        l.extend(
+            ranges
+                .into_iter()
+                .filter(|r| r.1 > 0)
+                .map(|(a, n)| (id, a, n)),
+        );
         Exposed(id)
     }
 }
 
 impl Drop for Exposed {
     fn drop(&mut self) {
-        let mut l = EXPOSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut l = EXPOSED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         l.retain(|e| e.0 != self.0);
     }
 }
 
 /// Whether `len` bytes at `lo` share a byte with a range of [`EXPOSED`].
-fn exposed(lo: usize, len: usize) -> bool {
-    let l = EXPOSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    l.iter().any(|&(_, a, n)| lo < a.saturating_add(n) && a < lo.saturating_add(len))
+pub(crate) fn exposed(lo: usize, len: usize) -> bool {
+    let l = EXPOSED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    l.iter()
+        .any(|&(_, a, n)| lo < a.saturating_add(n) && a < lo.saturating_add(len))
 }
 
 /// The bytes an origin buffer spans: borrowed, or copied out of window memory.
@@ -291,20 +303,45 @@ pub(crate) unsafe fn origin<'a>(
         return Err(fail(code::BUFFER, "the buffer is NULL"));
     }
     let (d, n) = shifted(dt, count, lo)?;
-    if exposed(start as usize, len) {
+    // SAFETY: the caller's contract: these bytes are the buffer MPI describes.
+    Ok((unsafe { read_span(start as usize, len) }, d, n))
+}
+
+/// The `len` bytes at `start` (not null), to be read: borrowed, or, where they share a
+/// byte with window memory ([`EXPOSED`]), copied out with word atomics.
+///
+/// # Safety
+/// The bytes are readable and not written during the call, except by other ranks'
+/// calls to window memory among them.
+pub(crate) unsafe fn read_span<'a>(start: usize, len: usize) -> Origin<'a> {
+    if exposed(start, len) {
         let mut v = vec![0; len];
-        // SAFETY: the caller's contract: these bytes are the buffer MPI describes;
-        // read with word atomics, as other ranks' calls may write them meanwhile.
+        // SAFETY: the caller's contract; read with word atomics, as other ranks'
+        // calls may write them meanwhile.
         unsafe { rma_ops::shared::copy_out(start as *const u8, &mut v) };
-        return Ok((Origin::Copied(v), d, n));
+        return Origin::Copied(v);
     }
-    // SAFETY: the caller's contract: these bytes are the buffer MPI describes, and no
-    // other rank's call reaches them (they lie in no window memory).
-    Ok((
-        Origin::Borrowed(unsafe { std::slice::from_raw_parts(start as *const u8, len) }),
-        d,
-        n,
-    ))
+    // SAFETY: the caller's contract, and no other rank's call reaches these bytes
+    // (they lie in no window memory).
+    Origin::Borrowed(unsafe { std::slice::from_raw_parts(start as *const u8, len) })
+}
+
+/// As [`read_span`], for bytes a call writes; [`Written::finish`] after the call.
+///
+/// # Safety
+/// The bytes are writable and not otherwise accessed during the call, except by
+/// other ranks' calls to window memory among them.
+pub(crate) unsafe fn write_span<'a>(start: usize, len: usize) -> Written<'a> {
+    if exposed(start, len) {
+        let mut before = vec![0; len];
+        // SAFETY: as in `read_span`.
+        unsafe { rma_ops::shared::copy_out(start as *const u8, &mut before) };
+        let bytes = before.clone();
+        let at = start as *mut u8;
+        return Written::Copied { at, before, bytes };
+    }
+    // SAFETY: the caller's contract, and no other rank's call reaches these bytes.
+    Written::Borrowed(unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) })
 }
 
 /// As [`origin`], for a buffer the call writes; [`Written::finish`] after the call.
@@ -326,21 +363,8 @@ pub(crate) unsafe fn result<'a>(
         return Err(fail(code::BUFFER, "the buffer is NULL"));
     }
     let (d, n) = shifted(dt, count, lo)?;
-    if exposed(start as usize, len) {
-        let mut before = vec![0; len];
-        // SAFETY: as in `origin`.
-        unsafe { rma_ops::shared::copy_out(start as *const u8, &mut before) };
-        let bytes = before.clone();
-        let at = start as *mut u8;
-        return Ok((Written::Copied { at, before, bytes }, d, n));
-    }
-    // SAFETY: the caller's contract: these bytes are the buffer MPI describes, not
-    // otherwise accessed, and no other rank's call reaches them.
-    Ok((
-        Written::Borrowed(unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) }),
-        d,
-        n,
-    ))
+    // SAFETY: the caller's contract: these bytes are the buffer MPI describes.
+    Ok((unsafe { write_span(start as usize, len) }, d, n))
 }
 
 /// The packed bytes (type-map order) of `count` instances of `dt` at `p`.

@@ -250,8 +250,21 @@ pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut 
 pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
     match crate::mem::free(base as usize) {
         crate::mem::Freed::Block => 0,
-        // an address inside a block: refused (free() would abort the process)
-        crate::mem::Freed::Inside => crate::code::BASE,
+        // an address inside a block: refused (free() would abort the process), through
+        // the error handler while MPI is initialized, as a code after MPI_Finalize
+        crate::mem::Freed::Inside => {
+            let inside = || {
+                crate::fail(
+                    crate::code::BASE,
+                    "the address lies inside a block of MPI_Alloc_mem, not at its start",
+                )
+            };
+            if crate::PHASE.load(std::sync::atomic::Ordering::Relaxed) == 2 {
+                crate::code::BASE
+            } else {
+                crate::call("MPI_Free_mem", crate::On::World, |_| Err(inside()))
+            }
+        }
         crate::mem::Freed::NotABlock => {
             // SAFETY: MPI's contract: memory from MPI_Alloc_mem (or NULL), and not one of
             // its shared blocks (just checked): malloc's.

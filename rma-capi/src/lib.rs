@@ -315,7 +315,7 @@ thread_local! {
 }
 
 /// 0 before MPI_Init, 1 while initialized, 2 after MPI_Finalize.
-static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+pub(crate) static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// Runs `f` after the current call has released the state.
 pub(crate) fn later(f: impl FnOnce() + 'static) {

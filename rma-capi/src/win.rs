@@ -78,6 +78,9 @@ struct Piece {
     /// Where its copy lies in the arena.
     off: usize,
     slot: usize,
+    /// The shared windows and MPI_Alloc_mem block it lies in, kept mapped until it is
+    /// detached (reconciliations read it).
+    pins: Pins,
 }
 
 /// Memory of other objects that a window exposes or reads: kept mapped for as long as
@@ -92,17 +95,6 @@ struct Pins {
     /// a block freed first stays mapped until the window goes.
     #[allow(dead_code)]
     keep: Vec<Arc<Segment>>,
-}
-
-impl Pins {
-    fn add(&mut self, more: Pins) {
-        for uid in more.on {
-            if !self.on.contains(&uid) {
-                self.on.push(uid);
-            }
-        }
-        self.keep.extend(more.keep);
-    }
 }
 
 /// Bytes of one rank's record at MPI_Win_create (see `State::create_mapped`).
@@ -150,10 +142,23 @@ fn merge_with(
     read(&mut public[..len])?;
     // SAFETY: `ptr..ptr + len` is memory the program gave MPI_Win_create or
     // MPI_Win_attach, valid until MPI_Win_free or MPI_Win_detach (MPI's contract);
-    // this process's other threads do not call MPI (MPI_THREAD_FUNNELED), and no
-    // other process writes it (it is private memory, or shared memory that MPI's
-    // rules leave to this rank between synchronizations).
-    let private = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    // this process's other threads do not call MPI (MPI_THREAD_FUNNELED). Memory that
+    // other ranks' calls may write (it lies in a shared window) is merged through a
+    // copy, read and written back with word atomics (`dtype::write_span`).
+    let mut mine = unsafe { crate::dtype::write_span(ptr as usize, len) };
+    let out = merge_bytes(mine.bytes(), shadow, &public[..len], write);
+    mine.finish();
+    out
+}
+
+/// The byte-wise merge of [`merge_with`] over the private bytes `private`.
+fn merge_bytes(
+    private: &mut [u8],
+    shadow: &mut [u8],
+    public: &[u8],
+    write: impl Fn(usize, &[u8]) -> rma_win::Result<()>,
+) -> R {
+    let len = private.len();
     // blocks where nothing changed on either side are skipped at memcmp speed
     const BLOCK: usize = 4096;
     let mut lo = 0;
@@ -228,6 +233,20 @@ impl Win {
         })
     }
 
+    /// The shared windows (uids) this window keeps mapped: its own pins and those of
+    /// the pieces attached to it.
+    fn pinned_uids(&self) -> impl Iterator<Item = u64> + '_ {
+        let pieces: &[Piece] = match &self.mem {
+            Mem::Dynamic { regions, .. } => regions,
+            _ => &[],
+        };
+        self.pins
+            .on
+            .iter()
+            .chain(pieces.iter().flat_map(|p| p.pins.on.iter()))
+            .copied()
+    }
+
     /// Whether `len` bytes at `addr` share a byte with a part of this shared window.
     fn overlaps(&self, addr: usize, len: usize) -> bool {
         if !matches!(self.mem, Mem::Shared) || len == 0 {
@@ -244,7 +263,7 @@ impl Win {
     fn reconcile(&mut self) -> R {
         let win = self.win.as_ref().expect("a live window has its Window");
         match &mut self.mem {
-            Mem::Shared | Mem::Mapped { .. } => Ok(()),
+            Mem::Shared | Mem::Mapped => Ok(()),
             Mem::Private {
                 ptr, len, shadow, ..
             } => merge(
@@ -361,7 +380,7 @@ impl State {
     /// Frees every window (MPI_Finalize): windows over shared windows' memory first,
     /// then the others, then freed shared windows kept for them.
     pub(crate) fn drop_windows(&mut self) {
-        let mapped = |w: &Win| !w.pins.on.is_empty();
+        let mapped = |w: &Win| w.pinned_uids().next().is_some();
         for pass in [true, false] {
             for h in self.wins.handles() {
                 if self.wins.get(h).is_some_and(|w| mapped(w) == pass) {
@@ -381,8 +400,8 @@ impl State {
             .wins
             .handles()
             .iter()
-            .filter_map(|&h| Some(self.wins.get(h)?.pins.on.clone()))
-            .flatten()
+            .filter_map(|&h| self.wins.get(h))
+            .flat_map(Win::pinned_uids)
             .collect();
         let (keep, gone): (Vec<Win>, Vec<Win>) = std::mem::take(&mut self.graveyard)
             .into_iter()
@@ -400,7 +419,7 @@ impl State {
         self.wins.handles().iter().any(|&h| {
             self.wins
                 .get(h)
-                .is_some_and(|w| w.pins.on.contains(&uid))
+                .is_some_and(|w| w.pinned_uids().any(|u| u == uid))
         })
     }
 
@@ -415,7 +434,10 @@ impl State {
             .filter(|w| w.overlaps(addr, len))
             .map(|w| w.uid)
             .collect();
-        let keep = crate::mem::block_of(addr, len).map(|(seg, _)| seg).into_iter().collect();
+        let keep = crate::mem::block_of(addr, len)
+            .map(|(seg, _)| seg)
+            .into_iter()
+            .collect();
         Pins { on, keep }
     }
 
@@ -577,6 +599,27 @@ fn info_of(st: &State, i: c_int) -> R<Info> {
         .ok_or_else(|| fail(code::INFO, format!("{i} is not an info object")))
 }
 
+/// `mine`, this rank's check of a window constructor's arguments, once every rank of
+/// `world` has checked its own (collective): a rank whose arguments were refused
+/// returns its error, and every other rank an error of the same class naming that
+/// rank, so that no rank waits in the constructor's collectives for one that left.
+fn agreed<T>(world: &rma_win::World, call: &str, mine: R<T>) -> R<T> {
+    let code = mine.as_ref().err().map_or(0, |f| f.code);
+    let all = world.allgather(&code.to_le_bytes())?;
+    let refused = all.iter().enumerate().find_map(|(r, b)| {
+        let c = i32::from_le_bytes(b.get(..4)?.try_into().ok()?);
+        (c != 0).then_some((r, c))
+    });
+    match (mine, refused) {
+        (Err(e), _) => Err(e),
+        (Ok(_), Some((r, c))) => Err(fail(
+            c,
+            format!("{call}: rank {r}'s arguments were refused; no window was made"),
+        )),
+        (Ok(v), None) => Ok(v),
+    }
+}
+
 fn size_of(size: isize) -> R<usize> {
     usize::try_from(size).map_err(|_| fail(code::SIZE, format!("size {size} is negative")))
 }
@@ -598,12 +641,22 @@ pub unsafe extern "C" fn MPI_Win_create(
     win: *mut c_int,
 ) -> c_int {
     call("MPI_Win_create", On::Comm(c), |st| {
-        let (len, unit) = (size_of(size)?, unit_of(disp_unit)?);
-        if len > 0 && base.is_null() {
-            return Err(fail(code::BASE, "base is NULL"));
-        }
-        let info = info_of(st, info)?;
         let world = st.intra(c)?.world();
+        let args = (|| {
+            let (len, unit) = (size_of(size)?, unit_of(disp_unit)?);
+            if len > 0 && base.is_null() {
+                return Err(fail(code::BASE, "base is NULL"));
+            }
+            let info = info_of(st, info)?;
+            // a window whose info asks for the atomic transport cannot be updated in
+            // place by another process: it takes the copy below
+            let atomic = rma_win::backend::WinInfo::from_info(&info)?
+                .transport
+                .as_deref()
+                == Some("atomic");
+            Ok((len, unit, info, atomic))
+        })();
+        let (len, unit, info, atomic) = agreed(world, "MPI_Win_create", args)?;
         let base_addr = base as usize;
         let unified = |size, disp_unit| AttrVals {
             size,
@@ -623,9 +676,7 @@ pub unsafe extern "C" fn MPI_Win_create(
         // (the progress thread of the queued transport applies them here). A length
         // that is not a whole number of words would have rma's word atomics touch
         // bytes past the program's object, so such a window takes the copy below, as
-        // does one whose info asks for the atomic transport (it cannot reach another
-        // process's private memory).
-        let atomic = info.get(rma_win::backend::WinInfo::TRANSPORT_KEY) == Some("atomic");
+        // does one whose info asks for the atomic transport.
         let in_place = [u8::from(base_addr % 8 == 0 && len % 8 == 0 && !atomic)];
         if world.allgather(&in_place)?.iter().all(|v| v[..] == [1]) {
             // SAFETY: MPI's contract: `base` holds `size` bytes until MPI_Win_free
@@ -642,8 +693,9 @@ pub unsafe extern "C" fn MPI_Win_create(
         let shadow = if len == 0 {
             Vec::new()
         } else {
-            // SAFETY: MPI's contract: `base` holds `size` bytes.
-            unsafe { std::slice::from_raw_parts(base as *const u8, len) }.to_vec()
+            // SAFETY: MPI's contract: `base` holds `size` bytes (copied with word
+            // atomics where they lie in window memory).
+            unsafe { crate::dtype::read_span(base as usize, len) }.to_vec()
         };
         w.write_local::<u8>(0, &shadow)?;
         // no rank reaches this one's copy before it holds the memory's contents
@@ -679,13 +731,13 @@ unsafe fn allocate(
     win: *mut c_int,
     flavor: c_int,
 ) -> R {
-    let (len, unit) = (size_of(size)?, unit_of(disp_unit)?);
-    let mut info = info_of(st, info)?;
+    let world = st.intra(c)?.world();
+    let args = (|| Ok((size_of(size)?, unit_of(disp_unit)?, info_of(st, info)?)))();
+    let (len, unit, mut info) = agreed(world, "a window allocation", args)?;
     if flavor == FLAVOR_ALLOCATE {
         // each rank's part on its own pages, as MPI_Win_allocate's memory is
         info.set("alloc_shared_noncontig", "true");
     }
-    let world = st.intra(c)?.world();
     let w = Window::allocate_shared_bytes(world, len, unit, &info)?;
     // the window's identity on every rank: rank 0's process id and a count of its own
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -798,9 +850,9 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut c_int) -> c_int {
     call("MPI_Win_create_dynamic", On::Comm(c), |st| {
-        let mut info = info_of(st, info)?;
-        info.set("rma_dynamic_bytes", &ARENA.to_string());
         let world = st.intra(c)?.world();
+        let mut info = agreed(world, "MPI_Win_create_dynamic", info_of(st, info))?;
+        info.set("rma_dynamic_bytes", &ARENA.to_string());
         let w = Window::create_dynamic(world, &info)?;
         let arena = w.attach(vec![0u8; ARENA])?;
         let dir = Window::allocate_shared_bytes(
@@ -888,7 +940,7 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
             )
         })?;
         // SAFETY: MPI's contract: `base` holds `size` bytes.
-        let shadow = unsafe { std::slice::from_raw_parts(base as *const u8, len) }.to_vec();
+        let shadow = unsafe { crate::dtype::read_span(base as usize, len) }.to_vec();
         win.write_region(arena, off, &shadow)?;
         let me = Rank::new(win.rank() as u32);
         let seg = dir.shared_query(me)?;
@@ -910,8 +962,8 @@ pub unsafe extern "C" fn MPI_Win_attach(w: c_int, base: *mut c_void, size: isize
             shadow,
             off,
             slot,
+            pins,
         });
-        x.pins.add(pins);
         Ok(())
     })
 }
@@ -1648,16 +1700,29 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
     })
 }
 
-/// The bytes of one element of a predefined type at `p`.
+/// The `n` bytes of one element of a predefined type at `p`, read by a call
+/// (copied where they lie in window memory: see `dtype::read_span`).
 ///
 /// # Safety
-/// `p` is valid for `n` bytes (written, if `write`, and not otherwise accessed).
-unsafe fn element<'a>(p: *const c_void, n: usize, what: &str) -> R<&'a mut [u8]> {
+/// `p` is valid for reads of `n` bytes, not written during the call.
+unsafe fn element_in<'a>(p: *const c_void, n: usize, what: &str) -> R<crate::dtype::Origin<'a>> {
     if p.is_null() {
         return Err(fail(code::BUFFER, format!("{what} is NULL")));
     }
     // SAFETY: the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut u8, n) })
+    Ok(unsafe { crate::dtype::read_span(p as usize, n) })
+}
+
+/// As [`element_in`], for the element a call writes (`Written::finish` after it).
+///
+/// # Safety
+/// `p` is valid for writes of `n` bytes, not otherwise accessed during the call.
+unsafe fn element_out<'a>(p: *mut c_void, n: usize, what: &str) -> R<crate::dtype::Written<'a>> {
+    if p.is_null() {
+        return Err(fail(code::BUFFER, format!("{what} is NULL")));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { crate::dtype::write_span(p as usize, n) })
 }
 
 #[no_mangle]
@@ -1678,19 +1743,20 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
         let op = crate::coll::op_of(op)?;
         let d = st.dt(dt)?;
         let n = d.size();
-        let zero = vec![0u8; n];
         // SAFETY: MPI's contract: one element of dt at each pointer (the origin is
         // ignored for MPI_NO_OP, and only read otherwise).
-        let (obytes, rbytes) = unsafe {
-            let ob: &[u8] = if op == rma_win::Op::NoOp {
-                &zero
+        let (obytes, mut rbytes) = unsafe {
+            let ob = if op == rma_win::Op::NoOp {
+                crate::dtype::Origin::Copied(vec![0u8; n])
             } else {
-                element(o, n, "origin_addr")?
+                element_in(o, n, "origin_addr")?
             };
-            (ob, element(r, n, "result_addr")?)
+            (ob, element_out(r, n, "result_addr")?)
         };
         let disp = st.win(w)?.disp(rank, disp)?;
-        Ok(win.fetch_and_op_with(obytes, rbytes, &d, rank_of(rank)?, disp, op)?)
+        win.fetch_and_op_with(&obytes, rbytes.bytes(), &d, rank_of(rank)?, disp, op)?;
+        rbytes.finish();
+        Ok(())
     })
 }
 
@@ -1712,15 +1778,17 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
         let d = st.dt(dt)?;
         let n = d.size();
         // SAFETY: MPI's contract: one element of dt at each pointer.
-        let (ob, cb, rb) = unsafe {
+        let (ob, cb, mut rb) = unsafe {
             (
-                &*element(o, n, "origin_addr")?,
-                &*element(cmp, n, "compare_addr")?,
-                element(r, n, "result_addr")?,
+                element_in(o, n, "origin_addr")?,
+                element_in(cmp, n, "compare_addr")?,
+                element_out(r, n, "result_addr")?,
             )
         };
         let disp = st.win(w)?.disp(rank, disp)?;
-        Ok(win.compare_and_swap_with(ob, cb, rb, &d, rank_of(rank)?, disp)?)
+        win.compare_and_swap_with(&ob, &cb, rb.bytes(), &d, rank_of(rank)?, disp)?;
+        rb.finish();
+        Ok(())
     })
 }
 

@@ -109,6 +109,7 @@ impl Slab {
     /// one move; anything else goes to [`Slab::keep_other`].
     #[inline]
     fn keep(&mut self, data: &[u8]) -> *const u8 {
+        debug_assert!(self.next <= self.end);
         let at = self.next;
         if data.len() <= 8 && self.end - at >= 8 {
             self.next = at + 8;
@@ -116,7 +117,8 @@ impl Slab {
             self.bytes += data.len();
             let dst = at as *mut u8;
             // SAFETY: `at..at + 8` lies in the chunk being cut (`end - at >= 8`), and
-            // belongs to no other copy (`next` only moves forward until a reset); it is
+            // belongs to no other copy (within a chunk `next` only moves forward, and a
+            // chunk is cut again only after a reset, when its copies are complete); it is
             // written through the chunk's raw pointer, which no reference covers, so the
             // other copies' pointers (which MPI may be reading) stay valid. The 8-byte
             // source is read unaligned.

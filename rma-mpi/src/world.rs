@@ -764,7 +764,7 @@ impl World {
     /// [`World::mpi_turned`]).
     pub(crate) fn turned<S>(&self, state: S) -> Turned<S> {
         let lock = match (&self.gate, self.owner_only) {
-            // no gate now means none ever (it is made with the world, at SERIALIZED)
+            // no gate now means none ever (one is made with the world, at SERIALIZED only)
             (None, true) => TurnLock::Alone,
             (_, true) => TurnLock::Owner,
             (Some(gate), false) => TurnLock::Gate(Arc::clone(gate)),
@@ -1125,8 +1125,10 @@ enum TurnLock {
     /// Below SERIALIZED, or in a confined world: only the initializing thread may
     /// make MPI calls.
     Owner,
-    /// As `Owner`, in a world without a gate (below SERIALIZED): no progress thread
-    /// can ever take turns with the calls.
+    /// As `Owner`, in a world without a gate (every level but SERIALIZED; a gate is
+    /// made with the world or never): no turn is taken. (A progress thread of a world
+    /// at MPI_THREAD_MULTIPLE calls MPI concurrently, as that level allows, and never
+    /// touches a `Turned` state.)
     Alone,
     /// MPI_THREAD_MULTIPLE: a lock of the state's own.
     Own(Mutex<()>),

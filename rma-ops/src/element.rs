@@ -375,7 +375,7 @@ pair_element!(DoubleInt, DoubleInt, f64, wide);
 pair_element!(LongInt, LongInt, i64, wide);
 pair_element!(LongDoubleInt, LongDoubleInt, LongDouble, wide);
 
-/// `long double`: SUM and PROD on the x87 unit ([`crate::x87`]); MAX and MIN as for the
+/// `long double`: SUM and PROD on the x87 unit (rma-ops's `x87` module); MAX and MIN as for the
 /// other floats (a NaN wins, the target keeps its value between equals).
 impl Element for LongDouble {
     const BASIC: BasicType = BasicType::LongDouble;

@@ -481,7 +481,8 @@ impl WindowMemory {
     /// such a window needs the queued transport (`opts.queues`).
     ///
     /// # Safety
-    /// `ptr` must be 8-byte aligned (a misaligned one is refused with class ARG) and
+    /// `ptr` must be 8-byte aligned (a misaligned one is refused: class ARG on its
+    /// rank, and every other rank's call fails naming that rank) and
     /// valid for reads and writes of `len` bytes rounded up to a whole number of
     /// 8-byte words, for the whole life of the returned value (and for as long as any
     /// peer may still reach it: a window dropped without its collective free must

@@ -15,9 +15,7 @@ fn calls_land_in_the_memory_itself() {
         let mem = Box::into_raw(Box::new([0u64; 4]));
         // SAFETY: `mem` is 8-aligned, 32 bytes, freed only after the window, and no
         // Rust reference covers it meanwhile (read back after the free below).
-        let mut win = unsafe {
-            Window::create_in_place(&world, mem.cast(), 32, 8, &Info::new())?
-        };
+        let mut win = unsafe { Window::create_in_place(&world, mem.cast(), 32, 8, &Info::new())? };
         win.fence(Assert::NONE)?;
         for r in 0..world.size() {
             win.accumulate(&[1u64 << world.rank()], Rank::new(r as u32), 3, Op::Sum)?;

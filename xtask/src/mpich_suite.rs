@@ -951,7 +951,11 @@ pub(crate) fn main(args: &[&str]) -> bool {
         md.push('\n');
     }
     // the two lists keep separate files, so running both (as .ci/run does) keeps both
-    let out = root.join(if opts.dtp { "results-dtp.md" } else { "results.md" });
+    let out = root.join(if opts.dtp {
+        "results-dtp.md"
+    } else {
+        "results.md"
+    });
     if let Err(e) = std::fs::write(&out, md) {
         eprintln!("mpich-suite: {}: {e}", out.display());
         return false;

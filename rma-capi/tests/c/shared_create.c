@@ -142,8 +142,11 @@ int main(int argc, char **argv) {
     if (rank == 0) CHECK(am[3] == size, "Alloc_mem accumulates seen: %ld", am[3]);
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
-    int rc5 = MPI_Free_mem(am + 1);
-    CHECK(rc5 == MPI_ERR_BASE, "MPI_Free_mem inside a block: %d", rc5);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc5 = MPI_Free_mem(am + 1), cls5 = -1;
+    if (rc5 != MPI_SUCCESS) MPI_Error_class(rc5, &cls5);
+    CHECK(cls5 == MPI_ERR_BASE, "MPI_Free_mem inside a block: %d", rc5);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Free_mem(am);
 
     /* 6. ranks' memory of three kinds (rank 0: a shared window's part, rank 1: the
@@ -208,6 +211,7 @@ int main(int argc, char **argv) {
         for (int t = 0; t < size; t++)
             MPI_Accumulate(&one, 1, MPI_LONG, t, 6, 1, MPI_LONG, MPI_SUM, win);
         MPI_Get(&slots[5], 1, MPI_LONG, 0, 2, 1, MPI_LONG, win);
+        MPI_Fetch_and_op(&one, &slots[7], MPI_LONG, 0, 4, MPI_SUM, win);
         MPI_Win_flush_all(win);
     }
     MPI_Win_unlock_all(win);
@@ -216,6 +220,9 @@ int main(int argc, char **argv) {
     CHECK(slots[5] == 1002, "get into window memory: %ld", slots[5]);
     CHECK(slots[6] == 200L * size + (rank == 0 ? 1006 : 0),
           "additions beside a get into window memory: %ld", slots[6]);
+    CHECK(slots[7] >= 1004 && slots[7] < 1004 + 200L * size,
+          "fetch_and_op into window memory: %ld", slots[7]);
+    if (rank == 0) CHECK(slots[4] == 1004 + 200L * size, "fetch_and_op sum: %ld", slots[4]);
     MPI_Win_free(&win);
 
     /* 9. info asking for the atomic transport: the window is made (as a copy), not
@@ -235,6 +242,26 @@ int main(int argc, char **argv) {
         MPI_Win_free(&win);
     }
     MPI_Info_free(&atomic);
+
+    /* 10. one rank's arguments refused (a negative size): every rank returns the
+     * error, none waits for the others in the creation, and the next window works */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    static long ten[2];
+    int rc10 = MPI_Win_create(ten, rank == 1 ? -8 : (MPI_Aint) sizeof ten, sizeof(long),
+                              MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    int cls = -1;
+    if (rc10 != MPI_SUCCESS) MPI_Error_class(rc10, &cls);
+    CHECK(cls == MPI_ERR_SIZE, "one rank's negative size: rc %d class %d", rc10, cls);
+    int rc10b = MPI_Win_allocate(rank == 2 ? -1 : 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
+                                 &slots, &win);
+    CHECK(rc10b != MPI_SUCCESS, "one rank's negative allocation size: rc %d", rc10b);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Win_create(ten, sizeof ten, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    MPI_Accumulate(&one, 1, MPI_LONG, right, 1, 1, MPI_LONG, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    CHECK(ten[1] == 1, "the window after the refused ones: %ld", ten[1]);
+    MPI_Win_free(&win);
 
     int total;
     MPI_Allreduce(&errs, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

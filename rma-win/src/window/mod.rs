@@ -415,7 +415,8 @@ impl<'w> Window<'w> {
     /// RMA_FLAVOR. Rust programs use [`Window::create`], which borrows a slice.
     ///
     /// # Safety
-    /// `ptr` is 8-byte aligned (a misaligned one is refused with class ARG) and valid
+    /// `ptr` is 8-byte aligned (a misaligned one is refused: class ARG on its rank,
+    /// and every other rank's call fails naming that rank) and valid
     /// for reads and writes of `len` bytes rounded up to whole 8-byte words for the
     /// whole life of the returned window (a window dropped without its free included).
     /// rma reads and writes those words with word atomics only; every other access to
