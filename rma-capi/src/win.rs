@@ -187,6 +187,15 @@ fn merge_bytes(
     Ok(())
 }
 
+/// Every rank's part of shared window `win`, as mapped in this process: (rank,
+/// address, length).
+fn parts<'a>(win: &'a Window<'static>) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+    (0..win.size()).filter_map(move |r| {
+        let seg = win.shared_query(Rank::new(r as u32)).ok()?;
+        Some((r, seg.addr(), seg.len()))
+    })
+}
+
 /// The values behind the predefined window attributes (their addresses are given out).
 struct AttrVals {
     size: isize,
@@ -225,10 +234,7 @@ impl Win {
         if !matches!(self.mem, Mem::Shared) || addr % 8 != 0 {
             return None;
         }
-        let win = self.window();
-        (0..win.size()).find_map(|r| {
-            let seg = win.shared_query(Rank::new(r as u32)).ok()?;
-            let (a, n) = (seg.addr(), seg.len());
+        parts(self.window()).find_map(|(r, a, n)| {
             (n > 0 && addr >= a && addr - a + len <= n).then(|| (self.uid, r, addr - a))
         })
     }
@@ -252,11 +258,7 @@ impl Win {
         if !matches!(self.mem, Mem::Shared) || len == 0 {
             return false;
         }
-        let win = self.window();
-        (0..win.size()).any(|r| {
-            win.shared_query(Rank::new(r as u32))
-                .is_ok_and(|seg| addr < seg.addr() + seg.len() && seg.addr() < addr + len)
-        })
+        parts(self.window()).any(|(_, a, n)| addr < a + n && a < addr + len)
     }
 
     /// Reconciles the private and public copies of a separate-model window.
@@ -562,10 +564,7 @@ impl State {
             .windows += 1;
         let exposed = crate::dtype::Exposed::new(match mem {
             // every rank's part, mapped in this process
-            Mem::Shared => (0..win.size())
-                .filter_map(|r| win.shared_query(Rank::new(r as u32)).ok())
-                .map(|seg| (seg.addr(), seg.len()))
-                .collect(),
+            Mem::Shared => parts(&win).map(|(_, a, n)| (a, n)).collect(),
             Mem::Mapped => vec![(base, vals.size.max(0) as usize)],
             Mem::Private { .. } | Mem::Dynamic { .. } => Vec::new(),
         });

@@ -764,9 +764,8 @@ impl World {
     /// [`World::mpi_turned`]).
     pub(crate) fn turned<S>(&self, state: S) -> Turned<S> {
         let lock = match (&self.gate, self.owner_only) {
-            // no gate now means none ever (one is made with the world, at SERIALIZED only)
-            (None, true) => TurnLock::Alone,
-            (_, true) => TurnLock::Owner,
+            // the gate, if any, is the world's for good (made with it, at SERIALIZED)
+            (gate, true) => TurnLock::Owner(gate.clone()),
             (Some(gate), false) => TurnLock::Gate(Arc::clone(gate)),
             (None, false) => TurnLock::Own(Mutex::new(())),
         };
@@ -789,20 +788,14 @@ impl World {
         f: impl FnOnce(&Api, &mut S) -> T,
     ) -> T {
         let _turn = match &cell.lock {
-            TurnLock::Alone => {
-                if !ON_INIT_THREAD.with(Cell::get) {
-                    return T::refused(self.level);
-                }
-                None
-            }
             TurnLock::Gate(g) => Some(g.lock.lock().unwrap_or_else(PoisonError::into_inner)),
             TurnLock::Own(m) => Some(m.lock().unwrap_or_else(PoisonError::into_inner)),
-            TurnLock::Owner => {
+            TurnLock::Owner(gate) => {
                 if !ON_INIT_THREAD.with(Cell::get) {
                     return T::refused(self.level);
                 }
                 // the MPI calls `f` makes take turns with a progress thread's
-                self.gate.as_ref().and_then(|g| g.turn())
+                gate.as_ref().and_then(|g| g.turn())
             }
         };
         // SAFETY: exclusive for as long as `f` runs: every shared access to the state
@@ -1123,13 +1116,9 @@ enum TurnLock {
     /// The world's gate (MPI_THREAD_SERIALIZED): the same lock as every MPI call.
     Gate(Arc<Gate>),
     /// Below SERIALIZED, or in a confined world: only the initializing thread may
-    /// make MPI calls.
-    Owner,
-    /// As `Owner`, in a world without a gate (every level but SERIALIZED; a gate is
-    /// made with the world or never): no turn is taken. (A progress thread of a world
-    /// at MPI_THREAD_MULTIPLE calls MPI concurrently, as that level allows, and never
-    /// touches a `Turned` state.)
-    Alone,
+    /// make MPI calls; they take turns with a progress thread through the world's gate
+    /// where it has one (held here, so a world without one tests nothing more).
+    Owner(Option<Arc<Gate>>),
     /// MPI_THREAD_MULTIPLE: a lock of the state's own.
     Own(Mutex<()>),
 }
