@@ -154,6 +154,13 @@ impl Guards {
         })
     }
 
+    /// Whether [`Guards::check_accumulate`] may refuse a call on a window of `flavor`,
+    /// for some op and type.
+    pub(crate) fn accumulate_guarded(&self, flavor: Flavor) -> bool {
+        self.mpich_signed_max
+            || (self.refuse && ((self.rdma && flavor == Flavor::Create) || self.pt2pt))
+    }
+
     /// Whether a call on `bytes` bytes of `basic` goes one element per MPI call.
     pub(crate) fn split(&self, basic: BasicType, bytes: usize) -> bool {
         self.rdma && padded(basic) && bytes > basic.size()
@@ -280,5 +287,39 @@ mod tests {
         assert!(g
             .check_accumulate(BasicType::C32, Op::Prod, Flavor::Create)
             .is_ok());
+    }
+
+    /// `accumulate_guarded` is what lets a target handle skip the per-call check: it
+    /// must hold wherever some op on some type would be refused.
+    #[test]
+    fn accumulate_guarded_covers_every_refusal() {
+        for bits in 0..32u32 {
+            let on = |i: u32| bits & (1 << i) != 0;
+            let (rdma, ucx, pt2pt, refuse, mpich_signed_max) = (on(0), on(1), on(2), on(3), on(4));
+            let g = Guards {
+                rdma,
+                ucx,
+                pt2pt,
+                refuse,
+                mpich_signed_max,
+            };
+            for flavor in [
+                Flavor::Allocate,
+                Flavor::Create,
+                Flavor::Shared,
+                Flavor::Dynamic,
+            ] {
+                let refused = BasicType::ALL.iter().any(|&b| {
+                    Op::ALL
+                        .iter()
+                        .any(|&op| g.check_accumulate(b, op, flavor).is_err())
+                });
+                assert_eq!(
+                    g.accumulate_guarded(flavor),
+                    refused,
+                    "{flavor:?}, {rdma} {ucx} {pt2pt} {refuse} {mpich_signed_max}"
+                );
+            }
+        }
     }
 }

@@ -27,10 +27,12 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Copies kept in a passive-target epoch before the window completes them all locally
-/// (MPI_Win_flush_local_all), so that a long run of calls without a flush holds
-/// bounded memory.
+/// (MPI_Win_flush_local_all), so that a long run of calls without a flush leaves MPI a
+/// bounded number of calls in flight and holds bounded memory. Counted where copies
+/// leave the fast path (a copy that starts a chunk, a copy of more than 8 bytes), so
+/// each target may hold up to one chunk's worth (512) more, uncounted.
 const MAX_COPIES: usize = 16 * 1024;
-/// Bytes kept likewise.
+/// Bytes held likewise, in large copies and in chunks beyond each target's first.
 const MAX_BYTES: usize = 64 << 20;
 /// The size of the chunks small copies are cut from.
 const CHUNK: usize = 4096;
@@ -85,6 +87,12 @@ impl Drop for Raw {
 unsafe impl Send for Raw {}
 
 /// The copies of calls to one target.
+///
+/// The fast path (a copy of at most 8 bytes that fits in the chunk being cut) moves a
+/// bump pointer and counts nothing: its copies take 8 bytes each, so a chunk's count
+/// follows from its bytes once it is left. Everything else happens out of line
+/// ([`Slab::keep_other`]), which counts in `extra` what the window's bound and
+/// [`Slab::reset`]'s trimming look at.
 #[derive(Default)]
 struct Slab {
     /// Chunks of CHUNK bytes; their addresses do not move when the list grows.
@@ -96,25 +104,56 @@ struct Slab {
     /// them, and the slab stays Send.
     next: usize,
     end: usize,
+    /// The address of the first chunk (0 while there is none): where `next` starts
+    /// after a reset.
+    first: usize,
     /// Copies larger than [`SMALL`].
     big: Vec<Raw>,
-    /// Copies kept, and their bytes.
-    count: usize,
+    /// Bytes of the chunk being cut that copies made out of line took (with their
+    /// padding): the rest up to `next` is the fast path's, 8 bytes a copy.
+    cold: usize,
+    /// What was counted since the last reset.
+    extra: Extra,
+}
+
+/// A slab's (or a window's) counted copies: those made out of line and those of the
+/// chunks left since the last reset, and the bytes of the large copies and of the
+/// chunks beyond the first. Bytes are counted only with a copy, so `copies == 0`
+/// means nothing was counted.
+#[derive(Default, Clone, Copy, PartialEq, Debug)]
+struct Extra {
+    copies: usize,
     bytes: usize,
 }
 
+impl Extra {
+    fn add(&mut self, o: Extra) {
+        self.copies += o.copies;
+        self.bytes += o.bytes;
+    }
+
+    fn sub(&mut self, o: Extra) {
+        self.copies -= o.copies;
+        self.bytes -= o.bytes;
+    }
+
+    /// Whether a window holding this much should complete its calls.
+    fn full(&self) -> bool {
+        self.copies >= MAX_COPIES || self.bytes >= MAX_BYTES
+    }
+}
+
 impl Slab {
-    /// A place for `data` that stays put until [`Slab::reset`]; its address. The
+    /// A place for `data` that stays put until [`Slab::reset`]; its address, and what
+    /// this copy added beyond the fast path (nothing, on the fast path). The
     /// one-element copy (at most 8 bytes) of a put or accumulate is a bounds check and
     /// one move; anything else goes to [`Slab::keep_other`].
     #[inline]
-    fn keep(&mut self, data: &[u8]) -> *const u8 {
+    fn keep(&mut self, data: &[u8]) -> (*const u8, Extra) {
         debug_assert!(self.next <= self.end);
         let at = self.next;
         if data.len() <= 8 && self.end - at >= 8 {
             self.next = at + 8;
-            self.count += 1;
-            self.bytes += data.len();
             let dst = at as *mut u8;
             // SAFETY: `at..at + 8` lies in the chunk being cut (`end - at >= 8`), and
             // belongs to no other copy (within a chunk `next` only moves forward, and a
@@ -130,7 +169,7 @@ impl Slab {
                     std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
                 }
             }
-            return dst.cast_const();
+            return (dst.cast_const(), Extra::default());
         }
         self.keep_other(data)
     }
@@ -139,9 +178,11 @@ impl Slab {
     /// chunk being cut.
     #[cold]
     #[inline(never)]
-    fn keep_other(&mut self, data: &[u8]) -> *const u8 {
-        self.count += 1;
-        self.bytes += data.len();
+    fn keep_other(&mut self, data: &[u8]) -> (*const u8, Extra) {
+        let mut added = Extra {
+            copies: 1,
+            bytes: 0,
+        };
         if data.len() > SMALL {
             let copy = Raw::new(data.len());
             // SAFETY: `copy` holds `data.len()` bytes, written through its own pointer
@@ -151,106 +192,146 @@ impl Slab {
             }
             let at = copy.ptr.as_ptr().cast_const();
             self.big.push(copy);
-            return at;
+            added.bytes = data.len();
+            self.extra.add(added);
+            return (at, added);
         }
         let align = if data.len() <= 8 { 8 } else { ALIGN };
         let mut at = self.next.next_multiple_of(align);
+        let mut from = self.next;
         if self.end == 0 || at + data.len() > self.end {
+            if self.end != 0 {
+                // the chunk being cut is left: its fast-path copies are counted now
+                added.copies += (self.next - (self.end - CHUNK) - self.cold) / 8;
+            }
             // the next chunk (the first one after a reset that kept none)
             let chunk = if self.end == 0 { 0 } else { self.chunk + 1 };
             if chunk == self.chunks.len() {
                 self.chunks.push(Raw::new(CHUNK));
+                self.first = self.chunks[0].ptr.as_ptr() as usize;
+            }
+            if chunk > 0 {
+                added.bytes = CHUNK;
             }
             self.chunk = chunk;
             at = self.chunks[chunk].ptr.as_ptr() as usize;
             self.end = at + CHUNK;
+            (from, self.cold) = (at, 0);
         }
         // the next copy starts at a multiple of 8 (the fast path's precondition)
         self.next = (at + data.len()).next_multiple_of(8).min(self.end);
+        self.cold += self.next - from;
         let dst = at as *mut u8;
         // SAFETY: `at..at + data.len()` lies in chunk `self.chunk` (a fresh chunk holds
         // CHUNK >= SMALL bytes; otherwise checked against `end` above) and belongs to no
         // other copy; written through the chunk's raw pointer, as in `keep`.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
-        dst.cast_const()
+        self.extra.add(added);
+        (dst.cast_const(), added)
+    }
+
+    /// Whether copies wait in this slab.
+    fn in_use(&self) -> bool {
+        self.next != self.first || self.extra.copies != 0
     }
 
     /// Forgets the copies (their calls are complete); keeps up to [`KEEP`] chunks for
-    /// the next, the first of them being cut again.
+    /// the next, the first of them being cut again. What was counted, for the
+    /// window's count.
+    ///
+    /// A slab that only took fast-path copies since its last reset is still cutting
+    /// its first chunk with nothing counted (any other copy is counted), so moving
+    /// `next` back is all it needs.
     #[inline]
-    fn reset(&mut self) {
-        if self.chunks.len() > KEEP || !self.big.is_empty() {
-            self.trim();
+    fn reset(&mut self) -> Extra {
+        self.next = self.first;
+        let extra = self.extra;
+        if extra.copies != 0 {
+            self.reset_counted();
         }
-        self.chunk = 0;
-        (self.next, self.end) = match self.chunks.first() {
-            Some(c) => (c.ptr.as_ptr() as usize, c.ptr.as_ptr() as usize + CHUNK),
-            None => (0, 0),
-        };
-        self.count = 0;
-        self.bytes = 0;
+        extra
     }
-}
 
-impl Slab {
-    /// Frees the large copies and the chunks beyond [`KEEP`].
+    /// The rest of [`Slab::reset`] after copies that were counted: frees the large
+    /// copies and the chunks beyond [`KEEP`], and starts over at the first chunk.
     #[cold]
     #[inline(never)]
-    fn trim(&mut self) {
+    fn reset_counted(&mut self) {
         self.chunks.truncate(KEEP);
         self.big.clear();
+        self.extra = Extra::default();
+        self.chunk = 0;
+        self.end = if self.first == 0 { 0 } else { self.first + CHUNK };
+        self.cold = 0;
     }
 }
 
 /// The origin copies of one window, by target; updated only in the world's turn.
 pub(crate) struct Copies {
     slabs: Box<[Slab]>,
-    kept: usize,
-    bytes: usize,
+    /// The slabs' [`Extra`]s, summed.
+    extra: Extra,
 }
 
 impl Copies {
+    pub(crate) fn new(size: usize) -> Copies {
+        Copies {
+            slabs: (0..size).map(|_| Slab::default()).collect(),
+            extra: Extra::default(),
+        }
+    }
+
     /// Keeps a copy of `data`, the origin of a call to `rank` about to be issued in
     /// this turn; its address, and `true` when the window holds enough copies that it
     /// should complete them. A rank outside the window is a caller's error; its copy
     /// goes with the last rank's.
     #[inline]
     pub(crate) fn keep(&mut self, rank: c_int, data: &[u8]) -> (*const u8, bool) {
+        let (at, added) = match self.slabs.get_mut(rank as usize) {
+            Some(slab) => slab.keep(data),
+            None => return self.keep_stray(data),
+        };
+        if added.copies == 0 {
+            return (at, false);
+        }
+        self.extra.add(added);
+        (at, self.extra.full())
+    }
+
+    /// [`Copies::keep`] for a rank outside the window: with the last rank's.
+    #[cold]
+    fn keep_stray(&mut self, data: &[u8]) -> (*const u8, bool) {
         let last = self.slabs.len().saturating_sub(1);
-        let slab = &mut self.slabs[(rank as usize).min(last)];
-        let at = slab.keep(data);
-        self.kept += 1;
-        self.bytes += data.len();
-        (at, self.kept >= MAX_COPIES || self.bytes >= MAX_BYTES)
+        self.keep(last as c_int, data)
+    }
+
+    /// Whether copies wait for their calls to complete.
+    fn any(&self) -> bool {
+        self.slabs.iter().any(Slab::in_use)
     }
 
     /// Drops the copies of calls to `rank` (every rank for `None`): a synchronization
     /// in this turn has completed them.
     #[inline]
     pub(crate) fn release(&mut self, rank: Option<c_int>) {
-        if self.kept == 0 {
-            return;
-        }
         match rank {
             Some(r) => {
                 if let Some(s) = self.slabs.get_mut(r as usize) {
-                    self.kept -= s.count;
-                    self.bytes -= s.bytes;
-                    s.reset();
+                    let extra = s.reset();
+                    if extra.copies != 0 {
+                        self.extra.sub(extra);
+                    }
                 }
             }
             None => {
-                self.slabs
-                    .iter_mut()
-                    .filter(|s| s.count > 0)
-                    .for_each(Slab::reset);
-                self.kept = 0;
-                self.bytes = 0;
+                self.slabs.iter_mut().for_each(|s| {
+                    s.reset();
+                });
+                self.extra = Extra::default();
             }
         }
     }
 }
-
 /// The origin copies and dirty targets of one window.
 pub(crate) struct Pending {
     copies: crate::world::Turned<Copies>,
@@ -262,11 +343,7 @@ impl Pending {
     pub(crate) fn new(world: &crate::World) -> Pending {
         let size = world.size();
         Pending {
-            copies: world.turned(Copies {
-                slabs: (0..size).map(|_| Slab::default()).collect(),
-                kept: 0,
-                bytes: 0,
-            }),
+            copies: world.turned(Copies::new(size)),
             dirty: (0..size).map(|_| AtomicBool::new(false)).collect(),
         }
     }
@@ -330,7 +407,7 @@ impl Pending {
 
     /// Whether copies wait for their calls to complete.
     pub(crate) fn has_copies(&mut self) -> bool {
-        self.copies.get_mut().kept > 0
+        self.copies.get_mut().any()
     }
 
     /// After a closing synchronization of every epoch (fence, complete, unlock_all,
@@ -352,22 +429,13 @@ impl Pending {
     pub(crate) fn leak(&mut self) {
         let c = self.copies.get_mut();
         std::mem::forget(std::mem::take(&mut c.slabs));
-        c.kept = 0;
-        c.bytes = 0;
+        c.extra = Extra::default();
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Copies, Slab, ALIGN, CHUNK, MAX_COPIES, SMALL};
-
-    fn copies(size: usize) -> Copies {
-        Copies {
-            slabs: (0..size).map(|_| Slab::default()).collect(),
-            kept: 0,
-            bytes: 0,
-        }
-    }
+    use super::{Copies, Extra, Slab, ALIGN, CHUNK, KEEP, MAX_BYTES, MAX_COPIES, SMALL};
 
     /// The bytes at `at`, read back.
     fn read(at: *const u8, n: usize) -> Vec<u8> {
@@ -377,7 +445,7 @@ mod tests {
 
     #[test]
     fn copies_stay_put_aligned_and_intact_until_their_target_is_released() {
-        let mut c = copies(3);
+        let mut c = Copies::new(3);
         let mut kept = Vec::new();
         for i in 0..2000u32 {
             let data: Vec<u8> = (0..(i % 300) as usize)
@@ -392,46 +460,72 @@ mod tests {
         for (at, data) in &kept {
             assert_eq!(&read(*at, data.len()), data, "no copy overwrote another");
         }
+        assert!(!c.slabs[0].in_use() && c.slabs[2].in_use());
         c.release(Some(1));
-        assert_eq!(c.kept, 1000, "rank 2's copies stay");
+        assert!(!c.slabs[1].in_use(), "rank 1's copies dropped");
+        assert_eq!(c.extra, c.slabs[2].extra, "rank 2's counts stay");
         for (at, data) in kept.iter().skip(1).step_by(2) {
             assert_eq!(&read(*at, data.len()), data);
         }
         c.release(None);
-        assert_eq!((c.kept, c.bytes), (0, 0));
+        assert_eq!(c.extra, Extra::default());
+        assert!(!c.any());
         assert!(c
             .slabs
             .iter()
-            .all(|s| s.chunks.len() <= super::KEEP && s.big.is_empty()));
+            .all(|s| s.chunks.len() <= KEEP && s.big.is_empty()));
     }
 
     #[test]
     fn a_copy_that_does_not_fit_starts_the_next_chunk() {
         let mut s = Slab::default();
-        let a = s.keep(&[1; SMALL]);
+        let a = s.keep(&[1; SMALL]).0;
         let mut last = a;
         for _ in 0..CHUNK / SMALL {
-            last = s.keep(&[2; SMALL]);
+            last = s.keep(&[2; SMALL]).0;
         }
         assert_eq!(s.chunks.len(), 2);
         assert_eq!(read(a, SMALL), vec![1; SMALL]);
         assert_eq!(read(last, SMALL), vec![2; SMALL]);
-        s.reset();
+        let counted = s.reset();
+        assert_eq!(counted.copies, CHUNK / SMALL + 1, "every copy counted");
+        assert_eq!(counted.bytes, CHUNK, "the second chunk's bytes");
         assert_eq!(
-            s.keep(&[3; 8]) as usize,
+            s.keep(&[3; 8]).0 as usize,
             s.chunks[0].ptr.as_ptr() as usize,
             "recycled"
         );
     }
 
+    /// Fast-path copies are counted when their chunk is left, mixed copies exactly.
+    #[test]
+    fn chunks_left_count_their_copies() {
+        let mut s = Slab::default();
+        let mut n = 0;
+        // one chunk of 8-byte copies with a few medium ones between them, then one
+        // copy that starts the next chunk
+        while s.chunk == 0 {
+            let len = if n % 50 == 7 { 24 } else { 8 };
+            s.keep(&vec![n as u8; len]);
+            n += 1;
+        }
+        assert_eq!(s.extra.copies, n, "{n} copies kept, all counted");
+    }
+
     #[test]
     fn the_bound_asks_for_completion() {
-        let mut c = copies(1);
-        let full = (0..MAX_COPIES).map(|_| c.keep(0, &[0; 1]).1);
-        assert_eq!(
-            full.filter(|f| *f).count(),
-            1,
-            "only the last copy reaches the bound"
-        );
+        let mut c = Copies::new(2);
+        let mut n = 0;
+        while !c.keep((n % 2) as i32, &[0; 1]).1 {
+            n += 1;
+            assert!(n <= MAX_COPIES + CHUNK / 8 * 2, "no completion asked");
+        }
+        assert!(n + 1 >= MAX_COPIES, "asked after {n} copies");
+        c.release(None);
+        let mut n = 0;
+        while !c.keep(0, &[0; SMALL + 1]).1 {
+            n += 1;
+        }
+        assert_eq!(n + 1, (MAX_BYTES / (SMALL + 1)).min(MAX_COPIES));
     }
 }

@@ -26,10 +26,16 @@ pub struct MpiTarget<'a> {
     r: c_int,
     len: usize,
     unit: usize,
-    /// log2 of `unit` when it is a power of two (no division on the hot path).
-    shift: Option<u32>,
+    /// `unit - 1` and log2 of `unit` when it is a power of two (no division on the
+    /// hot path); else all ones and 0, which lets only byte 0 through `whole` (the
+    /// rest of such a window takes the general path).
+    mask: usize,
+    shift: u32,
     /// The MPI displacement of byte 0 (a dynamic window's arena address; else 0).
     base: i64,
+    /// Whether a library defect rma guards against may refuse an accumulate on this
+    /// window (which then takes the general path, where the guards are checked).
+    acc_guarded: bool,
     byte_ty: Handle,
 }
 
@@ -53,8 +59,18 @@ impl<'a> MpiTarget<'a> {
             r,
             len: w.len_of(rank)?,
             unit,
-            shift: unit.is_power_of_two().then(|| unit.trailing_zeros()),
+            mask: if unit.is_power_of_two() {
+                unit - 1
+            } else {
+                usize::MAX
+            },
+            shift: if unit.is_power_of_two() {
+                unit.trailing_zeros()
+            } else {
+                0
+            },
             base: w.peer(rank)?.base as i64,
+            acc_guarded: w.world().guards().accumulate_guarded(w.flavor()),
             byte_ty: w.world().basic_handle(BasicType::Byte)?,
         })
     }
@@ -65,15 +81,11 @@ impl<'a> MpiTarget<'a> {
     #[inline]
     fn whole(&self, byte: usize, n: usize) -> Option<(i64, c_int)> {
         let end = byte.checked_add(n)?;
-        let disp = match self.shift {
-            Some(s) if byte & (self.unit - 1) == 0 => byte >> s,
-            None if byte % self.unit == 0 => byte / self.unit,
-            _ => return None,
-        };
-        if end > self.len {
+        if byte & self.mask != 0 || end > self.len {
             return None;
         }
-        Some((disp as i64 + self.base, c_int::try_from(n).ok()?))
+        let n = c_int::try_from(n).ok()?;
+        Some(((byte >> self.shift) as i64 + self.base, n))
     }
 
     fn spot(&self, byte: usize) -> Spot<'static> {
@@ -150,10 +162,13 @@ impl<'a> MpiTarget<'a> {
         let size = basic.size();
         let guards = self.w.world().guards();
         let whole = self.whole(byte, size);
-        if size > 8 || whole.is_none() || guards.fetch_and_op_as_get_accumulate(basic) {
+        if size > 8
+            || whole.is_none()
+            || self.acc_guarded
+            || guards.fetch_and_op_as_get_accumulate(basic)
+        {
             return self.general_fop(byte, basic, op, origin);
         }
-        guards.check_accumulate(basic, op, self.w.flavor)?;
         let ty = self.w.world().basic_handle(basic)?;
         let (disp, r, win) = (whole.map_or(0, |w| w.0), self.r, self.w.handle());
         let (mut src, mut old) = ([0u8; 8], [0u8; 8]);
@@ -168,7 +183,10 @@ impl<'a> MpiTarget<'a> {
         Ok(rma_core::bits_from_bytes(&old[..size]))
     }
 
-    /// The window's general path (the Transport trait's bits form over it).
+    /// The window's general path (the Transport trait's bits form over it), which
+    /// checks the guards.
+    #[cold]
+    #[inline(never)]
     fn general_fop(&self, byte: usize, basic: BasicType, op: Op, origin: u64) -> Result<u64> {
         Trusted(self.w).fetch_and_op_bits(self.rank, byte, basic, op, origin)
     }
@@ -212,21 +230,18 @@ impl<'a> MpiTarget<'a> {
         op: Op,
         origin: u64,
     ) -> Result<()> {
-        let size = basic.size().min(8);
+        let size = basic.size();
+        let whole = self.whole(byte, size);
+        let (Some((disp, _)), false) = (whole, size > 8 || self.acc_guarded) else {
+            return self.general_acc(byte, basic, op, origin);
+        };
+        let ty = self.w.world().basic_handle(basic)?;
         let mut bytes = [0u8; 8];
         rma_core::bytes_from_bits(origin, &mut bytes[..size]);
-        let data = &bytes[..size];
-        let guards = self.w.world().guards();
-        let Some((disp, _)) = self.whole(byte, size).filter(|_| basic.size() <= 8) else {
-            return self
-                .w
-                .accumulate_at(self.spot(byte), basic, op, data, Mode::Passive);
-        };
-        guards.check_accumulate(basic, op, self.w.flavor)?;
-        let (ty, r, win) = (self.w.world().basic_handle(basic)?, self.r, self.w.handle());
+        let (r, win) = (self.r, self.w.handle());
         self.w.issue_copied_lazy(
             self.r,
-            data,
+            &bytes[..size],
             Mode::Passive,
             || {
                 Call::new("MPI_Accumulate")
@@ -239,6 +254,15 @@ impl<'a> MpiTarget<'a> {
                 unsafe { (api.accumulate)(origin.cast(), 1, ty, r, disp, 1, ty, op as c_int, win) }
             },
         )
+    }
+
+    /// [`MpiTarget::accumulate_bits`] where a library defect may refuse the call, or
+    /// the element is not at a whole displacement: the window's general path, with
+    /// its checks.
+    #[cold]
+    #[inline(never)]
+    fn general_acc(&self, byte: usize, basic: BasicType, op: Op, origin: u64) -> Result<()> {
+        Trusted(self.w).accumulate_bits(self.rank, byte, false, basic, op, origin)
     }
 
     /// MPI_Win_flush of the target, skipped when no call to it is incomplete.
