@@ -292,7 +292,7 @@ impl MpiWindow<'_> {
         self.world
             .check(rc, Call::new(name).rank(t.rank).typed(basic, None))?;
         // the request completes the call locally; a flush completes it at the target
-        self.pending.issued(p.rank);
+        self.pending.mark(p.rank).set();
         let fetches = !result.is_empty();
         let request = Request::new(self.world, name, req, origin, result);
         Ok(if fetches && p.derived() {

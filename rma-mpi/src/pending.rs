@@ -337,6 +337,38 @@ pub(crate) struct Pending {
     copies: crate::world::Turned<Copies>,
     /// Per target rank: a call to it waits for a flush to complete at the target.
     dirty: Box<[AtomicBool]>,
+    /// The mark of a rank outside the window (a caller's error, whose MPI call fails
+    /// before anything is marked): never read for a rank of the window.
+    stray: AtomicBool,
+}
+
+/// One target's dirty mark (see the module docs); a target handle keeps its own.
+#[derive(Clone, Copy)]
+pub(crate) struct Mark<'a>(&'a AtomicBool);
+
+impl Mark<'_> {
+    /// Marks the target as having a call that a flush must complete at the target.
+    #[inline]
+    pub(crate) fn set(self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether the target is marked (read without a turn, for skipping a flush).
+    #[inline]
+    pub(crate) fn is_set(self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Clears the mark; whether it was set. Called in a turn, before the flush's MPI
+    /// call (see the module docs for why a plain read and store suffice).
+    #[inline]
+    pub(crate) fn take(self) -> bool {
+        let was = self.is_set();
+        if was {
+            self.0.store(false, Ordering::Release);
+        }
+        was
+    }
 }
 
 impl Pending {
@@ -345,6 +377,7 @@ impl Pending {
         Pending {
             copies: world.turned(Copies::new(size)),
             dirty: (0..size).map(|_| AtomicBool::new(false)).collect(),
+            stray: AtomicBool::new(false),
         }
     }
 
@@ -353,38 +386,15 @@ impl Pending {
         &self.copies
     }
 
-    /// Marks `rank` as having a call that a flush must complete at the target.
+    /// `rank`'s dirty mark.
     #[inline]
-    pub(crate) fn issued(&self, rank: c_int) {
-        if let Some(d) = self.dirty.get(rank as usize) {
-            d.store(true, Ordering::Release);
-        }
-    }
-
-    /// Whether `rank` is marked (read without a turn, for skipping a flush).
-    #[inline]
-    pub(crate) fn is_dirty(&self, rank: c_int) -> bool {
-        self.dirty
-            .get(rank as usize)
-            .is_some_and(|d| d.load(Ordering::Acquire))
+    pub(crate) fn mark(&self, rank: c_int) -> Mark<'_> {
+        Mark(self.dirty.get(rank as usize).unwrap_or(&self.stray))
     }
 
     /// Whether any rank is marked.
     pub(crate) fn any_dirty(&self) -> bool {
         self.dirty.iter().any(|d| d.load(Ordering::Acquire))
-    }
-
-    /// Clears `rank`'s mark; whether it was set. Called in a turn, before the flush's
-    /// MPI call (see the module docs for why a plain read and store suffice).
-    #[inline]
-    pub(crate) fn take_dirty(&self, rank: c_int) -> bool {
-        self.dirty.get(rank as usize).is_some_and(|d| {
-            let was = d.load(Ordering::Acquire);
-            if was {
-                d.store(false, Ordering::Release);
-            }
-            was
-        })
     }
 
     /// Clears every rank's mark; whether any was set.
@@ -394,15 +404,11 @@ impl Pending {
             .fold(false, |any, d| d.swap(false, Ordering::AcqRel) | any)
     }
 
-    /// Sets the marks back after a flush failed (`None`: every rank).
-    pub(crate) fn restore_dirty(&self, rank: Option<c_int>) {
-        match rank {
-            Some(r) => self.issued(r),
-            None => self
-                .dirty
-                .iter()
-                .for_each(|d| d.store(true, Ordering::Release)),
-        }
+    /// Sets every mark back after a flush of every rank failed.
+    pub(crate) fn restore_all_dirty(&self) {
+        self.dirty
+            .iter()
+            .for_each(|d| d.store(true, Ordering::Release));
     }
 
     /// Whether copies wait for their calls to complete.
@@ -416,7 +422,7 @@ impl Pending {
         self.copies.get_mut().release(rank);
         match rank {
             Some(r) => {
-                self.take_dirty(r);
+                self.mark(r).take();
             }
             None => {
                 self.take_all_dirty();

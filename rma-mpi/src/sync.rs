@@ -4,6 +4,7 @@
 
 use crate::agree::Entry;
 use crate::error::Call;
+use crate::pending::Mark;
 use crate::window::MpiWindow;
 use rma_core::{Assert, Error, LockType, Rank, Result};
 use std::ffi::c_int;
@@ -132,24 +133,25 @@ impl MpiWindow<'_> {
     /// covers. A remote flush of a clean target is skipped unless `always`.
     #[inline]
     pub(crate) fn flush_rank_now(&self, r: c_int, local: bool, always: bool) -> Result<()> {
-        self.flush_rank_after(r, local, always, "", |_| 0)
+        self.flush_rank_after(r, self.pending.mark(r), local, always, "", |_| 0)
     }
 
     /// [`MpiWindow::flush_rank_now`] right after `issue`, an MPI call named `name`
     /// (a fetching call whose buffers live until this returns), in the same turn of
-    /// the world's gate; `|_| 0` issues nothing. The target's dirty mark is cleared
-    /// before and restored if either call fails; the copies of the calls the flush
-    /// completed are dropped after it.
+    /// the world's gate; `|_| 0` issues nothing. The target's dirty mark (`mark`,
+    /// `r`'s) is cleared before and restored if either call fails; the copies of the
+    /// calls the flush completed are dropped after it.
     #[inline]
     pub(crate) fn flush_rank_after(
         &self,
         r: c_int,
+        mark: Mark<'_>,
         local: bool,
         always: bool,
         name: &'static str,
         issue: impl FnOnce(&crate::ffi::Api) -> c_int,
     ) -> Result<()> {
-        if !local && !always && !self.pending.is_dirty(r) {
+        if !local && !always && !mark.is_set() {
             return Ok(());
         }
         let win = self.handle();
@@ -157,7 +159,7 @@ impl MpiWindow<'_> {
         let (issued, flushed) = self
             .world()
             .mpi_turned(self.pending.turned(), |api, copies| {
-                was_dirty = !local && self.pending.take_dirty(r);
+                was_dirty = !local && mark.take();
                 if !local && !was_dirty && !always {
                     return (0, 0); // another thread's flush came first
                 }
@@ -198,7 +200,7 @@ impl MpiWindow<'_> {
         flushed: c_int,
     ) -> Result<()> {
         if was_dirty {
-            self.pending.restore_dirty(Some(r));
+            self.pending.mark(r).set();
         }
         let rank = Rank::new(r as u32);
         self.check_rc(issued, Call::new(name).rank(rank))?;
@@ -255,7 +257,7 @@ impl MpiWindow<'_> {
             });
         if rc != 0 {
             if was_dirty {
-                self.pending.restore_dirty(None);
+                self.pending.restore_all_dirty();
             }
             let mpi = if local {
                 "MPI_Win_flush_local_all"

@@ -9,6 +9,7 @@
 
 use crate::epoch::Mode;
 use crate::error::Call;
+use crate::pending::Mark;
 use crate::ffi::Handle;
 use crate::transport::Trusted;
 use crate::window::{MpiWindow, Spot};
@@ -33,6 +34,8 @@ pub struct MpiTarget<'a> {
     shift: u32,
     /// The MPI displacement of byte 0 (a dynamic window's arena address; else 0).
     base: i64,
+    /// The target's dirty mark in the window (no lookup per call).
+    mark: Mark<'a>,
     /// Whether a library defect rma guards against may refuse an accumulate on this
     /// window (which then takes the general path, where the guards are checked).
     acc_guarded: bool,
@@ -70,6 +73,7 @@ impl<'a> MpiTarget<'a> {
                 0
             },
             base: w.peer(rank)?.base as i64,
+            mark: w.pending.mark(r),
             acc_guarded: w.world().guards().accumulate_guarded(w.flavor()),
             byte_ty: w.world().basic_handle(BasicType::Byte)?,
         })
@@ -104,7 +108,8 @@ impl<'a> MpiTarget<'a> {
         name: &'static str,
         issue: impl FnOnce(&crate::ffi::Api) -> c_int,
     ) -> Result<()> {
-        self.w.flush_rank_after(self.r, false, true, name, issue)
+        self.w
+            .flush_rank_after(self.r, self.mark, false, true, name, issue)
     }
 
     /// MPI_Put of `data` at byte `byte`; the origin is copied and kept until a flush.
@@ -119,6 +124,7 @@ impl<'a> MpiTarget<'a> {
         let (ty, r, win) = (self.byte_ty, self.r, self.w.handle());
         self.w.issue_copied_lazy(
             self.r,
+            self.mark,
             data,
             Mode::Passive,
             || Call::new("MPI_Put").rank(self.rank),
@@ -241,6 +247,7 @@ impl<'a> MpiTarget<'a> {
         let (r, win) = (self.r, self.w.handle());
         self.w.issue_copied_lazy(
             self.r,
+            self.mark,
             &bytes[..size],
             Mode::Passive,
             || {
@@ -268,6 +275,7 @@ impl<'a> MpiTarget<'a> {
     /// MPI_Win_flush of the target, skipped when no call to it is incomplete.
     #[inline]
     pub fn flush(&self) -> Result<()> {
-        self.w.flush_rank_now(self.r, false, false)
+        self.w
+            .flush_rank_after(self.r, self.mark, false, false, "", |_| 0)
     }
 }

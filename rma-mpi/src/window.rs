@@ -6,7 +6,7 @@ use crate::datatype::{place, Placement, Region};
 use crate::epoch::{Epochs, Mode};
 use crate::error::Call;
 use crate::ffi::{Api, Handle};
-use crate::pending::Pending;
+use crate::pending::{Mark, Pending};
 use crate::world::World;
 use rma_core::{BasicType, Disp, Error, Info, Layout, Rank, Result, WinInfo};
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -807,16 +807,19 @@ impl<'a> MpiWindow<'a> {
         call: Call,
         issue: impl FnOnce(&Api, *const u8) -> c_int,
     ) -> Result<()> {
-        self.issue_copied_lazy(rank, data, mode, || call, issue)
+        let mark = self.pending.mark(rank);
+        self.issue_copied_lazy(rank, mark, data, mode, || call, issue)
     }
 
-    /// [`MpiWindow::issue_copied`] with the error context built only if the call fails.
-    /// `issue` runs in the world's turn with the copy kept in the same turn; it must
-    /// make its MPI call through the `Api` it is given.
+    /// [`MpiWindow::issue_copied`] with the error context built only if the call fails,
+    /// and `rank`'s dirty mark given (a target handle keeps it). `issue` runs in the
+    /// world's turn with the copy kept in the same turn; it must make its MPI call
+    /// through the `Api` it is given.
     #[inline]
     pub(crate) fn issue_copied_lazy(
         &self,
         rank: c_int,
+        mark: Mark<'_>,
         data: &[u8],
         mode: Mode,
         call: impl FnOnce() -> Call,
@@ -832,7 +835,7 @@ impl<'a> MpiWindow<'a> {
             return self.issue_failed(rc, call);
         }
         if mode == Mode::Passive {
-            self.pending.issued(rank);
+            mark.set();
             if full {
                 return self.flush_every_now(true);
             }

@@ -787,15 +787,18 @@ impl World {
         cell: &Turned<S>,
         f: impl FnOnce(&Api, &mut S) -> T,
     ) -> T {
-        let _turn = match &cell.lock {
-            TurnLock::Gate(g) => Some(g.lock.lock().unwrap_or_else(PoisonError::into_inner)),
-            TurnLock::Own(m) => Some(m.lock().unwrap_or_else(PoisonError::into_inner)),
-            TurnLock::Owner(gate) => {
-                if !ON_INIT_THREAD.with(Cell::get) {
-                    return T::refused(self.level);
-                }
-                // the MPI calls `f` makes take turns with a progress thread's
-                gate.as_ref().and_then(|g| g.turn())
+        // the owner's turn first: every call of rma-win's (confined) worlds takes it
+        let _turn = if let TurnLock::Owner(gate) = &cell.lock {
+            if !ON_INIT_THREAD.with(Cell::get) {
+                return T::refused(self.level);
+            }
+            // the MPI calls `f` makes take turns with a progress thread's
+            gate.as_ref().and_then(|g| g.turn())
+        } else {
+            match &cell.lock {
+                TurnLock::Gate(g) => Some(g.lock.lock().unwrap_or_else(PoisonError::into_inner)),
+                TurnLock::Own(m) => Some(m.lock().unwrap_or_else(PoisonError::into_inner)),
+                TurnLock::Owner(_) => None, // taken above
             }
         };
         // SAFETY: exclusive for as long as `f` runs: every shared access to the state
