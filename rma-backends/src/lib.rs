@@ -21,6 +21,8 @@
 mod choice;
 
 pub use choice::{chosen_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
+#[doc(hidden)]
+pub use rma_mpi::CCalls;
 
 use rma_core::{
     Backend, BackendWindow, DynBackend, Epochs, Flavor, Info, LaunchMode, Memory, Result, Services,

@@ -89,6 +89,6 @@ pub use backend::{EpochWindow, MPI_TRANSPORT};
 pub use defects::ENV_NO_GUARDS;
 pub use ffi::{built_shims, Library, ENV_LIBRARY, ENV_SHIM};
 pub use request::Request;
-pub use target::MpiTarget;
+pub use target::{CCalls, MpiTarget};
 pub use window::{Flavor, MpiWindow, Target};
 pub use world::{ThreadLevel, World, ENV_PROGRESS, ENV_THREAD};

@@ -261,7 +261,11 @@ impl Slab {
         self.big.clear();
         self.extra = Extra::default();
         self.chunk = 0;
-        self.end = if self.first == 0 { 0 } else { self.first + CHUNK };
+        self.end = if self.first == 0 {
+            0
+        } else {
+            self.first + CHUNK
+        };
         self.cold = 0;
     }
 }

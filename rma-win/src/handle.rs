@@ -514,6 +514,18 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         value_of(basic, old)
     }
 
+    /// The MPI calls a C program makes on this handle's target, straight through the
+    /// library ([`rma_backends::CCalls`], all unsafe), for benchmarks that compare
+    /// rma's per-call cost with the library's own in one process; `None` unless the
+    /// window is on the mpi transport. Not part of rma's API.
+    #[doc(hidden)]
+    pub fn c_calls(&self) -> Option<rma_backends::CCalls<'e>> {
+        match &self.fast {
+            Some(Fast::Mpi(m)) => m.c_calls().ok(),
+            _ => None,
+        }
+    }
+
     /// Completes every call to this target at origin and target (MPI_Win_flush).
     /// Passive-target epochs only (class RMA_SYNC otherwise: fence and complete
     /// complete active-target calls).

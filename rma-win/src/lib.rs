@@ -260,6 +260,8 @@ pub use sync::Group;
 /// The backend contract (rma-core's traits) and the enums rma-win holds, for writing
 /// a backend of your own ([`World::from_backend`]).
 pub mod backend {
+    #[doc(hidden)]
+    pub use rma_backends::CCalls;
     pub use rma_backends::{AnyWindow, AnyWorld};
     pub use rma_core::{
         reached, shared_offset, Access, Backend, BackendWindow, Contiguous, DynBackend, Epochs,

@@ -10,7 +10,10 @@
 //! `-c` creates the window over memory the program allocated (`Window::create`): with
 //! ranks as processes only the queued transport can serve it, which naming no
 //! transport gives; `--transport atomic -c` fails with RMA_FLAVOR.
-#![forbid(unsafe_code)]
+//!
+//! The one unsafe block is in the paired scenarios (`pair`), which make the C
+//! program's MPI calls directly beside rma's, under that block's contract.
+#![deny(unsafe_code)]
 
 use rma_win::{Assert, Buffer, Datatype, Info, LockType, Op, Rank, Result, Target, Window, World};
 use std::fmt::Write as _;
@@ -28,6 +31,10 @@ const MAX_N: usize = 262_144;
 const WIN_ELEMS: usize = DBL_OFF as usize + 2 * MAX_N + 64;
 /// Calls per message-rate iteration.
 const RATE_BATCH: usize = 10_000;
+/// Block pairs of a paired run (`Bench::pairs`), and how long a block of direct
+/// calls takes at least.
+const PAIRS: usize = 31;
+const BLOCK_SECS: f64 = 0.001;
 /// Calls in a busy-target run, and how long the target computes meanwhile.
 const BUSY_CALLS: usize = 100;
 const BUSY_MS: u64 = 50;
@@ -507,6 +514,59 @@ impl Bench<'_> {
         }
     }
 
+    /// The paired scenarios (`pair` rows; mpi transport only): rank 0 times calls +
+    /// flush through a target handle and the same MPI calls made directly, as the C
+    /// program makes them ([`rma_win::TargetHandle::c_calls`]), in alternating blocks
+    /// of about a millisecond, [`PAIRS`] pairs, in one process: both sides of a pair
+    /// run at the same machine speed, which separate programs in separate rounds
+    /// do not. A row's med, min and max are those of the per-pair ratios (handle /
+    /// direct), not µs. Scenario keys `p_put`, `p_acc`, `p_get`, `p_fop`, `p_msgrate`.
+    fn pairs(&mut self) -> Result<()> {
+        let wanted: Vec<Paired> = Paired::ALL
+            .into_iter()
+            .filter(|p| self.flags.only.is_empty() || self.flags.only.iter().any(|k| *k == p.key()))
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let mut rows = vec![];
+        if self.me() == 0 {
+            let epoch = self.win.lock_all_epoch(Assert::NONE)?;
+            let h = epoch.target(Rank::new(1))?;
+            if let Some(c) = h.c_calls() {
+                let (src, res) = (&self.src, &mut self.res);
+                for p in wanted {
+                    rows.push((p, pair(&h, &c, p, src, res)?));
+                }
+            }
+            epoch.unlock()?;
+        }
+        self.world.barrier()?;
+        for (p, r) in rows {
+            let _ = writeln!(
+                self.csv,
+                "pair,{},1,{},{:.4},{:.4},{:.4}",
+                p.key(),
+                r.iters,
+                r.ratio.med,
+                r.ratio.min,
+                r.ratio.max
+            );
+            println!(
+                "{:<12} {:>8} {:>9} handle / direct {:.3} [{:.3}..{:.3}] ({:.1} / {:.1} ns per call, medians)",
+                p.key(),
+                1,
+                r.iters,
+                r.ratio.med,
+                r.ratio.min,
+                r.ratio.max,
+                r.handle_ns,
+                r.direct_ns
+            );
+        }
+        Ok(())
+    }
+
     /// Whether `--only` leaves `test` in.
     fn wanted(&self, test: Test) -> bool {
         self.flags.only.is_empty() || self.flags.only.iter().any(|k| k == test.key())
@@ -570,6 +630,7 @@ impl Bench<'_> {
                     self.lat(test)?;
                 }
             }
+            self.pairs()?;
         }
         if !self.flags.quick {
             if latency {
@@ -621,6 +682,143 @@ impl Bench<'_> {
         }
         Ok(())
     }
+}
+
+/// A paired scenario ([`Bench::pairs`]).
+#[derive(Clone, Copy, Debug)]
+enum Paired {
+    Put,
+    Acc,
+    Get,
+    Fop,
+    MsgRate,
+}
+
+impl Paired {
+    const ALL: [Paired; 5] = [
+        Paired::Put,
+        Paired::Acc,
+        Paired::Get,
+        Paired::Fop,
+        Paired::MsgRate,
+    ];
+
+    fn key(self) -> &'static str {
+        match self {
+            Paired::Put => "p_put",
+            Paired::Acc => "p_acc",
+            Paired::Get => "p_get",
+            Paired::Fop => "p_fop",
+            Paired::MsgRate => "p_msgrate",
+        }
+    }
+}
+
+/// What a paired scenario measured.
+struct PairResult {
+    iters: usize,
+    ratio: Stat,
+    handle_ns: f64,
+    direct_ns: f64,
+}
+
+/// An MPI return code as an error.
+fn mpi_rc(rc: std::ffi::c_int) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(rma_win::Error::arg(format!(
+            "a direct MPI call returned {rc}"
+        )))
+    }
+}
+
+/// One paired scenario on rank 0 ([`Bench::pairs`]): `iters` iterations per block
+/// (calibrated so that a block of direct calls takes [`BLOCK_SECS`]), the handle's
+/// block and the direct block alternating which goes first.
+#[allow(unsafe_code)]
+fn pair(
+    h: &rma_win::TargetHandle<'_, '_>,
+    c: &rma_win::backend::CCalls<'_>,
+    p: Paired,
+    src: &[f64],
+    res: &mut [f64],
+) -> Result<PairResult> {
+    let one = 1i64;
+    let mut old = 0i64;
+    let mut block = |direct: bool, iters: usize| -> Result<f64> {
+        let t = Instant::now();
+        for _ in 0..iters {
+            if direct {
+                // SAFETY: the lock_all epoch of `h` covers rank 1; each displacement is
+                // an aligned 8-byte element of rank 1's window (the handle scenarios'
+                // own); `src`, `res`, `one` and `old` outlive the flush below, and
+                // nothing reads `res` or `old` before it; this is the thread that
+                // initialized MPI, and no other thread calls it.
+                unsafe {
+                    match p {
+                        Paired::Put => mpi_rc(c.put(&src[0], DBL_OFF + 1))?,
+                        Paired::Acc => mpi_rc(c.accumulate(&src[0], DBL_OFF))?,
+                        Paired::Get => mpi_rc(c.get(&mut res[0], DBL_OFF + 2))?,
+                        Paired::Fop => mpi_rc(c.fetch_add(&one, &mut old, LONG_OFF))?,
+                        Paired::MsgRate => {
+                            for j in 0..RATE_BATCH {
+                                mpi_rc(c.accumulate(&src[0], DBL_OFF + (j & 1023) as i64))?;
+                            }
+                        }
+                    }
+                    mpi_rc(c.flush())?;
+                }
+            } else {
+                match p {
+                    Paired::Put => h.put(&src[..1], DBL_OFF + 1)?,
+                    Paired::Acc => h.add(&src[..1], DBL_OFF)?,
+                    Paired::Get => h.get(&mut res[..1], DBL_OFF + 2)?,
+                    Paired::Fop => h.fetch_add(1i64, LONG_OFF).map(drop)?,
+                    Paired::MsgRate => {
+                        for j in 0..RATE_BATCH {
+                            h.add(&src[..1], DBL_OFF + (j & 1023) as i64)?;
+                        }
+                    }
+                }
+                h.flush()?;
+            }
+        }
+        Ok(t.elapsed().as_secs_f64())
+    };
+    // warm both, then calibrate on the direct calls
+    block(true, 16)?;
+    block(false, 16)?;
+    let mut iters = 1usize;
+    while block(true, iters)? < BLOCK_SECS && iters < 1 << 24 {
+        iters *= 2;
+    }
+    let (mut ratios, mut handle, mut direct) = (vec![], vec![], vec![]);
+    for i in 0..PAIRS {
+        let (d, hd) = if i % 2 == 0 {
+            let d = block(true, iters)?;
+            (d, block(false, iters)?)
+        } else {
+            let hd = block(false, iters)?;
+            (block(true, iters)?, hd)
+        };
+        ratios.push(hd / d);
+        handle.push(hd);
+        direct.push(d);
+    }
+    let per = 1e9
+        / (iters
+            * if matches!(p, Paired::MsgRate) {
+                RATE_BATCH
+            } else {
+                1
+            }) as f64;
+    Ok(PairResult {
+        iters,
+        ratio: stat(ratios, iters),
+        handle_ns: stat(handle, iters).med * per,
+        direct_ns: stat(direct, iters).med * per,
+    })
 }
 
 /// vector(n, 1, 2, f64): every other element.
