@@ -145,33 +145,44 @@ impl Extra {
 
 impl Slab {
     /// A place for `data` that stays put until [`Slab::reset`]; its address, and what
-    /// this copy added beyond the fast path (nothing, on the fast path). The
-    /// one-element copy (at most 8 bytes) of a put or accumulate is a bounds check and
-    /// one move; anything else goes to [`Slab::keep_other`].
+    /// this copy added beyond the fast path (nothing, on the fast path). A copy of 8
+    /// bytes is [`Slab::keep_word`]; anything else but a short copy that fits in the
+    /// chunk being cut goes to [`Slab::keep_other`].
     #[inline]
     fn keep(&mut self, data: &[u8]) -> (*const u8, Extra) {
+        if let Ok(word) = <[u8; 8]>::try_from(data) {
+            return self.keep_word(word);
+        }
         debug_assert!(self.next <= self.end);
         let at = self.next;
-        if data.len() <= 8 && self.end - at >= 8 {
+        if data.len() < 8 && self.end - at >= 8 {
+            self.next = at + 8;
+            let dst = at as *mut u8;
+            // SAFETY: as in `keep_word`, for fewer than 8 bytes.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+            return (dst.cast_const(), Extra::default());
+        }
+        self.keep_other(data)
+    }
+
+    /// [`Slab::keep`] of 8 bytes given by value (a one-element put or accumulate): a
+    /// bounds check and one store on the fast path.
+    #[inline]
+    fn keep_word(&mut self, word: [u8; 8]) -> (*const u8, Extra) {
+        debug_assert!(self.next <= self.end);
+        let at = self.next;
+        if self.end - at >= 8 {
             self.next = at + 8;
             let dst = at as *mut u8;
             // SAFETY: `at..at + 8` lies in the chunk being cut (`end - at >= 8`), and
             // belongs to no other copy (within a chunk `next` only moves forward, and a
             // chunk is cut again only after a reset, when its copies are complete); it is
             // written through the chunk's raw pointer, which no reference covers, so the
-            // other copies' pointers (which MPI may be reading) stay valid. The 8-byte
-            // source is read unaligned.
-            unsafe {
-                if data.len() == 8 {
-                    dst.cast::<[u8; 8]>()
-                        .write_unaligned(data.as_ptr().cast::<[u8; 8]>().read_unaligned());
-                } else {
-                    std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
-                }
-            }
+            // other copies' pointers (which MPI may be reading) stay valid.
+            unsafe { dst.cast::<[u8; 8]>().write_unaligned(word) };
             return (dst.cast_const(), Extra::default());
         }
-        self.keep_other(data)
+        self.keep_other(&word)
     }
 
     /// [`Slab::keep`] for a copy larger than 8 bytes, or one that does not fit in the
@@ -242,7 +253,7 @@ impl Slab {
     /// A slab that only took fast-path copies since its last reset is still cutting
     /// its first chunk with nothing counted (any other copy is counted), so moving
     /// `next` back is all it needs.
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self) -> Extra {
         self.next = self.first;
         let extra = self.extra;
@@ -291,15 +302,44 @@ impl Copies {
     /// goes with the last rank's.
     #[inline]
     pub(crate) fn keep(&mut self, rank: c_int, data: &[u8]) -> (*const u8, bool) {
-        let (at, added) = match self.slabs.get_mut(rank as usize) {
-            Some(slab) => slab.keep(data),
-            None => return self.keep_stray(data),
-        };
+        match self.slabs.get_mut(rank as usize) {
+            Some(slab) => {
+                let kept = slab.keep(data);
+                self.counted(kept)
+            }
+            None => self.keep_stray(data),
+        }
+    }
+
+    /// A slab's copy and what it added: the copy's address, and whether the window
+    /// now holds enough that it should complete its calls.
+    #[inline]
+    fn counted(&mut self, (at, added): (*const u8, Extra)) -> (*const u8, bool) {
         if added.copies == 0 {
             return (at, false);
         }
         self.extra.add(added);
         (at, self.extra.full())
+    }
+
+    /// [`Copies::keep`] of one element of `size` (at most 8) bytes given as bits
+    /// (zero-extended, as [`rma_core::bytes_from_bits`] takes them): the copy is
+    /// written as one 8-byte word whose first `size` bytes are the element's.
+    #[inline]
+    pub(crate) fn keep_bits(&mut self, rank: c_int, bits: u64, size: usize) -> (*const u8, bool) {
+        // the element's bytes first, in memory order
+        let word = if cfg!(target_endian = "little") {
+            bits.to_le_bytes()
+        } else {
+            (bits << (8 * (8 - size.clamp(1, 8)))).to_be_bytes()
+        };
+        match self.slabs.get_mut(rank as usize) {
+            Some(slab) => {
+                let kept = slab.keep_word(word);
+                self.counted(kept)
+            }
+            None => self.keep_stray(&word[..size.min(8)]),
+        }
     }
 
     /// [`Copies::keep`] for a rank outside the window: with the last rank's.
@@ -316,7 +356,7 @@ impl Copies {
 
     /// Drops the copies of calls to `rank` (every rank for `None`): a synchronization
     /// in this turn has completed them.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release(&mut self, rank: Option<c_int>) {
         match rank {
             Some(r) => {
@@ -505,6 +545,19 @@ mod tests {
             s.chunks[0].ptr.as_ptr() as usize,
             "recycled"
         );
+    }
+
+    /// An element kept as bits reads back as the bytes `bytes_from_bits` makes.
+    #[test]
+    fn bits_keep_the_element_bytes_first() {
+        let mut c = Copies::new(1);
+        for (bits, size) in [(0x0102u64, 2), (0xA1, 1), (0x0102_0304, 4), (u64::MAX - 5, 8)] {
+            let mut want = [0u8; 8];
+            rma_core::bytes_from_bits(bits, &mut want[..size]);
+            let (at, full) = c.keep_bits(0, bits, size);
+            assert!(!full);
+            assert_eq!(read(at, size), want[..size].to_vec(), "{bits:#x} in {size} bytes");
+        }
     }
 
     /// Fast-path copies are counted when their chunk is left, mixed copies exactly.

@@ -141,7 +141,7 @@ impl MpiWindow<'_> {
     /// the world's gate; `|_| 0` issues nothing. The target's dirty mark (`mark`,
     /// `r`'s) is cleared before and restored if either call fails; the copies of the
     /// calls the flush completed are dropped after it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn flush_rank_after(
         &self,
         r: c_int,
@@ -156,9 +156,10 @@ impl MpiWindow<'_> {
         }
         let win = self.handle();
         let mut was_dirty = false;
-        let (issued, flushed) = self
-            .world()
-            .mpi_turned(self.pending.turned(), |api, copies| {
+        let (issued, flushed) = self.world().mpi_turned(
+            self.pending.turned(),
+            #[inline(always)]
+            |api, copies| {
                 was_dirty = !local && mark.take();
                 if !local && !was_dirty && !always {
                     return (0, 0); // another thread's flush came first
@@ -179,7 +180,8 @@ impl MpiWindow<'_> {
                     copies.release(Some(r));
                 }
                 (0, rc)
-            });
+            },
+        );
         if issued != 0 || flushed != 0 {
             return self.flush_failed(r, local, was_dirty, name, issued, flushed);
         }

@@ -82,7 +82,7 @@ impl<'a> MpiTarget<'a> {
     /// The displacement and count of `n` bytes at `byte`, where they lie inside the
     /// target window and start at a whole displacement; `None` sends the call down the
     /// general path.
-    #[inline]
+    #[inline(always)]
     fn whole(&self, byte: usize, n: usize) -> Option<(i64, c_int)> {
         let end = byte.checked_add(n)?;
         if byte & self.mask != 0 || end > self.len {
@@ -102,7 +102,7 @@ impl<'a> MpiTarget<'a> {
 
     /// The fetching call `issue`, then MPI_Win_flush of the target, in one turn of
     /// the world's gate (the window's own flush bookkeeping).
-    #[inline]
+    #[inline(always)]
     fn fetch_then_flush(
         &self,
         name: &'static str,
@@ -113,7 +113,7 @@ impl<'a> MpiTarget<'a> {
     }
 
     /// MPI_Put of `data` at byte `byte`; the origin is copied and kept until a flush.
-    #[inline]
+    #[inline(always)]
     pub fn put(&self, byte: usize, data: &[u8]) -> Result<()> {
         let Some((disp, n)) = self.whole(byte, data.len()) else {
             return self.w.put_at(self.spot(byte), data, Mode::Passive);
@@ -123,11 +123,12 @@ impl<'a> MpiTarget<'a> {
         }
         let (ty, r, win) = (self.byte_ty, self.r, self.w.handle());
         self.w.issue_copied_lazy(
-            self.r,
             self.mark,
-            data,
+            #[inline(always)]
+            |c| c.keep(r, data),
             Mode::Passive,
             || Call::new("MPI_Put").rank(self.rank),
+            #[inline(always)]
             |api, origin| {
                 // SAFETY: `origin` holds `n` bytes, kept until a synchronization
                 // completes the put; `disp` and `n` lie inside the target window.
@@ -138,7 +139,7 @@ impl<'a> MpiTarget<'a> {
 
     /// MPI_Get of `out.len()` bytes at byte `byte`, completed (flushed) before it
     /// returns.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, byte: usize, out: &mut [u8]) -> Result<()> {
         let Some((disp, n)) = self.whole(byte, out.len()) else {
             return self.w.get_at(self.spot(byte), out);
@@ -148,16 +149,20 @@ impl<'a> MpiTarget<'a> {
         }
         let (ty, r, win) = (self.byte_ty, self.r, self.w.handle());
         let dst = out.as_mut_ptr();
-        self.fetch_then_flush("MPI_Get", |api| {
-            // SAFETY: `out` holds `n` bytes and stays borrowed until the flush in the
-            // same turn completes the get; `disp` and `n` lie inside the target window.
-            unsafe { (api.get)(dst.cast(), n, ty, r, disp, n, ty, win) }
-        })
+        self.fetch_then_flush(
+            "MPI_Get",
+            #[inline(always)]
+            |api| {
+                // SAFETY: `out` holds `n` bytes and stays borrowed until the flush in the
+                // same turn completes the get; `disp` and `n` lie inside the target window.
+                unsafe { (api.get)(dst.cast(), n, ty, r, disp, n, ty, win) }
+            },
+        )
     }
 
     /// MPI_Fetch_and_op on the element of `basic` (at most 8 bytes) at byte `byte`,
     /// with the origin and result as bits (zero-extended); flushed before it returns.
-    #[inline]
+    #[inline(always)]
     pub fn fetch_and_op_bits(
         &self,
         byte: usize,
@@ -180,12 +185,16 @@ impl<'a> MpiTarget<'a> {
         let (mut src, mut old) = ([0u8; 8], [0u8; 8]);
         rma_core::bytes_from_bits(origin, &mut src[..size]);
         let (s, d) = (src.as_ptr(), old.as_mut_ptr());
-        self.fetch_then_flush("MPI_Fetch_and_op", |api| {
-            // SAFETY: `src` and `old` hold one element each (at most 8 bytes) and live
-            // until the flush in the same turn completes the call; the element lies
-            // inside the target window.
-            unsafe { (api.fetch_and_op)(s.cast(), d.cast(), ty, r, disp, op as c_int, win) }
-        })?;
+        self.fetch_then_flush(
+            "MPI_Fetch_and_op",
+            #[inline(always)]
+            |api| {
+                // SAFETY: `src` and `old` hold one element each (at most 8 bytes) and live
+                // until the flush in the same turn completes the call; the element lies
+                // inside the target window.
+                unsafe { (api.fetch_and_op)(s.cast(), d.cast(), ty, r, disp, op as c_int, win) }
+            },
+        )?;
         Ok(rma_core::bits_from_bytes(&old[..size]))
     }
 
@@ -199,7 +208,7 @@ impl<'a> MpiTarget<'a> {
 
     /// MPI_Compare_and_swap on the element of `basic` (at most 8 bytes) at byte
     /// `byte`, as bits; flushed before it returns.
-    #[inline]
+    #[inline(always)]
     pub fn compare_and_swap_bits(
         &self,
         byte: usize,
@@ -219,16 +228,20 @@ impl<'a> MpiTarget<'a> {
         rma_core::bytes_from_bits(origin, &mut o[..size]);
         rma_core::bytes_from_bits(compare, &mut c[..size]);
         let (op, cp, d) = (o.as_ptr(), c.as_ptr(), old.as_mut_ptr());
-        self.fetch_then_flush("MPI_Compare_and_swap", |api| {
-            // SAFETY: as in `fetch_and_op_bits`, with a third one-element buffer.
-            unsafe { (api.compare_and_swap)(op.cast(), cp.cast(), d.cast(), ty, r, disp, win) }
-        })?;
+        self.fetch_then_flush(
+            "MPI_Compare_and_swap",
+            #[inline(always)]
+            |api| {
+                // SAFETY: as in `fetch_and_op_bits`, with a third one-element buffer.
+                unsafe { (api.compare_and_swap)(op.cast(), cp.cast(), d.cast(), ty, r, disp, win) }
+            },
+        )?;
         Ok(rma_core::bits_from_bytes(&old[..size]))
     }
 
     /// MPI_Accumulate of one element of `basic` (at most 8 bytes), given as bits, into
     /// the element at byte `byte`; the origin is copied and kept until a flush.
-    #[inline]
+    #[inline(always)]
     pub fn accumulate_bits(
         &self,
         byte: usize,
@@ -242,19 +255,18 @@ impl<'a> MpiTarget<'a> {
             return self.general_acc(byte, basic, op, origin);
         };
         let ty = self.w.world().basic_handle(basic)?;
-        let mut bytes = [0u8; 8];
-        rma_core::bytes_from_bits(origin, &mut bytes[..size]);
         let (r, win) = (self.r, self.w.handle());
         self.w.issue_copied_lazy(
-            self.r,
             self.mark,
-            &bytes[..size],
+            #[inline(always)]
+            |c| c.keep_bits(r, origin, size),
             Mode::Passive,
             || {
                 Call::new("MPI_Accumulate")
                     .rank(self.rank)
                     .typed(basic, Some(op))
             },
+            #[inline(always)]
             |api, origin| {
                 // SAFETY: `origin` holds one element, kept until a synchronization
                 // completes the call; the element lies inside the target window.
@@ -273,7 +285,7 @@ impl<'a> MpiTarget<'a> {
     }
 
     /// MPI_Win_flush of the target, skipped when no call to it is incomplete.
-    #[inline]
+    #[inline(always)]
     pub fn flush(&self) -> Result<()> {
         self.w
             .flush_rank_after(self.r, self.mark, false, false, "", |_| 0)

@@ -6,7 +6,7 @@ use crate::datatype::{place, Placement, Region};
 use crate::epoch::{Epochs, Mode};
 use crate::error::Call;
 use crate::ffi::{Api, Handle};
-use crate::pending::{Mark, Pending};
+use crate::pending::{Copies, Mark, Pending};
 use crate::world::World;
 use rma_core::{BasicType, Disp, Error, Info, Layout, Rank, Result, WinInfo};
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -808,29 +808,34 @@ impl<'a> MpiWindow<'a> {
         issue: impl FnOnce(&Api, *const u8) -> c_int,
     ) -> Result<()> {
         let mark = self.pending.mark(rank);
-        self.issue_copied_lazy(rank, mark, data, mode, || call, issue)
+        let keep = |c: &mut Copies| c.keep(rank, data);
+        self.issue_copied_lazy(mark, keep, mode, || call, issue)
     }
 
     /// [`MpiWindow::issue_copied`] with the error context built only if the call fails,
-    /// and `rank`'s dirty mark given (a target handle keeps it). `issue` runs in the
-    /// world's turn with the copy kept in the same turn; it must make its MPI call
-    /// through the `Api` it is given.
-    #[inline]
+    /// the target's dirty mark given (a target handle keeps it), and the copy made by
+    /// `keep` ([`Copies::keep`] or [`Copies::keep_bits`] for the call's target).
+    /// `issue` runs in the world's turn with the copy kept in the same turn; it must
+    /// make its MPI call through the `Api` it is given.
+    #[inline(always)]
     pub(crate) fn issue_copied_lazy(
         &self,
-        rank: c_int,
         mark: Mark<'_>,
-        data: &[u8],
+        keep: impl FnOnce(&mut Copies) -> (*const u8, bool),
         mode: Mode,
         call: impl FnOnce() -> Call,
         issue: impl FnOnce(&Api, *const u8) -> c_int,
     ) -> Result<()> {
         let mut full = false;
-        let rc = self.world.mpi_turned(self.pending.turned(), |api, copies| {
-            let (origin, f) = copies.keep(rank, data);
-            full = f;
-            issue(api, origin)
-        });
+        let rc = self.world.mpi_turned(
+            self.pending.turned(),
+            #[inline(always)]
+            |api, copies| {
+                let (origin, f) = keep(copies);
+                full = f;
+                issue(api, origin)
+            },
+        );
         if rc != 0 {
             return self.issue_failed(rc, call);
         }

@@ -781,34 +781,55 @@ impl World {
     /// lock (no second one is taken); below SERIALIZED the initializing thread is the
     /// only one let in; at MPI_THREAD_MULTIPLE the cell's own lock serializes the
     /// calls that update it. `f` must not call [`World::mpi`] (the turn is held).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn mpi_turned<S, T: Refused>(
         &self,
         cell: &Turned<S>,
         f: impl FnOnce(&Api, &mut S) -> T,
     ) -> T {
-        // the owner's turn first: every call of rma-win's (confined) worlds takes it
-        let _turn = if let TurnLock::Owner(gate) = &cell.lock {
-            if !ON_INIT_THREAD.with(Cell::get) {
-                return T::refused(self.level);
-            }
-            // the MPI calls `f` makes take turns with a progress thread's
-            gate.as_ref().and_then(|g| g.turn())
-        } else {
-            match &cell.lock {
-                TurnLock::Gate(g) => Some(g.lock.lock().unwrap_or_else(PoisonError::into_inner)),
-                TurnLock::Own(m) => Some(m.lock().unwrap_or_else(PoisonError::into_inner)),
-                TurnLock::Owner(_) => None, // taken above
-            }
+        let Ok(_turn) = self.take_turn(cell) else {
+            return T::refused(self.level);
         };
         // SAFETY: exclusive for as long as `f` runs: every shared access to the state
-        // goes through this function, which holds the cell's lock (a gate shared with
-        // every world cloned from this one, or the cell's own mutex), or, for a cell
-        // of a world where only the initializing thread may call MPI (below
-        // SERIALIZED, or confined before the cell was made), runs on the one thread
-        // that initialized MPI in this process (any other was refused above); `f` gets the reference for its call
-        // only. Access through `&mut Turned` (`get_mut`) is exclusive by the borrow.
+        // goes through this function, which holds the cell's turn (`take_turn`): the
+        // cell's lock (a gate shared with every world cloned from this one, or the
+        // cell's own mutex), or, for a cell of a world where only the initializing
+        // thread may call MPI (below SERIALIZED, or confined before the cell was
+        // made), this thread being that one (any other was refused), with the gate it
+        // shares with a progress thread if one runs; `f` gets the reference for its
+        // call only. Access through `&mut Turned` (`get_mut`) is exclusive by the
+        // borrow.
         f(self.api, unsafe { &mut *cell.state.get() })
+    }
+
+    /// The turn of [`World::mpi_turned`]: the lock it holds, if any; `Err` when this
+    /// thread may not call MPI. The owner's turn with no progress thread (every call
+    /// of rma-win's confined worlds) is decided in line; the turns that lock, out of
+    /// line.
+    #[inline(always)]
+    fn take_turn<'c, S>(&self, cell: &'c Turned<S>) -> Result<Option<MutexGuard<'c, ()>>, ()> {
+        if let TurnLock::Owner(gate) = &cell.lock {
+            if !ON_INIT_THREAD.with(Cell::get) {
+                return Err(());
+            }
+            if gate.as_ref().is_none_or(|g| !g.on.load(Ordering::Relaxed)) {
+                return Ok(None);
+            }
+        }
+        Ok(Self::lock_turn(&cell.lock))
+    }
+
+    /// [`World::take_turn`]'s locks: the world's gate, the cell's own lock, or the
+    /// gate an owner shares with its progress thread.
+    #[cold]
+    #[inline(never)]
+    fn lock_turn(lock: &TurnLock) -> Option<MutexGuard<'_, ()>> {
+        match lock {
+            TurnLock::Gate(g) => Some(g.lock.lock().unwrap_or_else(PoisonError::into_inner)),
+            TurnLock::Own(m) => Some(m.lock().unwrap_or_else(PoisonError::into_inner)),
+            // the MPI calls take turns with a progress thread's
+            TurnLock::Owner(gate) => gate.as_ref().and_then(|g| g.turn()),
+        }
     }
 
     /// Starts a progress thread: it lets the library's progress engine run

@@ -246,7 +246,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     /// Writes `origin` at `disp` (MPI_Put).
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn put<T: Equivalence>(&self, origin: &[T], disp: Disp) -> Result<()> {
         let data = rma_datatype::bytes_of(origin);
@@ -270,7 +270,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 
     /// Reads `result.len()` elements at `disp` (MPI_Get); the values are in place when
     /// it returns.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn get<T: Equivalence>(&self, result: &mut [T], disp: Disp) -> Result<()> {
         let n = std::mem::size_of_val(result);
@@ -354,7 +354,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 
     /// Adds `origin` element-wise into the elements at `disp` (MPI_Accumulate with
     /// MPI_SUM), atomically per element.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn add<T: Numeric>(&self, origin: &[T], disp: Disp) -> Result<()> {
         match T::BASIC {
@@ -424,7 +424,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         self.fop(origin, disp, basic, op)
     }
 
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     fn fop<T: Equivalence>(&self, origin: T, disp: Disp, basic: BasicType, op: Op) -> Result<T> {
         let off = self.offset("fetch_and_op", disp, basic.size(), Some(basic))?;
@@ -450,7 +450,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     /// Atomically adds `value` to the element at `disp`; returns the old value.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn fetch_add<T: Numeric>(&self, value: T, disp: Disp) -> Result<T> {
         self.fop(value, disp, Self::basic::<T>("fetch_add")?, Op::Sum)
@@ -529,7 +529,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// Completes every call to this target at origin and target (MPI_Win_flush).
     /// Passive-target epochs only (class RMA_SYNC otherwise: fence and complete
     /// complete active-target calls).
-    #[inline]
+    #[inline(always)]
     pub fn flush(&self) -> Result<()> {
         if self.active {
             return Err(Error::sync(

@@ -292,31 +292,41 @@ impl Bench<'_> {
             let epoch = self.win.lock_all_epoch(Assert::NONE)?;
             let h = epoch.target(Rank::new(1))?;
             let (src, res) = (&self.src, &mut self.res);
-            let t = Instant::now();
-            for _ in 0..iters {
-                match test {
-                    Test::HFop => h.fetch_add(1i64, LONG_OFF).map(drop)?,
-                    Test::HCas => h.compare_and_swap(1i64, 0, LONG_OFF + 1).map(drop)?,
-                    Test::HAcc => h.add(&src[..1], DBL_OFF)?,
-                    Test::HPut => h.put(&src[..1], DBL_OFF + 1)?,
-                    Test::HGet => h.get(&mut res[..1], DBL_OFF + 2)?,
-                    Test::HbMsgRate => {
-                        let mut batch = h.batched::<f64>();
-                        for j in 0..RATE_BATCH {
-                            batch.add(src[0], DBL_OFF + (j & 1023) as i64)?;
-                        }
-                        batch.flush()?;
-                        continue;
+            el = match test {
+                Test::HFop => timed(iters, || {
+                    h.fetch_add(1i64, LONG_OFF)?;
+                    h.flush()
+                })?,
+                Test::HCas => timed(iters, || {
+                    h.compare_and_swap(1i64, 0, LONG_OFF + 1)?;
+                    h.flush()
+                })?,
+                Test::HAcc => timed(iters, || {
+                    h.add(&src[..1], DBL_OFF)?;
+                    h.flush()
+                })?,
+                Test::HPut => timed(iters, || {
+                    h.put(&src[..1], DBL_OFF + 1)?;
+                    h.flush()
+                })?,
+                Test::HGet => timed(iters, || {
+                    h.get(&mut res[..1], DBL_OFF + 2)?;
+                    h.flush()
+                })?,
+                Test::HbMsgRate => timed(iters, || {
+                    let mut batch = h.batched::<f64>();
+                    for j in 0..RATE_BATCH {
+                        batch.add(src[0], DBL_OFF + (j & 1023) as i64)?;
                     }
-                    _ => {
-                        for j in 0..RATE_BATCH {
-                            h.add(&src[..1], DBL_OFF + (j & 1023) as i64)?;
-                        }
+                    batch.flush()
+                })?,
+                _ => timed(iters, || {
+                    for j in 0..RATE_BATCH {
+                        h.add(&src[..1], DBL_OFF + (j & 1023) as i64)?;
                     }
-                }
-                h.flush()?;
-            }
-            el = t.elapsed().as_secs_f64();
+                    h.flush()
+                })?,
+            };
             epoch.unlock()?;
         }
         self.world.barrier()?;
@@ -722,6 +732,19 @@ struct PairResult {
     direct_ns: f64,
 }
 
+/// `iters` runs of `f`, timed; seconds. Never inlined, so that each scenario's loop
+/// is compiled on its own, with its calls inlined into it, as a program's hot loop
+/// is: not beside every other scenario of the benchmark, whose code would then
+/// share one function's inlining budget.
+#[inline(never)]
+fn timed(iters: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let t = Instant::now();
+    for _ in 0..iters {
+        f()?;
+    }
+    Ok(t.elapsed().as_secs_f64())
+}
+
 /// An MPI return code as an error.
 fn mpi_rc(rc: std::ffi::c_int) -> Result<()> {
     if rc == 0 {
@@ -747,44 +770,72 @@ fn pair(
     let one = 1i64;
     let mut old = 0i64;
     let mut block = |direct: bool, iters: usize| -> Result<f64> {
-        let t = Instant::now();
-        for _ in 0..iters {
-            if direct {
-                // SAFETY: the lock_all epoch of `h` covers rank 1; each displacement is
-                // an aligned 8-byte element of rank 1's window (the handle scenarios'
-                // own); `src`, `res`, `one` and `old` outlive the flush below, and
-                // nothing reads `res` or `old` before it; this is the thread that
-                // initialized MPI, and no other thread calls it.
+        // The contract of every direct call below: the lock_all epoch of `h` covers rank 1;
+        // each displacement is an aligned 8-byte element of rank 1's window (the
+        // handle scenarios' own); `src`, `res`, `one` and `old` outlive the flush that
+        // ends each iteration, and nothing reads `res` or `old` before it; this is the
+        // thread that initialized MPI, and no other thread calls it.
+        match (p, direct) {
+            (Paired::Put, true) => timed(iters, || {
+                // SAFETY: the contract above.
                 unsafe {
-                    match p {
-                        Paired::Put => mpi_rc(c.put(&src[0], DBL_OFF + 1))?,
-                        Paired::Acc => mpi_rc(c.accumulate(&src[0], DBL_OFF))?,
-                        Paired::Get => mpi_rc(c.get(&mut res[0], DBL_OFF + 2))?,
-                        Paired::Fop => mpi_rc(c.fetch_add(&one, &mut old, LONG_OFF))?,
-                        Paired::MsgRate => {
-                            for j in 0..RATE_BATCH {
-                                mpi_rc(c.accumulate(&src[0], DBL_OFF + (j & 1023) as i64))?;
-                            }
-                        }
-                    }
-                    mpi_rc(c.flush())?;
+                    mpi_rc(c.put(&src[0], DBL_OFF + 1))?;
+                    mpi_rc(c.flush())
                 }
-            } else {
-                match p {
-                    Paired::Put => h.put(&src[..1], DBL_OFF + 1)?,
-                    Paired::Acc => h.add(&src[..1], DBL_OFF)?,
-                    Paired::Get => h.get(&mut res[..1], DBL_OFF + 2)?,
-                    Paired::Fop => h.fetch_add(1i64, LONG_OFF).map(drop)?,
-                    Paired::MsgRate => {
-                        for j in 0..RATE_BATCH {
-                            h.add(&src[..1], DBL_OFF + (j & 1023) as i64)?;
-                        }
-                    }
+            }),
+            (Paired::Put, false) => timed(iters, || {
+                h.put(&src[..1], DBL_OFF + 1)?;
+                h.flush()
+            }),
+            (Paired::Acc, true) => timed(iters, || {
+                // SAFETY: the contract above.
+                unsafe {
+                    mpi_rc(c.accumulate(&src[0], DBL_OFF))?;
+                    mpi_rc(c.flush())
                 }
-                h.flush()?;
-            }
+            }),
+            (Paired::Acc, false) => timed(iters, || {
+                h.add(&src[..1], DBL_OFF)?;
+                h.flush()
+            }),
+            (Paired::Get, true) => timed(iters, || {
+                // SAFETY: the contract above.
+                unsafe {
+                    mpi_rc(c.get(&mut res[0], DBL_OFF + 2))?;
+                    mpi_rc(c.flush())
+                }
+            }),
+            (Paired::Get, false) => timed(iters, || {
+                h.get(&mut res[..1], DBL_OFF + 2)?;
+                h.flush()
+            }),
+            (Paired::Fop, true) => timed(iters, || {
+                // SAFETY: the contract above.
+                unsafe {
+                    mpi_rc(c.fetch_add(&one, &mut old, LONG_OFF))?;
+                    mpi_rc(c.flush())
+                }
+            }),
+            (Paired::Fop, false) => timed(iters, || {
+                h.fetch_add(1i64, LONG_OFF)?;
+                h.flush()
+            }),
+            (Paired::MsgRate, true) => timed(iters, || {
+                // SAFETY: the contract above.
+                unsafe {
+                    for j in 0..RATE_BATCH {
+                        mpi_rc(c.accumulate(&src[0], DBL_OFF + (j & 1023) as i64))?;
+                    }
+                    mpi_rc(c.flush())
+                }
+            }),
+            (Paired::MsgRate, false) => timed(iters, || {
+                for j in 0..RATE_BATCH {
+                    h.add(&src[..1], DBL_OFF + (j & 1023) as i64)?;
+                }
+                h.flush()
+            }),
         }
-        Ok(t.elapsed().as_secs_f64())
     };
     // warm both, then calibrate on the direct calls
     block(true, 16)?;
