@@ -551,12 +551,21 @@ mod tests {
     #[test]
     fn bits_keep_the_element_bytes_first() {
         let mut c = Copies::new(1);
-        for (bits, size) in [(0x0102u64, 2), (0xA1, 1), (0x0102_0304, 4), (u64::MAX - 5, 8)] {
+        for (bits, size) in [
+            (0x0102u64, 2),
+            (0xA1, 1),
+            (0x0102_0304, 4),
+            (u64::MAX - 5, 8),
+        ] {
             let mut want = [0u8; 8];
             rma_core::bytes_from_bits(bits, &mut want[..size]);
             let (at, full) = c.keep_bits(0, bits, size);
             assert!(!full);
-            assert_eq!(read(at, size), want[..size].to_vec(), "{bits:#x} in {size} bytes");
+            assert_eq!(
+                read(at, size),
+                want[..size].to_vec(),
+                "{bits:#x} in {size} bytes"
+            );
         }
     }
 

@@ -36,9 +36,6 @@ pub struct MpiTarget<'a> {
     base: i64,
     /// The target's dirty mark in the window (no lookup per call).
     mark: Mark<'a>,
-    /// Whether a library defect rma guards against may refuse an accumulate on this
-    /// window (which then takes the general path, where the guards are checked).
-    acc_guarded: bool,
     byte_ty: Handle,
 }
 
@@ -74,7 +71,6 @@ impl<'a> MpiTarget<'a> {
             },
             base: w.peer(rank)?.base as i64,
             mark: w.pending.mark(r),
-            acc_guarded: w.world().guards().accumulate_guarded(w.flavor()),
             byte_ty: w.world().basic_handle(BasicType::Byte)?,
         })
     }
@@ -175,7 +171,7 @@ impl<'a> MpiTarget<'a> {
         let whole = self.whole(byte, size);
         if size > 8
             || whole.is_none()
-            || self.acc_guarded
+            || guards.refuses_accumulate(basic, op, self.w.flavor)
             || guards.fetch_and_op_as_get_accumulate(basic)
         {
             return self.general_fop(byte, basic, op, origin);
@@ -251,7 +247,9 @@ impl<'a> MpiTarget<'a> {
     ) -> Result<()> {
         let size = basic.size();
         let whole = self.whole(byte, size);
-        let (Some((disp, _)), false) = (whole, size > 8 || self.acc_guarded) else {
+        let guards = self.w.world().guards();
+        let refused = size > 8 || guards.refuses_accumulate(basic, op, self.w.flavor);
+        let (Some((disp, _)), false) = (whole, refused) else {
             return self.general_acc(byte, basic, op, origin);
         };
         let ty = self.w.world().basic_handle(basic)?;
