@@ -473,6 +473,22 @@ impl Report<'_> {
         })
     }
 
+    /// A `pair` row of `rma` (`p_{test}`): the median over rounds of each round's
+    /// median ratio of calls through a handle to the same MPI calls made directly.
+    fn paired_in_process(&self, rma: &str, test: &str) -> Result<Measured, String> {
+        let s = self.need(rma, "pair", &format!("p_{test}"), 1)?;
+        Ok(Measured {
+            text: format!(
+                "per round, the median of 31 alternating block pairs; {}..{} over {} rounds",
+                num(s.lo),
+                num(s.hi),
+                s.rounds
+            ),
+            value: s.median,
+            also: None,
+        })
+    }
+
     /// rma atomic / OMPI osc/sm, µs per call.
     fn vs_sm(&self, test: &str) -> Result<Measured, String> {
         self.vs_sm_of(test, test)
@@ -741,6 +757,27 @@ impl Report<'_> {
                     Goal::AtMost(goal),
                     X,
                     self.mpi_overhead_of(rma, &h, direct, test),
+                ));
+            }
+        }
+        // the same overhead, measured in one process against the same MPI calls made
+        // directly, in alternating millisecond blocks (the `pair` rows): both sides at
+        // the same machine speed
+        for (rma, library, goal) in [
+            ("rma_mpi_ompi", "OMPI osc/rdma", 1.3),
+            ("rma_mpi_ompi_single", "OMPI osc/rdma", 1.3),
+            ("rma_mpi_mpich", "MPICH", 1.1),
+        ] {
+            for test in ["fop", "acc", "put", "get", "msgrate"] {
+                let target = format!(
+                    "handle, paired in one process: mpi transport overhead, {test}: {} / {library} calls made directly",
+                    config(rma).label,
+                );
+                v.push(check(
+                    &target,
+                    Goal::AtMost(goal),
+                    X,
+                    self.paired_in_process(rma, test),
                 ));
             }
         }
