@@ -8,7 +8,8 @@
 #
 #   benches/tools/ir_per_call.sh SCENARIO [RMA_BENCH]
 #
-# SCENARIO: h_put, h_acc, h_get, h_fop or h_msgrate. RMA_BENCH: the rma-bench binary,
+# SCENARIO: h_put, h_acc, h_get, h_fop or h_msgrate (through a target handle), or put,
+# acc, get, fop or msgrate (the runtime-checked window calls). RMA_BENCH: the rma-bench binary,
 # default target/release/rma-bench from the repository root; build it with
 #   cargo build --release -p rma-benches --features mpi --bin rma-bench
 # Needs Debian's Open MPI (mpirun.openmpi; cargo xtask setup) or MPICH (mpiexec.mpich),
@@ -20,13 +21,13 @@
 # window creation, calibration), spread over the iterations: under 1% of the figure,
 # and varying that much between runs (the iterations are timed, not counted).
 set -euo pipefail
-t=${1:?scenario (h_put, h_acc, h_get, h_fop, h_msgrate)}
+t=${1:?scenario (h_put, h_acc, h_get, h_fop, h_msgrate; put, acc, get, fop, msgrate)}
 bin=${2:-target/release/rma-bench}
 case $t in
-  h_put) per=rma_mpi_put ;;
-  h_get) per=rma_mpi_get ;;
-  h_acc | h_msgrate) per=rma_mpi_accumulate ;;
-  h_fop) per=rma_mpi_fetch_and_op ;;
+  h_put | put) per=rma_mpi_put ;;
+  h_get | get) per=rma_mpi_get ;;
+  h_acc | h_msgrate | acc | msgrate) per=rma_mpi_accumulate ;;
+  h_fop | fop) per=rma_mpi_fetch_and_op ;;
   *) echo "unknown scenario $t" >&2; exit 2 ;;
 esac
 [ -x "$bin" ] || { echo "$bin: not built (see the comment at the top)" >&2; exit 2; }

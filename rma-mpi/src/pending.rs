@@ -30,7 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// (MPI_Win_flush_local_all), so that a long run of calls without a flush leaves MPI a
 /// bounded number of calls in flight and holds bounded memory. Counted where copies
 /// leave the fast path (a copy that starts a chunk, a copy of more than 8 bytes), so
-/// each target may hold up to one chunk's worth (512) more, uncounted.
+/// each target may hold up to one chunk's worth (512 one-element copies, in the 4 KiB
+/// it keeps anyway) more, uncounted: the bound is 16 Ki + 512 per target, at most.
 const MAX_COPIES: usize = 16 * 1024;
 /// Bytes held likewise, in large copies and in chunks beyond each target's first.
 const MAX_BYTES: usize = 64 << 20;
@@ -215,7 +216,7 @@ impl Slab {
                 // the chunk being cut is left: its fast-path copies are counted now
                 added.copies += (self.next - (self.end - CHUNK) - self.cold) / 8;
             }
-            // the next chunk (the first one after a reset that kept none)
+            // the next chunk, or the first one ever (`end == 0`: a reset keeps chunk 0)
             let chunk = if self.end == 0 { 0 } else { self.chunk + 1 };
             if chunk == self.chunks.len() {
                 self.chunks.push(Raw::new(CHUNK));
@@ -342,11 +343,14 @@ impl Copies {
         }
     }
 
-    /// [`Copies::keep`] for a rank outside the window: with the last rank's.
+    /// [`Copies::keep`] for a rank outside the window: with the last rank's (a slab
+    /// of its own if there is none, as after [`Pending::leak`]).
     #[cold]
     fn keep_stray(&mut self, data: &[u8]) -> (*const u8, bool) {
-        let last = self.slabs.len().saturating_sub(1);
-        self.keep(last as c_int, data)
+        if self.slabs.is_empty() {
+            self.slabs = vec![Slab::default()].into_boxed_slice();
+        }
+        self.keep(self.slabs.len() as c_int - 1, data)
     }
 
     /// Whether copies wait for their calls to complete.
@@ -401,6 +405,11 @@ impl Mark<'_> {
     #[inline]
     pub(crate) fn is_set(self) -> bool {
         self.0.load(Ordering::Acquire)
+    }
+
+    /// Whether this is the same mark as `other`.
+    pub(crate) fn is(self, other: Mark<'_>) -> bool {
+        std::ptr::eq(self.0, other.0)
     }
 
     /// Clears the mark; whether it was set. Called in a turn, before the flush's MPI
@@ -597,7 +606,39 @@ mod tests {
         let mut n = 0;
         while !c.keep(0, &[0; SMALL + 1]).1 {
             n += 1;
+            assert!(n <= MAX_COPIES, "no completion asked for large copies");
         }
         assert_eq!(n + 1, (MAX_BYTES / (SMALL + 1)).min(MAX_COPIES));
+    }
+
+    /// After a counted reset, fast-path copies alone still show (a fence checks for
+    /// copies this way), and a second round starts at the first chunk again.
+    #[test]
+    fn fast_copies_after_a_counted_reset_show_and_recycle() {
+        let mut c = Copies::new(1);
+        let first = c.keep(0, &[1; 8]).0; // the first copy ever: counted
+        c.release(Some(0));
+        assert!(!c.any());
+        for round in 0..2 {
+            let at = c.keep_bits(0, 7, 8).0;
+            assert_eq!(at, first, "round {round} starts at the first chunk");
+            assert!(c.any(), "a fast-path copy is seen");
+            assert_eq!(c.slabs[0].extra, Extra::default(), "and not counted");
+            c.release(Some(0));
+            assert!(!c.any());
+        }
+    }
+
+    /// A copy for a rank outside the window goes with the last rank's, and one made
+    /// after the slabs were forgotten gets a slab of its own.
+    #[test]
+    fn stray_copies_have_a_place() {
+        let mut c = Copies::new(2);
+        let at = c.keep(9, &[5; 8]).0;
+        assert_eq!(read(at, 8), vec![5; 8]);
+        assert!(c.slabs[1].in_use());
+        c.slabs = Box::new([]);
+        let at = c.keep(0, &[6; 8]).0;
+        assert_eq!(read(at, 8), vec![6; 8]);
     }
 }

@@ -151,6 +151,7 @@ impl MpiWindow<'_> {
         name: &'static str,
         issue: impl FnOnce(&crate::ffi::Api) -> c_int,
     ) -> Result<()> {
+        debug_assert!(mark.is(self.pending.mark(r)), "the mark is r's");
         if !local && !always && !mark.is_set() {
             return Ok(());
         }
@@ -183,27 +184,26 @@ impl MpiWindow<'_> {
             },
         );
         if issued != 0 || flushed != 0 {
-            return self.flush_failed(r, local, was_dirty, name, issued, flushed);
+            if was_dirty {
+                mark.set(); // set back: the calls it stands for may be incomplete
+            }
+            return self.flush_failed(r, local, name, issued, flushed);
         }
         Ok(())
     }
 
     /// The error of [`MpiWindow::flush_rank_after`] whose call (`issued`) or flush
-    /// (`flushed`) returned an MPI error code; the target's mark set back.
+    /// (`flushed`) returned an MPI error code (the caller set the target's mark back).
     #[cold]
     #[inline(never)]
     fn flush_failed(
         &self,
         r: c_int,
         local: bool,
-        was_dirty: bool,
         name: &'static str,
         issued: c_int,
         flushed: c_int,
     ) -> Result<()> {
-        if was_dirty {
-            self.pending.mark(r).set();
-        }
         let rank = Rank::new(r as u32);
         self.check_rc(issued, Call::new(name).rank(rank))?;
         let mpi = if local {

@@ -316,27 +316,36 @@ impl std::fmt::Debug for CCalls<'_> {
 }
 
 impl<'a> MpiTarget<'a> {
-    /// The C program's calls on this target ([`CCalls`]); not part of rma's API.
+    /// The C program's calls on this target ([`CCalls`]); `None` unless this thread's
+    /// MPI calls on the window take no lock now (the owner's turn with no progress
+    /// thread: rma's own calls would otherwise be serialized with the progress
+    /// thread's, and these are not), or where the datatypes cannot be looked up. Not
+    /// part of rma's API.
     #[doc(hidden)]
-    pub fn c_calls(&self) -> Result<CCalls<'a>> {
+    pub fn c_calls(&self) -> Option<CCalls<'a>> {
         let world = self.w.world();
-        Ok(CCalls {
+        if !world.turn_is_free(self.w.pending.turned()) {
+            return None;
+        }
+        Some(CCalls {
             api: world.api(),
             win: self.w.handle(),
             r: self.r,
-            double: world.basic_handle(BasicType::F64)?,
-            long: world.basic_handle(BasicType::I64)?,
+            double: world.basic_handle(BasicType::F64).ok()?,
+            long: world.basic_handle(BasicType::I64).ok()?,
             _window: std::marker::PhantomData,
         })
     }
 }
 
 /// Each call's return code is MPI's. Safety contract of every call: a passive-target
-/// epoch of the window covers the target; `disp` (in the window's displacement units)
-/// addresses an 8-byte element inside the target's window, aligned for it; the
-/// buffers hold one element each and stay valid, and `result` unread, until the next
-/// [`CCalls::flush`] returns; the calling thread may call MPI (the world's thread
-/// level); and no rma call on the window is in progress on another thread.
+/// epoch of the window covers the target; the window is not dynamic, and `disp` (in
+/// the window's displacement units) addresses an 8-byte element inside the target's
+/// window, aligned for it; the buffers hold one element each and stay valid, and
+/// `result` unread, until the next [`CCalls::flush`] returns; the calling thread is
+/// the one that made these calls ([`MpiTarget::c_calls`]: the thread that initialized
+/// MPI), and no other thread calls MPI meanwhile: no progress thread was started
+/// since, and no rma call on the window runs on another thread.
 #[doc(hidden)]
 impl CCalls<'_> {
     /// MPI_Put of one MPI_DOUBLE.

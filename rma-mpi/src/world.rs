@@ -819,6 +819,13 @@ impl World {
         Ok(Self::lock_turn(&cell.lock))
     }
 
+    /// Whether `cell`'s turn takes no lock on this thread now: the owner's, with no
+    /// progress thread running (a confined world, or one below SERIALIZED), called
+    /// from the thread that initialized MPI.
+    pub(crate) fn turn_is_free<S>(&self, cell: &Turned<S>) -> bool {
+        matches!(self.take_turn(cell), Ok(None))
+    }
+
     /// [`World::take_turn`]'s locks: the world's gate, the cell's own lock, or the
     /// gate an owner shares with its progress thread.
     #[cold]

@@ -517,11 +517,13 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// The MPI calls a C program makes on this handle's target, straight through the
     /// library ([`rma_backends::CCalls`], all unsafe), for benchmarks that compare
     /// rma's per-call cost with the library's own in one process; `None` unless the
-    /// window is on the mpi transport. Not part of rma's API.
+    /// window is on the mpi transport, in a passive-target epoch, not dynamic, and
+    /// its MPI calls take no lock (rma-mpi's `MpiTarget::c_calls`). Not part of rma's
+    /// API.
     #[doc(hidden)]
     pub fn c_calls(&self) -> Option<rma_backends::CCalls<'e>> {
         match &self.fast {
-            Some(Fast::Mpi(m)) => m.c_calls().ok(),
+            Some(Fast::Mpi(m)) if !self.active && !self.dynamic => m.c_calls(),
             _ => None,
         }
     }

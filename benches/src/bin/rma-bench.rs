@@ -539,20 +539,15 @@ impl Bench<'_> {
         if wanted.is_empty() {
             return Ok(());
         }
-        let mut rows = vec![];
-        if self.me() == 0 {
-            let epoch = self.win.lock_all_epoch(Assert::NONE)?;
-            let h = epoch.target(Rank::new(1))?;
-            if let Some(c) = h.c_calls() {
-                let (src, res) = (&self.src, &mut self.res);
-                for p in wanted {
-                    rows.push((p, pair(&h, &c, p, src, res)?));
-                }
-            }
-            epoch.unlock()?;
-        }
+        // rank 0's error is returned after the barrier, so that rank 1 does not wait
+        // in it for ever
+        let rows = if self.me() == 0 {
+            self.pair_rows(wanted)
+        } else {
+            Ok(vec![])
+        };
         self.world.barrier()?;
-        for (p, r) in rows {
+        for (p, r) in rows? {
             let _ = writeln!(
                 self.csv,
                 "pair,{},1,{},{:.4},{:.4},{:.4}",
@@ -575,6 +570,22 @@ impl Bench<'_> {
             );
         }
         Ok(())
+    }
+
+    /// Rank 0's part of [`Bench::pairs`]: the rows, none where the handle has no
+    /// direct calls (another transport, or MPI calls that take a lock).
+    fn pair_rows(&mut self, wanted: Vec<Paired>) -> Result<Vec<(Paired, PairResult)>> {
+        let mut rows = vec![];
+        let epoch = self.win.lock_all_epoch(Assert::NONE)?;
+        let h = epoch.target(Rank::new(1))?;
+        if let Some(c) = h.c_calls() {
+            let (src, res) = (&self.src, &mut self.res);
+            for p in wanted {
+                rows.push((p, pair(&h, &c, p, src, res)?));
+            }
+        }
+        epoch.unlock()?;
+        Ok(rows)
     }
 
     /// Whether `--only` leaves `test` in.

@@ -996,6 +996,7 @@ impl Record<'_> {
                 ("med_us", l.med.into()),
                 ("min_us", l.min.into()),
                 ("max_us", l.max.into()),
+                ("unit", unit_of(&l.section).into()),
             ])
         });
         let summary = self.summary.iter().map(|((c, sec, t, n), s)| {
@@ -1008,6 +1009,7 @@ impl Record<'_> {
                 ("lo_us", s.lo.into()),
                 ("hi_us", s.hi.into()),
                 ("rounds", (s.rounds as u64).into()),
+                ("unit", unit_of(sec).into()),
             ])
         });
         let bar = self.report.bar().into_iter().map(|c| {
@@ -1183,6 +1185,16 @@ pub(crate) fn main(args: &[&str]) -> bool {
         println!("bench: FAILED: no configuration produced results");
     }
     errors == 0 && !lines.is_empty()
+}
+
+/// What the `*_us` fields of a section's lines hold: µs (per call, per epoch, or in
+/// total, benches/SCENARIOS.md), or ratios in the `pair` rows.
+fn unit_of(section: &str) -> &'static str {
+    if section == "pair" {
+        "ratio"
+    } else {
+        "us"
+    }
 }
 
 #[cfg(test)]

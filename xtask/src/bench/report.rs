@@ -479,7 +479,7 @@ impl Report<'_> {
         let s = self.need(rma, "pair", &format!("p_{test}"), 1)?;
         Ok(Measured {
             text: format!(
-                "per round, the median of 31 alternating block pairs; {}..{} over {} rounds",
+                "per round, the median over alternating block pairs; {}..{} over {} rounds",
                 num(s.lo),
                 num(s.hi),
                 s.rounds
