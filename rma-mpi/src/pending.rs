@@ -146,24 +146,17 @@ impl Extra {
 
 impl Slab {
     /// A place for `data` that stays put until [`Slab::reset`]; its address, and what
-    /// this copy added beyond the fast path (nothing, on the fast path). A copy of 8
-    /// bytes is [`Slab::keep_word`]; anything else but a short copy that fits in the
-    /// chunk being cut goes to [`Slab::keep_other`].
+    /// this copy added beyond the fast path (nothing, on the fast path). A copy of at
+    /// most 8 bytes takes an 8-byte slot ([`Slab::keep_word`]); a longer one goes to
+    /// [`Slab::keep_other`].
     #[inline]
     fn keep(&mut self, data: &[u8]) -> (*const u8, Extra) {
-        if let Ok(word) = <[u8; 8]>::try_from(data) {
-            return self.keep_word(word);
+        if data.len() > 8 {
+            return self.keep_other(data);
         }
-        debug_assert!(self.next <= self.end);
-        let at = self.next;
-        if data.len() < 8 && self.end - at >= 8 {
-            self.next = at + 8;
-            let dst = at as *mut u8;
-            // SAFETY: as in `keep_word`, for fewer than 8 bytes.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
-            return (dst.cast_const(), Extra::default());
-        }
-        self.keep_other(data)
+        let mut word = [0u8; 8];
+        word[..data.len()].copy_from_slice(data);
+        self.keep_word(word)
     }
 
     /// [`Slab::keep`] of 8 bytes given by value (a one-element put or accumulate): a
@@ -303,19 +296,10 @@ impl Copies {
     /// goes with the last rank's.
     #[inline]
     pub(crate) fn keep(&mut self, rank: c_int, data: &[u8]) -> (*const u8, bool) {
-        match self.slabs.get_mut(rank as usize) {
-            Some(slab) => {
-                let kept = slab.keep(data);
-                self.counted(kept)
-            }
-            None => self.keep_stray(data),
-        }
-    }
-
-    /// A slab's copy and what it added: the copy's address, and whether the window
-    /// now holds enough that it should complete its calls.
-    #[inline]
-    fn counted(&mut self, (at, added): (*const u8, Extra)) -> (*const u8, bool) {
+        let Some(slab) = self.slabs.get_mut(rank as usize) else {
+            return self.keep_stray(data);
+        };
+        let (at, added) = slab.keep(data);
         if added.copies == 0 {
             return (at, false);
         }
@@ -324,8 +308,8 @@ impl Copies {
     }
 
     /// [`Copies::keep`] of one element of `size` (at most 8) bytes given as bits
-    /// (zero-extended, as [`rma_core::bytes_from_bits`] takes them): the copy is
-    /// written as one 8-byte word whose first `size` bytes are the element's.
+    /// (zero-extended, as [`rma_core::bytes_from_bits`] takes them): the copy is one
+    /// 8-byte word whose first `size` bytes are the element's.
     #[inline]
     pub(crate) fn keep_bits(&mut self, rank: c_int, bits: u64, size: usize) -> (*const u8, bool) {
         // the element's bytes first, in memory order
@@ -334,13 +318,7 @@ impl Copies {
         } else {
             (bits << (8 * (8 - size.clamp(1, 8)))).to_be_bytes()
         };
-        match self.slabs.get_mut(rank as usize) {
-            Some(slab) => {
-                let kept = slab.keep_word(word);
-                self.counted(kept)
-            }
-            None => self.keep_stray(&word[..size.min(8)]),
-        }
+        self.keep(rank, &word)
     }
 
     /// [`Copies::keep`] for a rank outside the window: with the last rank's (a slab

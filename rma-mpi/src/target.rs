@@ -53,22 +53,19 @@ impl<'a> MpiTarget<'a> {
     pub(crate) fn new(w: &'a MpiWindow<'a>, rank: Rank) -> Result<MpiTarget<'a>> {
         let r = w.world().c_rank(rank)?;
         let unit = w.disp_unit_of(rank)?.max(1);
+        let (mask, shift) = if unit.is_power_of_two() {
+            (unit - 1, unit.trailing_zeros())
+        } else {
+            (usize::MAX, 0)
+        };
         Ok(MpiTarget {
             w,
             rank,
             r,
             len: w.len_of(rank)?,
             unit,
-            mask: if unit.is_power_of_two() {
-                unit - 1
-            } else {
-                usize::MAX
-            },
-            shift: if unit.is_power_of_two() {
-                unit.trailing_zeros()
-            } else {
-                0
-            },
+            mask,
+            shift,
             base: w.peer(rank)?.base as i64,
             mark: w.pending.mark(r),
             byte_ty: w.world().basic_handle(BasicType::Byte)?,
@@ -324,7 +321,7 @@ impl<'a> MpiTarget<'a> {
     #[doc(hidden)]
     pub fn c_calls(&self) -> Option<CCalls<'a>> {
         let world = self.w.world();
-        if !world.turn_is_free(self.w.pending.turned()) {
+        if !crate::World::turn_is_free(self.w.pending.turned()) {
             return None;
         }
         Some(CCalls {

@@ -808,13 +808,11 @@ impl World {
     /// line.
     #[inline(always)]
     fn take_turn<'c, S>(&self, cell: &'c Turned<S>) -> Result<Option<MutexGuard<'c, ()>>, ()> {
-        if let TurnLock::Owner(gate) = &cell.lock {
-            if !ON_INIT_THREAD.with(Cell::get) {
-                return Err(());
-            }
-            if gate.as_ref().is_none_or(|g| !g.on.load(Ordering::Relaxed)) {
-                return Ok(None);
-            }
+        if Self::turn_is_free(cell) {
+            return Ok(None);
+        }
+        if matches!(cell.lock, TurnLock::Owner(_)) && !ON_INIT_THREAD.with(Cell::get) {
+            return Err(());
         }
         Ok(Self::lock_turn(&cell.lock))
     }
@@ -822,8 +820,15 @@ impl World {
     /// Whether `cell`'s turn takes no lock on this thread now: the owner's, with no
     /// progress thread running (a confined world, or one below SERIALIZED), called
     /// from the thread that initialized MPI.
-    pub(crate) fn turn_is_free<S>(&self, cell: &Turned<S>) -> bool {
-        matches!(self.take_turn(cell), Ok(None))
+    #[inline(always)]
+    pub(crate) fn turn_is_free<S>(cell: &Turned<S>) -> bool {
+        match &cell.lock {
+            TurnLock::Owner(gate) => {
+                ON_INIT_THREAD.with(Cell::get)
+                    && gate.as_ref().is_none_or(|g| !g.on.load(Ordering::Relaxed))
+            }
+            _ => false,
+        }
     }
 
     /// [`World::take_turn`]'s locks: the world's gate, the cell's own lock, or the
