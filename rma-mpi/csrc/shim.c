@@ -15,12 +15,13 @@
  * that rma-mpi loads at run time, one per MPI library found.
  */
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RMA_MPI_SHIM_ABI 5
+#define RMA_MPI_SHIM_ABI 6
 #define RMA_MPI_EBADCODE (-1)
 #define RMA_MPI_ENOMEM (-2)
 
@@ -617,7 +618,20 @@ int rma_mpi_win_lock_all(int bits, intptr_t win) {
 
 int rma_mpi_win_unlock_all(intptr_t win) { return MPI_Win_unlock_all(WIN(win)); }
 
-int rma_mpi_win_flush(int rank, intptr_t win) { return MPI_Win_flush(rank, WIN(win)); }
+/* Test hook: the next `n` MPI_Win_flush calls through the shim fail with MPI_ERR_OTHER
+   without reaching the library, as a flush the library could not complete would; the
+   calls before it stay issued, and the library completes them at a later
+   synchronization (rma-mpi's tests of what a failed flush leaves behind). */
+static _Atomic int fail_flushes;
+
+void rma_mpi_test_fail_flushes(int n) { atomic_store(&fail_flushes, n); }
+
+int rma_mpi_win_flush(int rank, intptr_t win) {
+    if (atomic_load_explicit(&fail_flushes, memory_order_relaxed) > 0 &&
+        atomic_fetch_sub(&fail_flushes, 1) > 0)
+        return MPI_ERR_OTHER;
+    return MPI_Win_flush(rank, WIN(win));
+}
 
 int rma_mpi_win_flush_all(intptr_t win) { return MPI_Win_flush_all(WIN(win)); }
 

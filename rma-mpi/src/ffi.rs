@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 pub(crate) type Handle = isize;
 
 /// The shim ABI version this crate speaks (`RMA_MPI_SHIM_ABI` in shim.c).
-const SHIM_ABI: c_int = 5;
+const SHIM_ABI: c_int = 6;
 
 /// `name=path` pairs separated by `;`, one per shim built (empty without the `mpi`
 /// feature).
@@ -124,6 +124,7 @@ shim_api! {
     fn win_lock_all(c_int, Handle) -> c_int;
     fn win_unlock_all(Handle) -> c_int;
     fn win_flush(c_int, Handle) -> c_int;
+    fn test_fail_flushes(c_int) -> ();
     fn win_flush_all(Handle) -> c_int;
     fn win_flush_local(c_int, Handle) -> c_int;
     fn win_flush_local_all(Handle) -> c_int;

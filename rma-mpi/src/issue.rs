@@ -6,6 +6,7 @@
 
 use crate::epoch::Mode;
 use crate::error::Call;
+use crate::pending::Landing;
 use crate::window::{MpiWindow, Spot};
 use rma_core::{BasicType, Error, Op, Rank, Result, RmaCall};
 use std::ffi::c_int;
@@ -59,11 +60,13 @@ impl MpiWindow<'_> {
         }
         let p = self.placement(spot, out.len(), BasicType::Byte)?;
         let (ty, n) = (self.world.basic_handle(BasicType::Byte)?, c_len(out.len())?);
-        // SAFETY: `out` holds `n` bytes and stays borrowed until the flush below
-        // completes the get; the placement's type and the window are live.
+        let land = Landing::new(out.len());
+        // SAFETY: the landing holds `n` bytes and outlives the call: dropped only after
+        // the flush below completed it, or if MPI refused it, else left to MPI; the
+        // placement's type and the window are live.
         let rc = self.world.mpi(|api| unsafe {
             (api.get)(
-                out.as_mut_ptr().cast(),
+                land.ptr().cast(),
                 n,
                 ty,
                 p.rank,
@@ -75,7 +78,19 @@ impl MpiWindow<'_> {
         });
         let call = Call::new("MPI_Get").rank(spot.rank).placed(&p, out.len());
         self.world.check(rc, call)?;
-        self.complete_fetch(p.rank)
+        self.complete_into(p.rank, land, 0, out)
+    }
+
+    /// Completes the fetching calls issued into `land` ([`MpiWindow::complete_fetch`])
+    /// and copies their result from byte `at` into `out`; if the flush fails, the
+    /// landing is left to MPI, which may still write it.
+    fn complete_into(&self, rank: c_int, land: Landing, at: usize, out: &mut [u8]) -> Result<()> {
+        let done = self.complete_fetch(rank);
+        if done.is_ok() {
+            land.take(at, out);
+        }
+        land.settle(done.is_ok());
+        done
     }
 
     /// accumulate of `data` into `spot`.
@@ -145,50 +160,49 @@ impl MpiWindow<'_> {
         self.world
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
-        let zeros;
-        let data = if data.is_empty() {
-            zeros = vec![0u8; out.len()];
-            &zeros[..]
-        } else {
-            data
-        };
         let r = self.world.c_rank(spot.rank)?;
-        let issued = if self.split(basic, out.len()) {
+        // the result, then the origin (zeros for NO_OP's empty one), in a landing
+        let len = out.len();
+        let mut land = Landing::new(2 * len);
+        land.put(len, data);
+        let (res, org) = (land.ptr(), land.ptr().wrapping_add(len));
+        let issued = if self.split(basic, len) {
             // one call per element, all completed by one flush
-            self.each_element(spot, out.len(), basic, |one, i| {
-                self.issue_get_accumulate(one, basic, op, &data[i.clone()], &mut out[i])
+            self.each_element(spot, len, basic, |one, i| {
+                let e = i.end - i.start;
+                // inside the landing: `i` lies in 0..len
+                let (o, d) = (org.wrapping_add(i.start), res.wrapping_add(i.start));
+                self.issue_get_accumulate(one, basic, op, o, d, e)
             })
         } else {
-            self.issue_get_accumulate(spot, basic, op, data, out)
+            self.issue_get_accumulate(spot, basic, op, org, res, len)
         };
-        // complete even after a failed element: the earlier ones write into `out`
-        let completed = self.complete_fetch(r);
+        // complete even after a failed element: the earlier ones write the landing
+        let completed = self.complete_into(r, land, 0, out);
         issued.and(completed)
     }
 
-    /// Issues MPI_Get_accumulate at `spot`, to be completed by the caller before `out`
-    /// is read or released.
+    /// Issues MPI_Get_accumulate at `spot` of `len` bytes from `data` into `out`, both
+    /// in a [`Landing`] that the caller completes before reading it or letting it go.
     fn issue_get_accumulate(
         &self,
         spot: Spot<'_>,
         basic: BasicType,
         op: Op,
-        data: &[u8],
-        out: &mut [u8],
+        data: *const u8,
+        out: *mut u8,
+        len: usize,
     ) -> Result<()> {
-        let p = self.placement(spot, out.len(), basic)?;
-        let (ty, n) = (
-            self.world.basic_handle(basic)?,
-            c_len(out.len() / basic.size())?,
-        );
-        // SAFETY: `data` and `out` hold `n` elements each and stay borrowed until the
-        // caller's flush completes the call.
+        let p = self.placement(spot, len, basic)?;
+        let (ty, n) = (self.world.basic_handle(basic)?, c_len(len / basic.size())?);
+        // SAFETY: `data` and `out` hold `n` elements each in a landing that outlives
+        // the call (the caller's contract).
         let rc = self.world.mpi(|api| unsafe {
             (api.get_accumulate)(
-                data.as_ptr().cast(),
+                data.cast(),
                 n,
                 ty,
-                out.as_mut_ptr().cast(),
+                out.cast(),
                 n,
                 ty,
                 p.rank,
@@ -202,7 +216,7 @@ impl MpiWindow<'_> {
         let call = Call::new("MPI_Get_accumulate")
             .rank(spot.rank)
             .typed(basic, Some(op))
-            .placed(&p, out.len());
+            .placed(&p, len);
         self.world.check(rc, call)
     }
 
@@ -308,21 +322,19 @@ impl MpiWindow<'_> {
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
         let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
-        let zero = [0u8; BasicType::MAX_SIZE];
-        let origin = if origin.is_empty() {
-            &zero[..basic.size()]
-        } else {
-            origin
-        };
+        // the origin (zeros for NO_OP's empty one), then the result
+        let e = basic.size();
+        let mut land = Landing::new(2 * e);
+        land.put(0, origin);
         let call = Call::new("MPI_Fetch_and_op")
             .rank(rank)
             .typed(basic, Some(op));
-        // SAFETY: `origin` and `out` hold one element each (checked by callers) and stay
-        // borrowed until the flush below completes the call.
+        // SAFETY: the landing holds the origin and the result, one element each
+        // (checked above), and outlives the call (see `complete_into`).
         let rc = self.world.mpi(|api| unsafe {
             (api.fetch_and_op)(
-                origin.as_ptr().cast(),
-                out.as_mut_ptr().cast(),
+                land.ptr().cast(),
+                land.ptr().add(e).cast(),
                 ty,
                 r,
                 disp,
@@ -331,7 +343,7 @@ impl MpiWindow<'_> {
             )
         });
         self.world.check(rc, call)?;
-        self.complete_fetch(r)
+        self.complete_into(r, land, e, out)
     }
 
     /// compare_and_swap on the element at `byte`; passive epochs only.
@@ -351,13 +363,18 @@ impl MpiWindow<'_> {
         let call = Call::new("MPI_Compare_and_swap")
             .rank(rank)
             .typed(basic, None);
-        // SAFETY: `origin`, `compare` and `out` hold one element each (checked by
-        // callers) and stay borrowed until the flush below completes the call.
+        // origin, compare, result
+        let e = basic.size();
+        let mut land = Landing::new(3 * e);
+        land.put(0, origin);
+        land.put(e, compare);
+        // SAFETY: the landing holds three elements (checked above) and outlives the
+        // call (see `complete_into`).
         let rc = self.world.mpi(|api| unsafe {
             (api.compare_and_swap)(
-                origin.as_ptr().cast(),
-                compare.as_ptr().cast(),
-                out.as_mut_ptr().cast(),
+                land.ptr().cast(),
+                land.ptr().add(e).cast(),
+                land.ptr().add(2 * e).cast(),
                 ty,
                 r,
                 disp,
@@ -365,7 +382,7 @@ impl MpiWindow<'_> {
             )
         });
         self.world.check(rc, call)?;
-        self.complete_fetch(r)
+        self.complete_into(r, land, 2 * e, out)
     }
 }
 

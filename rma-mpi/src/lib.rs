@@ -88,6 +88,8 @@ pub use agree::ABORT_CODE;
 pub use backend::{EpochWindow, MPI_TRANSPORT};
 pub use defects::ENV_NO_GUARDS;
 pub use ffi::{built_shims, Library, ENV_LIBRARY, ENV_SHIM};
+#[doc(hidden)]
+pub use pending::abandoned_landings;
 pub use request::Request;
 pub use target::{CCalls, MpiTarget};
 pub use window::{Flavor, MpiWindow, Target};

@@ -275,11 +275,92 @@ impl Slab {
     }
 }
 
+/// Where a fetching call's result lands (and its origin and compare values wait):
+/// memory rma owns, not the caller's, so that a call whose completion failed can be
+/// left to MPI for good. MPI may still write a result after a failed MPI_Win_flush
+/// (the operation was issued; the library may complete it at a later flush,
+/// unlock_all or free, or on its own), and neither a caller's `&mut [u8]` nor a stack
+/// array can outlive the call that failed; a landing can: [`Landing::abandon`]
+/// forgets it. On success the caller copies the result out.
+pub(crate) struct Landing(Raw);
+
+/// Landings this process left to MPI ([`Landing::abandon`]).
+static ABANDONED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many result buffers this process has left to the MPI library because a call
+/// that could write them was issued and its completion failed (memory kept for the
+/// rest of the process rather than freed while the library may write it). For tests
+/// and diagnostics.
+#[doc(hidden)]
+pub fn abandoned_landings() -> usize {
+    ABANDONED.load(Ordering::Relaxed)
+}
+
+impl Landing {
+    /// `len` (> 0) zeroed bytes, aligned to 16.
+    pub(crate) fn new(len: usize) -> Landing {
+        Landing(Raw::new(len))
+    }
+
+    /// The first byte, for MPI.
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.0.ptr.as_ptr()
+    }
+
+    /// Copies `data` to byte `at` (before the call that reads it is issued).
+    pub(crate) fn put(&mut self, at: usize, data: &[u8]) {
+        assert!(
+            at + data.len() <= self.0.layout.size(),
+            "inside the landing"
+        );
+        // SAFETY: in bounds (asserted); no MPI call uses the landing yet, and no
+        // reference to it exists.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr().add(at), data.len()) };
+    }
+
+    /// Copies the bytes from `at` into `out`, after a synchronization completed every
+    /// call that wrote them.
+    pub(crate) fn take(&self, at: usize, out: &mut [u8]) {
+        assert!(at + out.len() <= self.0.layout.size(), "inside the landing");
+        // SAFETY: in bounds (asserted); the calls writing it are complete, so nothing
+        // writes it meanwhile; `out` is a distinct local slice.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr().add(at), out.as_mut_ptr(), out.len()) };
+    }
+
+    /// Leaves the memory to MPI for the rest of the process: a call that may write or
+    /// read it was issued and could not be completed.
+    #[cold]
+    pub(crate) fn abandon(self) {
+        ABANDONED.fetch_add(1, Ordering::Relaxed);
+        std::mem::forget(self);
+    }
+
+    /// Drops the landing if `completed`, else abandons it.
+    pub(crate) fn settle(self, completed: bool) {
+        if !completed {
+            self.abandon();
+        }
+    }
+}
+
+/// The largest landing a window keeps between fetching calls of its target handles;
+/// a larger call gets one of its own.
+const SCRATCH_MAX: usize = 64 << 10;
+/// The size of a window's first kept landing.
+const SCRATCH_MIN: usize = 64;
+
 /// The origin copies of one window, by target; updated only in the world's turn.
 pub(crate) struct Copies {
     slabs: Box<[Slab]>,
     /// The slabs' [`Extra`]s, summed.
     extra: Extra,
+    /// The landing a fetching call and its flush use in one turn (see [`Landing`]);
+    /// reused by the next turn when the flush succeeded, abandoned when it failed.
+    scratch: Option<Landing>,
+    /// A landing larger than [`SCRATCH_MAX`], for this turn's call only.
+    oversize: Option<Landing>,
+    /// Whether this turn's call was given a landing.
+    lent: bool,
 }
 
 impl Copies {
@@ -287,6 +368,66 @@ impl Copies {
         Copies {
             slabs: (0..size).map(|_| Slab::default()).collect(),
             extra: Extra::default(),
+            scratch: None,
+            oversize: None,
+            lent: false,
+        }
+    }
+
+    /// A landing of at least `len` bytes for the fetching call issued in this turn
+    /// (see [`MpiWindow::flush_rank_after`](crate::MpiWindow)): the window's kept one
+    /// (grown up to [`SCRATCH_MAX`]), or one for this turn only. Valid until the turn
+    /// ends with [`Copies::landed`] or [`Copies::abandon_landing`].
+    #[inline(always)]
+    pub(crate) fn landing(&mut self, len: usize) -> *mut u8 {
+        self.lent = true;
+        match &self.scratch {
+            Some(l) if len <= l.0.layout.size() => l.ptr(),
+            _ => self.landing_cold(len),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn landing_cold(&mut self, len: usize) -> *mut u8 {
+        if len > SCRATCH_MAX {
+            return self.oversize.insert(Landing::new(len)).ptr();
+        }
+        // the kept landing is not in use (its last call completed): replace it
+        let size = len.next_power_of_two().max(SCRATCH_MIN);
+        self.scratch.insert(Landing::new(size)).ptr()
+    }
+
+    /// Copies `out.len()` bytes from byte `at` of this turn's landing, whose call a
+    /// flush in this turn completed.
+    #[inline(always)]
+    pub(crate) fn landed_bytes(&self, at: usize, out: &mut [u8]) {
+        if let Some(l) = self.oversize.as_ref().or(self.scratch.as_ref()) {
+            l.take(at, out);
+        }
+    }
+
+    /// The turn's fetching call completed (or was never issued): its landing may be
+    /// used again.
+    #[inline(always)]
+    pub(crate) fn landed(&mut self) {
+        self.lent = false;
+        if self.oversize.is_some() {
+            self.oversize = None;
+        }
+    }
+
+    /// The turn's fetching call was issued and its flush failed: MPI may still write
+    /// the landing, so it is left to MPI for good, and the next call gets a new one.
+    #[cold]
+    pub(crate) fn abandon_landing(&mut self) {
+        if !std::mem::take(&mut self.lent) {
+            return; // this turn's call used no landing
+        }
+        if let Some(l) = self.oversize.take() {
+            l.abandon();
+        } else if let Some(l) = self.scratch.take() {
+            l.abandon();
         }
     }
 

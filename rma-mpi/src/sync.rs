@@ -4,7 +4,7 @@
 
 use crate::agree::Entry;
 use crate::error::Call;
-use crate::pending::Mark;
+use crate::pending::{Copies, Mark};
 use crate::window::MpiWindow;
 use rma_core::{Assert, Error, LockType, Rank, Result};
 use std::ffi::c_int;
@@ -133,30 +133,39 @@ impl MpiWindow<'_> {
     /// covers. A remote flush of a clean target is skipped unless `always`.
     #[inline]
     pub(crate) fn flush_rank_now(&self, r: c_int, local: bool, always: bool) -> Result<()> {
-        self.flush_rank_after(r, self.pending.mark(r), local, always, "", |_| 0)
+        let mark = self.pending.mark(r);
+        self.flush_rank_after(r, mark, local, always, "", |_, _| 0, |_| ())?;
+        Ok(())
     }
 
-    /// [`MpiWindow::flush_rank_now`] right after `issue`, an MPI call named `name`
-    /// (a fetching call whose buffers live until this returns), in the same turn of
-    /// the world's gate; `|_| 0` issues nothing. The target's dirty mark (`mark`,
-    /// `r`'s) is cleared before and restored if either call fails; the copies of the
-    /// calls the flush completed are dropped after it.
+    /// [`MpiWindow::flush_rank_now`] right after `issue`, an MPI call named `name`, in
+    /// the same turn of the world's gate; `|_, _| 0` issues nothing. A fetching call
+    /// takes its buffers from [`Copies::landing`] (memory the window owns) and, once
+    /// the flush succeeded, `land` copies its result out in the same turn; if the
+    /// flush fails after the call was issued, the landing is left to MPI for good
+    /// (it may still write it later), never freed. `land`'s value, or `None` when a
+    /// flush of a clean target was skipped. The target's dirty mark (`mark`, `r`'s) is
+    /// cleared before and restored if either call fails; the copies of the calls the
+    /// flush completed are dropped after it.
     #[inline(always)]
-    pub(crate) fn flush_rank_after(
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn flush_rank_after<R>(
         &self,
         r: c_int,
         mark: Mark<'_>,
         local: bool,
         always: bool,
         name: &'static str,
-        issue: impl FnOnce(&crate::ffi::Api) -> c_int,
-    ) -> Result<()> {
+        issue: impl FnOnce(&crate::ffi::Api, &mut Copies) -> c_int,
+        land: impl FnOnce(&Copies) -> R,
+    ) -> Result<Option<R>> {
         debug_assert!(mark.is(self.pending.mark(r)), "the mark is r's");
         if !local && !always && !mark.is_set() {
-            return Ok(());
+            return Ok(None);
         }
         let win = self.handle();
         let mut was_dirty = false;
+        let mut landed = None;
         let (issued, flushed) = self.world().mpi_turned(
             self.pending.turned(),
             #[inline(always)]
@@ -165,8 +174,9 @@ impl MpiWindow<'_> {
                 if !local && !was_dirty && !always {
                     return (0, 0); // another thread's flush came first
                 }
-                let rc = issue(api);
+                let rc = issue(api, copies);
                 if rc != 0 {
+                    copies.landed(); // nothing was issued: the landing is free
                     return (rc, 0);
                 }
                 // SAFETY: the window is live and a passive epoch covers `r` (callers').
@@ -179,17 +189,23 @@ impl MpiWindow<'_> {
                 };
                 if rc == 0 {
                     copies.release(Some(r));
+                    landed = Some(land(copies));
+                    copies.landed();
+                } else {
+                    copies.abandon_landing();
                 }
                 (0, rc)
             },
         );
         if issued != 0 || flushed != 0 {
-            if was_dirty {
-                mark.set(); // set back: the calls it stands for may be incomplete
+            if was_dirty || (issued == 0 && !local) {
+                // set back (or set for the call issued in the turn): the calls it
+                // stands for may be incomplete, and the next flush must not be skipped
+                mark.set();
             }
-            return self.flush_failed(r, local, name, issued, flushed);
+            self.flush_failed(r, local, name, issued, flushed)?;
         }
-        Ok(())
+        Ok(landed)
     }
 
     /// The error of [`MpiWindow::flush_rank_after`] whose call (`issued`) or flush

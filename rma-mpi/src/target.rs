@@ -10,7 +10,7 @@
 use crate::epoch::Mode;
 use crate::error::Call;
 use crate::ffi::Handle;
-use crate::pending::Mark;
+use crate::pending::{Copies, Mark};
 use crate::transport::Trusted;
 use crate::window::{MpiWindow, Spot};
 use rma_core::{BasicType, Op, Rank, Result, Transport};
@@ -46,6 +46,19 @@ impl std::fmt::Debug for MpiTarget<'_> {
             .field("len", &self.len)
             .field("disp_unit", &self.unit)
             .finish()
+    }
+}
+
+impl<'a> MpiWindow<'a> {
+    /// A target handle for `rank` on this window directly (rma-win's handles come
+    /// from [`crate::EpochWindow::target`]): for rma-mpi's own tests. A passive-target
+    /// epoch must cover `rank` now (class RMA_SYNC otherwise); it stays open while the
+    /// handle borrows the window, since closing it takes `&mut self`. Not part of
+    /// rma's API.
+    #[doc(hidden)]
+    pub fn target_handle(&'a self, rank: Rank) -> Result<MpiTarget<'a>> {
+        self.need_passive(rank, "target_handle")?;
+        MpiTarget::new(self, rank)
     }
 }
 
@@ -94,15 +107,32 @@ impl<'a> MpiTarget<'a> {
     }
 
     /// The fetching call `issue`, then MPI_Win_flush of the target, in one turn of
-    /// the world's gate (the window's own flush bookkeeping).
+    /// the world's gate (the window's own flush bookkeeping). `issue` gets a landing
+    /// of `len` bytes that the window owns (see `pending.rs`'s `Landing`): its buffers,
+    /// which a failed flush leaves to MPI; `land` reads the result from it after the
+    /// flush, in the same turn.
     #[inline(always)]
-    fn fetch_then_flush(
+    fn fetch_then_flush<R>(
         &self,
         name: &'static str,
-        issue: impl FnOnce(&crate::ffi::Api) -> c_int,
-    ) -> Result<()> {
-        self.w
-            .flush_rank_after(self.r, self.mark, false, true, name, issue)
+        len: usize,
+        issue: impl FnOnce(&crate::ffi::Api, *mut u8) -> c_int,
+        land: impl FnOnce(&Copies) -> R,
+    ) -> Result<R> {
+        let got = self.w.flush_rank_after(
+            self.r,
+            self.mark,
+            false,
+            true,
+            name,
+            #[inline(always)]
+            |api, copies| issue(api, copies.landing(len)),
+            land,
+        )?;
+        // `always`: the flush is never skipped, so a success has landed
+        got.ok_or_else(|| rma_core::Error::Internal {
+            reason: format!("{name}: the flush after it was skipped"),
+        })
     }
 
     /// MPI_Put of `data` at byte `byte`; the origin is copied and kept until a flush.
@@ -141,15 +171,18 @@ impl<'a> MpiTarget<'a> {
             return Ok(());
         }
         let (ty, r, win) = (self.byte_ty, self.r, self.w.handle());
-        let dst = out.as_mut_ptr();
         self.fetch_then_flush(
             "MPI_Get",
+            out.len(),
             #[inline(always)]
-            |api| {
-                // SAFETY: `out` holds `n` bytes and stays borrowed until the flush in the
-                // same turn completes the get; `disp` and `n` lie inside the target window.
+            |api, dst| {
+                // SAFETY: the landing holds `n` bytes and outlives the call (kept by the
+                // window, or left to MPI if the flush fails); `disp` and `n` lie inside
+                // the target window.
                 unsafe { (api.get)(dst.cast(), n, ty, r, disp, n, ty, win) }
             },
+            #[inline(always)]
+            |c| c.landed_bytes(0, out),
         )
     }
 
@@ -175,17 +208,28 @@ impl<'a> MpiTarget<'a> {
         }
         let ty = self.w.world().basic_handle(basic)?;
         let (disp, r, win) = (whole.map_or(0, |w| w.0), self.r, self.w.handle());
-        let (mut src, mut old) = ([0u8; 8], [0u8; 8]);
+        let mut src = [0u8; 8];
         rma_core::bytes_from_bits(origin, &mut src[..size]);
-        let (s, d) = (src.as_ptr(), old.as_mut_ptr());
-        self.fetch_then_flush(
+        let old = self.fetch_then_flush(
             "MPI_Fetch_and_op",
+            16,
             #[inline(always)]
-            |api| {
-                // SAFETY: `src` and `old` hold one element each (at most 8 bytes) and live
-                // until the flush in the same turn completes the call; the element lies
-                // inside the target window.
-                unsafe { (api.fetch_and_op)(s.cast(), d.cast(), ty, r, disp, op as c_int, win) }
+            |api, l| {
+                // SAFETY: the landing holds 16 bytes, 16-byte aligned, with no reference
+                // to it: the origin goes in its first word, the result comes back in
+                // its second; it outlives the call (see `fetch_then_flush`); the
+                // element lies inside the target window.
+                unsafe {
+                    l.cast::<[u8; 8]>().write(src);
+                    let d = l.add(8);
+                    (api.fetch_and_op)(l.cast(), d.cast(), ty, r, disp, op as c_int, win)
+                }
+            },
+            #[inline(always)]
+            |c| {
+                let mut old = [0u8; 8];
+                c.landed_bytes(8, &mut old);
+                old
             },
         )?;
         Ok(rma_core::bits_from_bytes(&old[..size]))
@@ -217,16 +261,28 @@ impl<'a> MpiTarget<'a> {
         self.w.world().guards().check_cas(basic, self.w.flavor())?;
         let ty = self.w.world().basic_handle(basic)?;
         let (disp, r, win) = (whole.map_or(0, |w| w.0), self.r, self.w.handle());
-        let (mut o, mut c, mut old) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+        let (mut o, mut c) = ([0u8; 8], [0u8; 8]);
         rma_core::bytes_from_bits(origin, &mut o[..size]);
         rma_core::bytes_from_bits(compare, &mut c[..size]);
-        let (op, cp, d) = (o.as_ptr(), c.as_ptr(), old.as_mut_ptr());
-        self.fetch_then_flush(
+        let old = self.fetch_then_flush(
             "MPI_Compare_and_swap",
+            24,
             #[inline(always)]
-            |api| {
-                // SAFETY: as in `fetch_and_op_bits`, with a third one-element buffer.
-                unsafe { (api.compare_and_swap)(op.cast(), cp.cast(), d.cast(), ty, r, disp, win) }
+            |api, l| {
+                // SAFETY: as in `fetch_and_op_bits`, with 24 bytes: origin, compare,
+                // result.
+                unsafe {
+                    l.cast::<[u8; 8]>().write(o);
+                    let (cp, d) = (l.add(8), l.add(16));
+                    cp.cast::<[u8; 8]>().write(c);
+                    (api.compare_and_swap)(l.cast(), cp.cast(), d.cast(), ty, r, disp, win)
+                }
+            },
+            #[inline(always)]
+            |k| {
+                let mut old = [0u8; 8];
+                k.landed_bytes(16, &mut old);
+                old
             },
         )?;
         Ok(rma_core::bits_from_bytes(&old[..size]))
@@ -283,7 +339,8 @@ impl<'a> MpiTarget<'a> {
     #[inline(always)]
     pub fn flush(&self) -> Result<()> {
         self.w
-            .flush_rank_after(self.r, self.mark, false, false, "", |_| 0)
+            .flush_rank_after(self.r, self.mark, false, false, "", |_, _| 0, |_| ())?;
+        Ok(())
     }
 }
 

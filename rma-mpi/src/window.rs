@@ -103,6 +103,11 @@ pub struct MpiWindow<'a> {
     pub(crate) win: Handle,
     base: *mut u8,
     len: usize,
+    /// Bytes from `base` that belong to the allocation holding the window (`len` or
+    /// more: the 64-byte lines asked of the library, a buffer's capacity, the rest of
+    /// a dynamic window's arena). The local copies take whole words inside it as
+    /// words, and the bytes of a word that sticks out one by one.
+    extent: usize,
     disp_unit: usize,
     pub(crate) flavor: Flavor,
     peers: Box<[Peer]>,
@@ -130,14 +135,17 @@ pub struct MpiWindow<'a> {
 
 // SAFETY: `base` points to the window's memory, which MPI (allocate) or this window
 // (create) owns for the window's life and which is only reached through MPI calls and
-// the bounds-checked copies of read_local/write_local; every MPI call may come from
+// the bounds-checked, word-atomic copies of read_local/write_local (so two threads
+// copying at once is no data race); every MPI call may come from
 // any thread, because the World required MPI_THREAD_MULTIPLE or serializes calls
 // itself, or (a world below SERIALIZED, asked for) refuses every call from a thread
 // other than the initializing one before MPI sees it; the epoch state changes only
 // under `&mut self`; `pending` is atomics and state updated in the world's turn.
 unsafe impl Send for MpiWindow<'_> {}
 // SAFETY: as for Send: shared access only issues MPI calls (thread-safe, see above),
-// reads the epoch state (not written while shared) and updates `pending`.
+// copies local window memory with atomic accesses (read_local/write_local), reads the
+// epoch state (not written while shared) and updates `pending` (atomics, and copies
+// and landings only in the world's turn).
 unsafe impl Sync for MpiWindow<'_> {}
 
 impl std::fmt::Debug for MpiWindow<'_> {
@@ -307,8 +315,7 @@ impl<'a> MpiWindow<'a> {
         MpiWindow::finish(
             world,
             win,
-            base,
-            len,
+            (base, len, size as usize),
             disp_unit,
             (flavor, number),
             Held::Nothing,
@@ -443,12 +450,13 @@ impl<'a> MpiWindow<'a> {
             }
         })?;
         world.check(rc, Call::new("MPI_Win_create_dynamic"))?;
+        // the arena's words from `base` on
+        let extent = 8 * (arena.len() - skip);
         let held = Held::Arena(arena, addr as usize);
         MpiWindow::finish(
             world,
             win,
-            base,
-            capacity,
+            (base, capacity, extent),
             1,
             (Flavor::Dynamic, number),
             held,
@@ -578,11 +586,12 @@ impl<'a> MpiWindow<'a> {
             }
         })?;
         world.check(rc, Call::new("MPI_Win_create"))?;
+        // the allocation: a buffer's capacity, or the caller's `len` bytes
+        let extent = owned.as_ref().map_or(len, Vec::capacity);
         MpiWindow::finish(
             world,
             win,
-            base,
-            len,
+            (base, len, extent),
             disp_unit,
             (Flavor::Create, number),
             owned.map_or(Held::Nothing, Held::Buffer),
@@ -592,8 +601,7 @@ impl<'a> MpiWindow<'a> {
     fn finish(
         world: &'a World,
         win: Handle,
-        base: *mut u8,
-        len: usize,
+        (base, len, extent): (*mut u8, usize, usize),
         disp_unit: usize,
         (flavor, number): (Flavor, u32),
         held: Held,
@@ -608,6 +616,7 @@ impl<'a> MpiWindow<'a> {
             win,
             base,
             len,
+            extent: extent.max(len),
             disp_unit,
             flavor,
             peers: Box::new([]),
@@ -714,32 +723,55 @@ impl<'a> MpiWindow<'a> {
 
     /// Copies `out.len()` bytes of the local window from byte `offset`. Bytes another
     /// rank writes concurrently (an erroneous conflict in MPI) read as unspecified
-    /// values.
+    /// values. Safe beside any other thread's calls: every access to the window's
+    /// memory from Rust is word-atomic (see [`MpiWindow::write_local`]).
     pub fn read_local(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         self.local_range(offset, out.len())?;
         if out.is_empty() {
             return Ok(()); // `base` may be null for an empty window
         }
-        // SAFETY: `offset + out.len() <= len` (checked), so the source lies in the
-        // window's memory, which lives as long as `self`; `out` is a distinct local
-        // slice. Concurrent remote writes make the bytes unspecified, never the access
-        // out of bounds.
+        // SAFETY: `offset + out.len() <= len <= extent` (checked), so the source lies in
+        // the allocation `[base, base + extent)`, which lives as long as `self`; `out`
+        // is a distinct local slice. Every access to that memory from Rust goes through
+        // `copy_in_within` / `copy_out_within` with these bounds (here and in
+        // `write_local`; no reference to it is ever made), so two threads' copies are
+        // atomic accesses of one size per byte and never a data race; the library's
+        // own writes (a put applied in this process by a progress thread) are foreign
+        // code's, which may race only as MPI calls erroneous, making bytes
+        // unspecified, never the access out of bounds.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.base.add(offset), out.as_mut_ptr(), out.len())
+            rma_ops::shared::copy_out_within(
+                self.base.add(offset),
+                out,
+                self.base,
+                self.base.add(self.extent),
+            )
         };
         Ok(())
     }
 
     /// Copies `data` into the local window at byte `offset`. Use it where MPI allows
     /// local stores (outside exposure epochs, or with the window synchronized).
+    ///
+    /// `MpiWindow` is `Sync`, so two threads may copy at once: each 8-byte word of the
+    /// window is stored with one atomic access (the bytes at the edges of the range
+    /// are spliced into their word with a compare-and-swap), so a concurrent
+    /// [`MpiWindow::read_local`] sees every whole word either before or after, never
+    /// torn, and never a data race in Rust's sense.
     pub fn write_local(&self, offset: usize, data: &[u8]) -> Result<()> {
         self.local_range(offset, data.len())?;
         if data.is_empty() {
             return Ok(());
         }
-        // SAFETY: as in `read_local`, writing instead of reading; the window memory is
-        // never behind a Rust reference, so no reference is invalidated.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.base.add(offset), data.len()) };
+        // SAFETY: as in `read_local`, writing instead of reading.
+        unsafe {
+            rma_ops::shared::copy_in_within(
+                self.base.add(offset),
+                data,
+                self.base,
+                self.base.add(self.extent),
+            )
+        };
         Ok(())
     }
 

@@ -917,6 +917,16 @@ impl World {
         self.api
     }
 
+    /// Test hook: the next `n` MPI_Win_flush calls of this process (any window) fail
+    /// with MPI_ERR_OTHER without reaching the library, which keeps the calls issued
+    /// before them and completes them at a later synchronization: what a flush the
+    /// library could not complete leaves behind. Not part of rma's API.
+    #[doc(hidden)]
+    pub fn fail_next_flushes(&self, n: u32) {
+        // SAFETY: the shim's hook takes any count and touches only its own counter.
+        unsafe { (self.api.test_fail_flushes)(n.min(i32::MAX as u32) as c_int) }
+    }
+
     /// The start of every window creation: takes the collective turn, numbers the
     /// window (under the turn, so that threads creating windows get numbers in the
     /// order they agree; the same on every rank), agrees on its creation and runs

@@ -170,6 +170,67 @@ pub unsafe fn copy_out(src: *const u8, out: &mut [u8]) {
     }
 }
 
+/// The part of `[at, at + n)` whose bytes go through whole words of the allocation
+/// `[lo, hi)`, as byte offsets from `at`: `(m0, m1)` with `0 <= m0 <= m1 <= n`. The
+/// bytes before `m0` and from `m1` on lie in words that stick out of the allocation.
+#[inline]
+fn whole_words_of(at: usize, n: usize, lo: usize, hi: usize) -> (usize, usize) {
+    let lo8 = lo.next_multiple_of(WORD);
+    let hi8 = hi & !(WORD - 1);
+    let end = at + n;
+    let m0 = lo8.clamp(at, end);
+    let m1 = hi8.clamp(m0, end);
+    (m0 - at, m1 - at)
+}
+
+/// Copies `src` into window memory at `dst`, where the window's memory is the
+/// allocation `[lo, hi)` (any alignment, any length, `[dst, dst + src.len())` inside
+/// it): the bytes in whole 8-byte words of the allocation are stored as [`copy_in`]
+/// stores them, and the bytes of a word that sticks out of it (at most 7 at either
+/// end) one by one with relaxed `AtomicU8` stores. Which of the two a byte gets
+/// depends only on its address and the allocation, never on the call, so every byte
+/// is always accessed at one size.
+///
+/// # Safety
+/// `[lo, hi)` is one allocation valid for the call, `[dst, dst + src.len())` lies
+/// inside it, and every access to its bytes by anyone goes through this function,
+/// [`copy_out_within`] with the same `[lo, hi)`, or (only for the bytes of whole
+/// words) the rest of this module and [`crate::atomic`].
+pub unsafe fn copy_in_within(dst: *mut u8, src: &[u8], lo: *const u8, hi: *const u8) {
+    let n = src.len();
+    let (m0, m1) = whole_words_of(dst as usize, n, lo as usize, hi as usize);
+    let byte = |i: usize| {
+        // SAFETY: byte `i < n` of the range lies in the allocation (the contract) and
+        // is accessed only at this size (the contract: it is not in a whole word).
+        unsafe { std::sync::atomic::AtomicU8::from_ptr(dst.add(i)) }.store(src[i], Relaxed)
+    };
+    (0..m0).for_each(byte);
+    if m1 > m0 {
+        // SAFETY: every word overlapping `[dst + m0, dst + m1)` is a whole word of the
+        // allocation, so the module contract holds for it.
+        unsafe { copy_in(dst.add(m0), &src[m0..m1]) };
+    }
+    (m1..n).for_each(byte);
+}
+
+/// Copies window memory at `src` into `out`, as [`copy_in_within`] stores it.
+///
+/// # Safety
+/// As for [`copy_in_within`], for `[src, src + out.len())`.
+pub unsafe fn copy_out_within(src: *const u8, out: &mut [u8], lo: *const u8, hi: *const u8) {
+    let n = out.len();
+    let (m0, m1) = whole_words_of(src as usize, n, lo as usize, hi as usize);
+    for i in (0..m0).chain(m1..n) {
+        // SAFETY: as in `copy_in_within`.
+        out[i] =
+            unsafe { std::sync::atomic::AtomicU8::from_ptr(src.add(i).cast_mut()) }.load(Relaxed);
+    }
+    if m1 > m0 {
+        // SAFETY: as in `copy_in_within`.
+        unsafe { copy_out(src.add(m0), &mut out[m0..m1]) };
+    }
+}
+
 /// The integer (native order, as [`load_bits`] returns it) of the first `s` bytes.
 #[inline(always)]
 fn bytes_bits(bytes: &[u8; WORD], s: usize) -> u64 {
@@ -594,6 +655,43 @@ mod tests {
                 // SAFETY: as above.
                 unsafe { copy_out(base.add(off), &mut back) };
                 assert_eq!(back, src);
+            }
+        }
+    }
+
+    #[test]
+    fn bounded_copies_split_at_the_allocations_whole_words() {
+        assert_eq!(whole_words_of(0x1003, 20, 0x1003, 0x1017), (5, 13));
+        assert_eq!(whole_words_of(0x1003, 2, 0x1003, 0x1006), (2, 2));
+        assert_eq!(whole_words_of(0x1008, 16, 0x1008, 0x1018), (0, 16));
+        // an allocation inside one word: every byte one by one
+        assert_eq!(whole_words_of(0x1001, 3, 0x1001, 0x1004), (3, 3));
+        for lo in 0..8 {
+            for hi in lo..40 {
+                for off in lo..=hi {
+                    for len in 0..=(hi - off).min(20) {
+                        let mut w = words(6);
+                        let base = w.as_mut_ptr().cast::<u8>();
+                        // SAFETY: 48 bytes of words, reached through this module only.
+                        unsafe { copy_in(base, &[0xee; 48]) };
+                        let (l, h) = (base.wrapping_add(lo), base.wrapping_add(hi));
+                        let src: Vec<u8> = (0..len as u8).map(|b| b + 1).collect();
+                        // SAFETY: [off, off + len) lies in [lo, hi), inside the words.
+                        unsafe { copy_in_within(base.add(off), &src, l, h) };
+                        let mut back = vec![0u8; len];
+                        // SAFETY: as above.
+                        unsafe { copy_out_within(base.add(off), &mut back, l, h) };
+                        assert_eq!(back, src, "lo {lo} hi {hi} off {off} len {len}");
+                        let mut all = [0u8; 48];
+                        // SAFETY: the whole buffer.
+                        unsafe { copy_out(base, &mut all) };
+                        for (i, &b) in all.iter().enumerate() {
+                            let inside = i >= off && i < off + len;
+                            let want = if inside { src[i - off] } else { 0xee };
+                            assert_eq!(b, want, "lo {lo} hi {hi} off {off} len {len} byte {i}");
+                        }
+                    }
+                }
             }
         }
     }
