@@ -37,7 +37,8 @@ pub const MPI_TRANSPORT: &str = rma_mpi::MPI_TRANSPORT;
 ///    created window with ranks as processes; `atomic` everywhere else.
 ///
 /// A name that is no transport at all, from the info or from the environment, is an
-/// error of class ARG listing the transports.
+/// error of class ARG listing the transports. An environment variable that is set but
+/// empty (or only blanks) names nothing: it counts as unset.
 pub fn chosen_transport(info: &WinInfo, mode: LaunchMode, flavor: Flavor) -> Result<String> {
     let env = std::env::var(ENV_TRANSPORT).ok();
     let choice = choose(info.transport.as_deref(), env.as_deref(), mode, flavor)?;
@@ -81,7 +82,8 @@ fn choose(
             }),
         };
     }
-    let Some(name) = env else {
+    // `RMA_TRANSPORT=` (set, but empty) is a common way to clear a variable: unset
+    let Some(name) = env.map(str::trim).filter(|e| !e.is_empty()) else {
         return Ok(Choice {
             name: fallback,
             env_ignored: None,
@@ -107,6 +109,13 @@ fn default_transport(mode: LaunchMode, flavor: Flavor) -> &'static str {
         (LaunchMode::Processes, Flavor::Create) => "queued",
         _ => "atomic",
     }
+}
+
+/// `name` as the name of a transport of rma's own backends (whether or not it could
+/// serve a given window), or an error of class ARG listing them: the check a
+/// `rma_transport` value passes at a window's creation, and at its `set_info`.
+pub fn known_transport(name: &str) -> Result<&'static str> {
+    known(name)
 }
 
 /// `name` as one of rma's transport names, or an error of class ARG listing them.
@@ -288,6 +297,28 @@ mod tests {
                 assert_eq!(e.class(), ErrorClass::Arg, "{e}");
             }
         }
+    }
+
+    #[test]
+    fn an_empty_environment_variable_is_unset() {
+        for mode in MODES {
+            for flavor in FLAVORS {
+                let unset = choose(None, None, mode, flavor).unwrap();
+                for env in ["", " ", "\t\n"] {
+                    let choice = choose(None, Some(env), mode, flavor)
+                        .unwrap_or_else(|e| panic!("{env:?} {mode} {flavor:?}: {e}"));
+                    assert_eq!(choice, unset, "{env:?} {mode} {flavor:?}");
+                }
+            }
+        }
+        // a name in the info still decides
+        let choice = choose(
+            Some("queued"),
+            Some(""),
+            LaunchMode::Threads,
+            Flavor::Create,
+        );
+        assert_eq!(choice.unwrap().name, "queued");
     }
 
     #[test]

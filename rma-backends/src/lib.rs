@@ -20,7 +20,7 @@
 
 mod choice;
 
-pub use choice::{chosen_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
+pub use choice::{chosen_transport, known_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
 #[doc(hidden)]
 pub use rma_mpi::CCalls;
 
@@ -487,6 +487,9 @@ impl Epochs for AnyWindow<'_> {
     }
     fn check_peers(&self) -> Result<()> {
         window!(self, w => Epochs::check_peers(w))
+    }
+    fn fence_barrier(&self) -> Option<Result<()>> {
+        window!(self, w => w.fence_barrier())
     }
     fn free(&mut self) -> Result<()> {
         match self {

@@ -187,19 +187,20 @@ static EXPOSED: std::sync::Mutex<Vec<(u64, usize, usize)>> = std::sync::Mutex::n
 pub(crate) struct Exposed(u64);
 
 impl Exposed {
-    /// Lists `ranges` (address, length) until the guard drops.
+    /// Lists `ranges` (address, length), each widened to the whole 8-byte words it
+    /// touches (rma reads and writes window memory in aligned words: a call's edge
+    /// writes back the bytes of a word beside its own), until the guard drops.
     pub(crate) fn new(ranges: impl IntoIterator<Item = (usize, usize)>) -> Exposed {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut l = EXPOSED
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        l.extend(
-            ranges
-                .into_iter()
-                .filter(|r| r.1 > 0)
-                .map(|(a, n)| (id, a, n)),
-        );
+        l.extend(ranges.into_iter().filter(|r| r.1 > 0).map(|(a, n)| {
+            let lo = a & !7;
+            let hi = a.saturating_add(n).saturating_add(7) & !7;
+            (id, lo, hi - lo)
+        }));
         Exposed(id)
     }
 }

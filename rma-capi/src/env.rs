@@ -29,9 +29,6 @@ fn init(required: c_int) -> R<c_int> {
             "this program was not started by rmarun (run it as `rmarun -n N ./program`)",
         )
     })?;
-    let (me, size) = (world.rank(), world.size());
-    let job = std::env::var("RMA_WORLD").unwrap_or_else(|_| format!("pid{}", std::process::id()));
-    let job: String = job.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     let mut st = State {
         comms: Table::new(),
         groups: Table::new(),
@@ -43,7 +40,7 @@ fn init(required: c_int) -> R<c_int> {
         errhs: Table::new(),
         keyvals: BTreeMap::new(),
         next_keyval: 100,
-        p2p: crate::p2p::P2p::new(job, me, size)?,
+        p2p: crate::p2p::P2p::new(&world)?,
         thread_level: required.clamp(0, 1),
     };
     st.errhs.put(crate::ERRH_FATAL, Errh::Fatal);

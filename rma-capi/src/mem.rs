@@ -44,6 +44,32 @@ pub(crate) fn allocate(world: &str, len: usize) -> Option<*mut u8> {
     Some(p)
 }
 
+/// Whether `name` is the segment name of a block of world `world`, as [`allocate`]
+/// makes them: `<world>-m<pid>-<n>-<hex>`, with a world name of letters, digits, `-`
+/// and `_`. A name that a peer announces for its block is mapped only if it is one, so
+/// it names a segment of this world in /dev/shm, never a path elsewhere (`../x`).
+pub(crate) fn is_block_name(world: &str, name: &str) -> bool {
+    let world_ok = !world.is_empty()
+        && world
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    let Some(rest) = name.strip_prefix(world).and_then(|r| r.strip_prefix("-m")) else {
+        return false;
+    };
+    let mut parts = rest.split('-');
+    let (Some(pid), Some(n), Some(tag), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    world_ok
+        && digits(pid)
+        && digits(n)
+        && (1..=16).contains(&tag.len())
+        && tag.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// What MPI_Free_mem found at `p`.
 pub(crate) enum Freed {
     /// A block, unmapped and its name removed (once no window holds it).
@@ -79,5 +105,36 @@ pub(crate) fn block_of(p: usize, len: usize) -> Option<(Arc<Segment>, usize)> {
 pub(crate) fn unlink_all() {
     for seg in blocks().values() {
         seg.unlink();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_block_name;
+
+    #[test]
+    fn only_names_of_this_worlds_blocks_are_block_names() {
+        let w = "rma-42-0123456789abcdef";
+        assert!(is_block_name(w, &format!("{w}-m42-0-1f")));
+        assert!(is_block_name(w, &format!("{w}-m7-12-0123456789abcdef")));
+        for bad in [
+            "../../etc/passwd".to_owned(),
+            format!("{w}-m42-0-1f/../../../etc/passwd"),
+            format!("{w}/../x"),
+            format!("{w}-m42-0-../x"),
+            format!("{w}-m42-0-1f-"),
+            format!("{w}-m42-0"),
+            format!("{w}-m-0-1f"),
+            format!("{w}-m42-0-xyz"),
+            format!("{w}-m42-0-0123456789abcdef0"),
+            "rma-43-0123456789abcdef-m42-0-1f".to_owned(),
+            format!("/dev/shm/{w}-m42-0-1f"),
+            String::new(),
+        ] {
+            assert!(!is_block_name(w, &bad), "{bad:?}");
+        }
+        // a world name that is not one names no blocks
+        assert!(!is_block_name("../x", "../x-m1-0-1"));
+        assert!(!is_block_name("", "-m1-0-1"));
     }
 }

@@ -1,15 +1,39 @@
 //! Point-to-point messages and requests.
 //!
-//! Messages travel as datagrams between the ranks' Unix sockets (Linux's abstract
-//! namespace, named after the rmarun world and the MPI_COMM_WORLD rank), in
-//! fragments of at most 64 KiB. Every send is eager: it returns once the kernel holds
-//! the message. A rank that cannot send because the receiver's queue is full drains
-//! its own socket meanwhile, so two ranks sending to each other never deadlock. A
-//! receive matches, in arrival order, on the communicator's context, the source and
-//! the tag, as MPI orders messages between one pair of ranks.
+//! Messages travel as datagrams between the ranks' Unix sockets, in fragments of at
+//! most 64 KiB. Every send is eager: it returns once the kernel holds the message. A
+//! rank that cannot send because the receiver's queue is full drains its own socket
+//! meanwhile, so two ranks sending to each other never deadlock. A receive matches, in
+//! arrival order, on the communicator's context, the source and the tag, as MPI orders
+//! messages between one pair of ranks.
 //!
-//! The kernel attaches each datagram's sender credentials (SO_PASSCRED); datagrams
-//! from another user are dropped, and ones that do not parse are an error.
+//! # Where the sockets live, and why there
+//!
+//! Each rank's socket is a file, `<rank>`, in a directory that rank 0 makes for the
+//! job at MPI_Init: `/dev/shm/<world>-capi-<16 random hex digits>`, created
+//! exclusively (another name is tried if one exists), mode 0700, owned by the job's
+//! user. Rank 0 hands its path to the others through the world's control segment
+//! (itself owner-only); each rank checks that it is such a directory of its own user
+//! before it binds its socket there. Sending to a socket file needs search permission
+//! on its directory, so no other user (root aside) can send a datagram to the job, nor
+//! bind a name it needs: the random part cannot be guessed, and a taken name is
+//! skipped. The ranks remove their sockets when they end, and the last one the
+//! directory; a directory left by a killed job (no socket in it answers, and it is a
+//! minute old) is removed by the next job's rank 0.
+//!
+//! Sockets in Linux's abstract namespace, as this layer used before, are open to every
+//! local user: any of them could send datagrams (with descriptors in them) to the
+//! job, fill its receive queues, or bind its names before it started. The other ways
+//! to close them, socket pairs made by the launcher (rmarun would have to know this
+//! layer, and each rank would hold descriptors of every peer) or queues in shared
+//! memory (a second transport to write and make fair), cost more than a directory.
+//!
+//! As a second line behind the directory (root can still send), a datagram that
+//! carries descriptors is dropped and the descriptors closed at once, the kernel
+//! attaches each datagram's sender credentials (SO_PASSCRED) and datagrams from
+//! another user are dropped, and one call takes in at most [`DRAIN_BATCH`] datagrams,
+//! so no stream of them keeps a call from returning. Datagrams of this job's user that
+//! do not parse are an error.
 //!
 //! Every wait checks the peers' liveness: a dead peer ends it with
 //! MPI_ERR_PROC_FAILED within the world's liveness interval.
@@ -18,7 +42,6 @@ use crate::dtype::{pack, unpack};
 use crate::{call, code, count, fail, out, On, State, R};
 use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
-use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::time::{Duration, Instant};
 
@@ -111,8 +134,12 @@ impl Status {
 
 /// This process's end of the message layer.
 pub(crate) struct P2p {
-    sock: Option<UnixDatagram>,
-    job: String,
+    sock: UnixDatagram,
+    /// Every rank's socket, by MPI_COMM_WORLD rank.
+    addrs: Vec<SocketAddr>,
+    /// This rank's socket file and the job's directory, removed when this rank ends
+    /// (held for its drop; None in unit tests over a socket pair).
+    _place: Option<Place>,
     me: u32,
     queue: VecDeque<Msg>,
     /// Fragments of a message still arriving, per sending MPI_COMM_WORLD rank: the
@@ -129,54 +156,119 @@ pub(crate) struct P2p {
 /// The longest message accepted (a longer announced length is a malformed datagram).
 const MAX_MESSAGE: usize = 1 << 34;
 
+/// The most datagrams one call takes in from the socket: whatever arrives, a call
+/// that drains returns after this many, and its wait (if it waits) goes on with the
+/// liveness checks and pauses of every wait.
+pub(crate) const DRAIN_BATCH: usize = 128;
+
+/// Where the job's socket directories are made.
+const SOCKET_BASE: &str = "/dev/shm";
+/// What a socket directory's name holds before its random part.
+const DIR_MARK: &str = "-capi-";
+/// How many names rank 0 tries for the directory (a name is taken only if someone
+/// guessed 64 random bits).
+const DIR_ATTEMPTS: usize = 16;
+/// How old a directory with no live socket in it must be before another job removes
+/// it: rank 0 binds its socket right after making the directory, so a live job's is
+/// never empty for more than an instant.
+const STALE_AFTER: Duration = Duration::from_secs(60);
+
+/// A socket file of this process and the directory it is in: removed when dropped
+/// (the directory only once it is empty, so the last rank of the job to end removes
+/// it), and only by the process that bound the socket (a forked child that exits
+/// leaves them).
+#[derive(Debug)]
+struct Place {
+    dir: std::path::PathBuf,
+    file: std::path::PathBuf,
+    pid: u32,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        if std::process::id() == self.pid {
+            let _ = std::fs::remove_file(&self.file);
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
 impl P2p {
-    pub(crate) fn new(job: String, me: usize, size: usize) -> R<P2p> {
-        let mut p = P2p {
-            sock: None,
-            job,
+    /// Opens this rank's socket (collective over the world: every rank calls it at
+    /// MPI_Init). Rank 0 makes the job's directory and binds first; the others bind in
+    /// the directory it names, once they checked that it is a private directory of
+    /// their own user.
+    pub(crate) fn new(world: &rma_win::World) -> R<P2p> {
+        let (me, size) = (world.rank(), world.size());
+        let made = (me == 0).then(|| {
+            sweep_stale();
+            make_dir(&job_prefix()).and_then(|dir| bind_in(&dir, 0))
+        });
+        // rank 0's directory, or why there is none (every rank takes part either way)
+        let offer = match &made {
+            Some(Ok((_, place))) => [&[1u8][..], place.dir.as_os_str().as_encoded_bytes()].concat(),
+            Some(Err(_)) => vec![0],
+            None => vec![],
+        };
+        let all = world.allgather(&offer)?;
+        let (sock, place) = match made {
+            Some(m) => m?,
+            None => {
+                let dir = match all.first().and_then(|o| o.split_first()) {
+                    Some((1, path)) => std::str::from_utf8(path)
+                        .ok()
+                        .map(std::path::PathBuf::from)
+                        .filter(|d| is_private_dir(d))
+                        .ok_or_else(|| {
+                            fail(
+                                code::INTERN,
+                                "rank 0 named no private directory of this user for the message sockets",
+                            )
+                        })?,
+                    _ => {
+                        return Err(fail(
+                            code::OTHER,
+                            "rank 0 could not make the directory of the message sockets",
+                        ))
+                    }
+                };
+                bind_in(&dir, me)?
+            }
+        };
+        let addrs = (0..size)
+            .map(|r| {
+                SocketAddr::from_pathname(place.dir.join(r.to_string()))
+                    .map_err(|e| fail(code::OTHER, format!("message socket name: {e}")))
+            })
+            .collect::<R<Vec<_>>>()?;
+        Ok(P2p::with_socket(sock, addrs, Some(place), me))
+    }
+
+    /// This rank's end over `sock`, bound at `place`, with the peers' `addrs`.
+    fn with_socket(
+        sock: UnixDatagram,
+        addrs: Vec<SocketAddr>,
+        place: Option<Place>,
+        me: usize,
+    ) -> P2p {
+        let size = addrs.len();
+        P2p {
+            sock,
+            addrs,
+            _place: place,
             me: me as u32,
             queue: VecDeque::new(),
             partial: (0..size).map(|_| None).collect(),
             out: (0..size).map(|_| VecDeque::new()).collect(),
             next_seq: 0,
             posted: VecDeque::new(),
-        };
-        let sock = UnixDatagram::bind_addr(&p.addr(me)?)
-            .map_err(|e| fail(code::OTHER, format!("cannot open the message socket: {e}")))?;
-        sock.set_nonblocking(true)
-            .map_err(|e| fail(code::OTHER, format!("message socket: {e}")))?;
-        // the kernel attaches each sender's credentials, so datagrams from other
-        // users (an abstract socket's name is visible to all) are told apart
-        let on: libc::c_int = 1;
-        // SAFETY: a valid socket descriptor and a c_int option value of its size.
-        let rc = unsafe {
-            libc::setsockopt(
-                std::os::fd::AsRawFd::as_raw_fd(&sock),
-                libc::SOL_SOCKET,
-                libc::SO_PASSCRED,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if rc != 0 {
-            return Err(fail(code::OTHER, "message socket: SO_PASSCRED refused"));
         }
-        p.sock = Some(sock);
-        Ok(p)
     }
 
-    fn addr(&self, rank: usize) -> R<SocketAddr> {
-        SocketAddr::from_abstract_name(format!("rma-capi-{}-{rank}", self.job).as_bytes())
-            .map_err(|e| fail(code::OTHER, format!("message socket name: {e}")))
-    }
-
-    fn sock(&self) -> &UnixDatagram {
-        self.sock.as_ref().expect("opened at MPI_Init")
-    }
-
-    /// Takes in every datagram waiting on the socket. A datagram that does not parse
-    /// as one of this job's (the socket's name is visible to every local user) is an
-    /// error, not a crash.
+    /// Takes in the datagrams waiting on the socket, at most [`DRAIN_BATCH`] of them
+    /// (the rest waits for the next call). A datagram with descriptors in it, or from
+    /// another user, is dropped (its descriptors closed); one of this user that does
+    /// not parse as one of this job's is an error, not a crash.
     fn drain(&mut self) -> R {
         let mut buf = vec![0u8; HEADER + FRAGMENT];
         let bad = |why: &str| {
@@ -185,17 +277,18 @@ impl P2p {
                 format!("a malformed datagram on the message socket ({why}): not from a rank of this job?"),
             )
         };
-        loop {
-            let (n, uid) = match recv_with_uid(self.sock(), &mut buf) {
-                Ok(x) => x,
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        for _ in 0..DRAIN_BATCH {
+            let n = match recv_datagram(&self.sock, &mut buf) {
+                Ok(Datagram::From { len, uid: Some(u) }) if u == uid => len,
+                // another user's (or one without credentials): not from this job
+                Ok(Datagram::From { .. }) | Ok(Datagram::Foreign) => continue,
+                Ok(Datagram::Truncated) => return Err(bad("longer than a fragment")),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(fail(code::OTHER, format!("receiving a message: {e}"))),
             };
-            // SAFETY: getuid has no preconditions.
-            if uid != Some(unsafe { libc::getuid() }) {
-                // another user's datagram is not from this job: dropped
-                continue;
-            }
             if n < HEADER {
                 return Err(bad("shorter than its header"));
             }
@@ -232,14 +325,14 @@ impl P2p {
                 *slot = Some((msg, total));
             }
         }
+        Ok(())
     }
 
     /// Hands the receivers' sockets what they take now; the rest stays queued.
     pub(crate) fn flush_out(&mut self) -> R {
         for to in 0..self.out.len() {
             while let Some((_, dgram)) = self.out[to].front() {
-                let addr = self.addr(to)?;
-                match self.sock().send_to_addr(dgram, &addr) {
+                match self.sock.send_to_addr(dgram, &self.addrs[to]) {
                     Ok(_) => {
                         self.out[to].pop_front();
                     }
@@ -249,9 +342,11 @@ impl P2p {
                             std::io::ErrorKind::WouldBlock
                                 | std::io::ErrorKind::ConnectionRefused
                                 | std::io::ErrorKind::NotFound
+                                | std::io::ErrorKind::Interrupted
                         ) =>
                     {
-                        // the receiver's queue is full (or its socket not yet open)
+                        // the receiver's queue is full (or its socket gone: a rank that
+                        // ended, which the wait's liveness check reports)
                         break;
                     }
                     Err(e) => return Err(fail(code::OTHER, format!("sending a message: {e}"))),
@@ -346,14 +441,41 @@ impl P2p {
     }
 }
 
-/// Receives one datagram into `buf`: its length and the sender's user id (from the
-/// credentials the kernel attaches under SO_PASSCRED).
-fn recv_with_uid(
+/// What one receive took from the socket.
+#[derive(Debug, PartialEq, Eq)]
+enum Datagram {
+    /// A datagram of `len` bytes without descriptors, and its sender's user id (from
+    /// the credentials the kernel attaches under SO_PASSCRED).
+    From {
+        len: usize,
+        uid: Option<libc::uid_t>,
+    },
+    /// A datagram that carried descriptors, or more control data than fits (which
+    /// this job never sends): dropped, every descriptor it brought closed.
+    Foreign,
+    /// A datagram longer than the buffer.
+    Truncated,
+}
+
+/// Room for the control data one datagram can bring: an SCM_CREDENTIALS message and
+/// an SCM_RIGHTS one of the most descriptors the kernel passes in one (253,
+/// SCM_MAX_FD), in u64s to keep it aligned for cmsghdr.
+const CONTROL_WORDS: usize = 192;
+
+/// Receives one datagram into `buf` (without waiting). Descriptors that came with it
+/// are closed before this returns (the kernel installs them in this process as it
+/// delivers the datagram; MSG_CMSG_CLOEXEC keeps them from a program's exec meanwhile).
+fn recv_datagram(sock: &UnixDatagram, buf: &mut [u8]) -> std::io::Result<Datagram> {
+    recv_with_control(sock, buf, &mut [0u64; CONTROL_WORDS])
+}
+
+/// [`recv_datagram`] with room for `control` of control data (less than a datagram
+/// brings: MSG_CTRUNC).
+fn recv_with_control(
     sock: &UnixDatagram,
     buf: &mut [u8],
-) -> std::io::Result<(usize, Option<libc::uid_t>)> {
-    // room for one SCM_CREDENTIALS control message (u64s keep it aligned for cmsghdr)
-    let mut control = [0u64; 8];
+    control: &mut [u64],
+) -> std::io::Result<Datagram> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -364,32 +486,262 @@ fn recv_with_uid(
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    msg.msg_controllen = std::mem::size_of_val(control) as _;
     // SAFETY: a valid socket; msg points to live buffers of the sizes it states.
     let n = unsafe {
         libc::recvmsg(
             std::os::fd::AsRawFd::as_raw_fd(sock),
             &mut msg,
-            libc::MSG_DONTWAIT,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
         )
     };
     if n < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let mut uid = None;
-    // SAFETY: msg was filled by recvmsg; the CMSG macros walk its control buffer
-    // within msg_controllen, and an SCM_CREDENTIALS message holds a ucred.
+    let (mut uid, mut rights) = (None, false);
+    // SAFETY: msg was filled by recvmsg, which set msg_controllen to the control data
+    // it wrote (less than the buffer under MSG_CTRUNC); the CMSG macros walk that data
+    // and never past it. An SCM_CREDENTIALS message holds a ucred, an SCM_RIGHTS one
+    // cmsg_len - CMSG_LEN(0) bytes of descriptors, which this process now owns and
+    // nothing else refers to: closing them is sound. Reads are unaligned-safe.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(&msg);
         while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_CREDENTIALS {
-                let cred = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::ucred>());
-                uid = Some(cred.uid);
+            if (*c).cmsg_level == libc::SOL_SOCKET {
+                if (*c).cmsg_type == libc::SCM_CREDENTIALS {
+                    let cred = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::ucred>());
+                    uid = Some(cred.uid);
+                } else if (*c).cmsg_type == libc::SCM_RIGHTS {
+                    rights = true;
+                    let bytes = ((*c).cmsg_len as usize).saturating_sub(libc::CMSG_LEN(0) as usize);
+                    let fds = libc::CMSG_DATA(c).cast::<c_int>();
+                    for i in 0..bytes / std::mem::size_of::<c_int>() {
+                        libc::close(std::ptr::read_unaligned(fds.add(i)));
+                    }
+                }
             }
             c = libc::CMSG_NXTHDR(&msg, c);
         }
     }
-    Ok((n as usize, uid))
+    if rights || msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        return Ok(Datagram::Foreign);
+    }
+    if msg.msg_flags & libc::MSG_TRUNC != 0 {
+        return Ok(
+            if uid
+                == Some(
+                    // SAFETY: getuid has no preconditions.
+                    unsafe { libc::getuid() },
+                )
+            {
+                Datagram::Truncated
+            } else {
+                Datagram::Foreign
+            },
+        );
+    }
+    Ok(Datagram::From {
+        len: n as usize,
+        uid,
+    })
+}
+
+/// What the job's directory name starts with: the world's name (an rma world's names
+/// hold only letters, digits, `-` and `_`), else `rma`.
+fn job_prefix() -> String {
+    std::env::var("RMA_WORLD")
+        .ok()
+        .filter(|w| {
+            w.starts_with("rma")
+                && w.len() <= 48
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .unwrap_or_else(|| "rma".into())
+}
+
+/// 64 random bits from the kernel (a clock-and-pid mix if /dev/urandom cannot be
+/// read: then a name may be guessed, but a taken name is still never used).
+fn random_u64() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok()
+    {
+        return u64::from_ne_bytes(b);
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (t ^ (u64::from(std::process::id()) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Makes the job's directory under a fresh name: created exclusively (a name that
+/// exists, whoever made it, is skipped), then set to 0700 whatever the umask.
+fn make_dir(prefix: &str) -> R<std::path::PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let mut last = None;
+    for _ in 0..DIR_ATTEMPTS {
+        let dir = std::path::Path::new(SOCKET_BASE)
+            .join(format!("{prefix}{DIR_MARK}{:016x}", random_u64()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {
+                // mkdir made it (never following a link), in a sticky directory where
+                // no other user can replace it
+                if let Err(e) =
+                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+                {
+                    let _ = std::fs::remove_dir(&dir);
+                    return Err(fail(
+                        code::OTHER,
+                        format!("message sockets' directory: {e}"),
+                    ));
+                }
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(dir),
+            Err(e) => {
+                return Err(fail(
+                    code::OTHER,
+                    format!("cannot make the message sockets' directory in {SOCKET_BASE}: {e}"),
+                ))
+            }
+        }
+    }
+    Err(fail(
+        code::OTHER,
+        format!(
+            "cannot make the message sockets' directory: {} and {} other names exist",
+            last.map_or_else(String::new, |d| d.display().to_string()),
+            DIR_ATTEMPTS - 1
+        ),
+    ))
+}
+
+/// Whether `dir` is a job directory of this user: `SOCKET_BASE/<prefix>-capi-<16 hex>`,
+/// a directory itself (not a link), owned by this user, with no access for others.
+fn is_private_dir(dir: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let named = dir.parent() == Some(std::path::Path::new(SOCKET_BASE))
+        && dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(is_dir_name);
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    named
+        && std::fs::symlink_metadata(dir)
+            .is_ok_and(|m| m.file_type().is_dir() && m.uid() == me && m.mode() & 0o777 == 0o700)
+}
+
+/// Whether `name` has the shape of a job directory's name.
+fn is_dir_name(name: &str) -> bool {
+    name.starts_with("rma")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && name
+            .rsplit_once(DIR_MARK)
+            .is_some_and(|(_, tag)| tag.len() == 16 && tag.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Binds rank `rank`'s socket in `dir` (non-blocking, with SO_PASSCRED): the socket
+/// and its place, which removes the file (and the directory, once empty) when dropped.
+fn bind_in(dir: &std::path::Path, rank: usize) -> R<(UnixDatagram, Place)> {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(rank.to_string());
+    let sock = UnixDatagram::bind(&file).map_err(|e| {
+        fail(
+            code::OTHER,
+            format!("cannot open the message socket {}: {e}", file.display()),
+        )
+    })?;
+    let place = Place {
+        dir: dir.to_owned(),
+        file,
+        pid: std::process::id(),
+    };
+    // whatever the umask, the ranks (this user) may write to it
+    std::fs::set_permissions(&place.file, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| fail(code::OTHER, format!("message socket: {e}")))?;
+    sock.set_nonblocking(true)
+        .map_err(|e| fail(code::OTHER, format!("message socket: {e}")))?;
+    pass_credentials(&sock)?;
+    Ok((sock, place))
+}
+
+/// Has the kernel attach each sender's credentials to the datagrams `sock` receives
+/// (SO_PASSCRED), so that datagrams from other users (root's, say: the directory keeps
+/// out everyone else) are told apart.
+fn pass_credentials(sock: &UnixDatagram) -> R {
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket descriptor and a c_int option value of its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(sock),
+            libc::SOL_SOCKET,
+            libc::SO_PASSCRED,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(fail(code::OTHER, "message socket: SO_PASSCRED refused"));
+    }
+    Ok(())
+}
+
+/// Removes the job directories of this user that killed jobs left behind: at least
+/// [`STALE_AFTER`] old, and no socket in them bound by a live process (a connect to
+/// each is refused). A live job's directory always holds rank 0's live socket
+/// (bound right after the directory was made), whatever namespace its processes are in.
+fn sweep_stale() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let Ok(entries) = std::fs::read_dir(SOCKET_BASE) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if !e.file_name().to_str().is_some_and(is_dir_name) {
+            continue;
+        }
+        let path = e.path();
+        let old = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            m.file_type().is_dir()
+                && m.uid() == me
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age >= STALE_AFTER)
+        });
+        if !old {
+            continue;
+        }
+        let Ok(inside) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        let live = inside.flatten().any(|s| {
+            s.file_type().is_ok_and(|t| {
+                use std::os::unix::fs::FileTypeExt;
+                t.is_socket()
+            }) && UnixDatagram::unbound()
+                .and_then(|u| u.connect(s.path()))
+                .map_or_else(
+                    |e| {
+                        !matches!(
+                            e.kind(),
+                            std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+                        )
+                    },
+                    |()| true,
+                )
+        });
+        if !live {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
 }
 
 /// Delivers message `m` into `count` elements of `dt` at `buf`; its status (with
@@ -1024,4 +1376,211 @@ pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
         // SAFETY: as above.
         unsafe { out(req, 0, "request") }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+    /// A pipe with a non-blocking read end: (read, write).
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: a writable array of two descriptors.
+        let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        assert_eq!(rc, 0, "pipe2");
+        // SAFETY: two fresh descriptors that nothing else owns.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    }
+
+    /// Whether no write end of the pipe is open anywhere in this process (a read sees
+    /// end of file rather than EAGAIN).
+    fn no_writer(r: &OwnedFd) -> bool {
+        let mut b = [0u8; 1];
+        // SAFETY: a live descriptor and a writable one-byte buffer.
+        unsafe { libc::read(r.as_raw_fd(), b.as_mut_ptr().cast(), 1) == 0 }
+    }
+
+    /// Sends `payload` from `from` with `n` copies of `fd` (SCM_RIGHTS).
+    fn send_with_fds(from: &UnixDatagram, payload: &[u8], fd: &OwnedFd, n: usize) {
+        assert!(n <= 253);
+        let mut control = [0u64; CONTROL_WORDS];
+        let bytes = (n * std::mem::size_of::<c_int>()) as u32;
+        let mut iov = libc::iovec {
+            iov_base: payload.as_ptr() as *mut c_void,
+            iov_len: payload.len(),
+        };
+        // SAFETY: an all-zero msghdr is valid; its fields are set to live buffers.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        // SAFETY: CMSG_SPACE is arithmetic.
+        msg.msg_controllen = unsafe { libc::CMSG_SPACE(bytes) } as _;
+        // SAFETY: the control buffer (1536 bytes) holds CMSG_SPACE of up to 253
+        // descriptors; the header and the descriptors are written inside it, and
+        // sendmsg reads the live buffers msg points to.
+        let rc = unsafe {
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(bytes) as _;
+            let data = libc::CMSG_DATA(c).cast::<c_int>();
+            for i in 0..n {
+                data.add(i).write_unaligned(fd.as_raw_fd());
+            }
+            libc::sendmsg(from.as_raw_fd(), &msg, 0)
+        };
+        assert!(rc >= 0, "sendmsg: {}", std::io::Error::last_os_error());
+    }
+
+    /// A whole message of `data` on context 7 from rank 0, as `P2p::send` frames it.
+    fn datagram(data: &[u8]) -> Vec<u8> {
+        let mut d = Vec::new();
+        d.extend_from_slice(&7u64.to_le_bytes());
+        d.extend_from_slice(&0i32.to_le_bytes());
+        d.extend_from_slice(&0i32.to_le_bytes());
+        d.extend_from_slice(&5i32.to_le_bytes());
+        d.extend_from_slice(&0i32.to_le_bytes());
+        d.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        d.extend_from_slice(data);
+        d
+    }
+
+    /// A rank's end over one side of a socket pair (a world of one rank that sends
+    /// nothing).
+    fn p2p_over(sock: UnixDatagram) -> P2p {
+        sock.set_nonblocking(true).expect("non-blocking");
+        pass_credentials(&sock).expect("SO_PASSCRED");
+        let nowhere = SocketAddr::from_pathname("/nonexistent/rma-capi-test").expect("a name");
+        P2p::with_socket(sock, vec![nowhere], None, 0)
+    }
+
+    /// Before the fix the descriptors stayed open in the rank (the reproduced attack
+    /// took a rank from 6 open descriptors to 306): the pipe's write end stays open.
+    #[test]
+    fn descriptors_that_come_with_a_datagram_are_closed_and_the_datagram_dropped() {
+        let (a, b) = UnixDatagram::pair().expect("a socket pair");
+        let mut p = p2p_over(b);
+        let (r, w) = pipe();
+        send_with_fds(&a, &datagram(b"with descriptors"), &w, 3);
+        drop(w);
+        // the copies in flight keep the pipe open: the check below can fail
+        assert!(!no_writer(&r));
+        a.send(&datagram(b"plain")).expect("send");
+        p.drain().expect("drain");
+        assert!(
+            no_writer(&r),
+            "a descriptor that came with a datagram is still open"
+        );
+        let got: Vec<&[u8]> = p.queue.iter().map(|m| &m.data[..]).collect();
+        assert_eq!(
+            got,
+            [&b"plain"[..]],
+            "only the datagram without descriptors is taken"
+        );
+    }
+
+    /// More descriptors than the control buffer holds: the kernel installs those that
+    /// fit and flags MSG_CTRUNC; they are closed, and the datagram is dropped.
+    #[test]
+    fn descriptors_past_the_control_buffer_are_closed_too() {
+        let (a, b) = UnixDatagram::pair().expect("a socket pair");
+        b.set_nonblocking(true).expect("non-blocking");
+        let (r, w) = pipe();
+        send_with_fds(&a, &datagram(b"x"), &w, 10);
+        drop(w);
+        let mut buf = vec![0u8; HEADER + FRAGMENT];
+        // room for a control header and four descriptors of the ten
+        let got = recv_with_control(&b, &mut buf, &mut [0u64; 4]).expect("recvmsg");
+        assert_eq!(got, Datagram::Foreign);
+        assert!(
+            no_writer(&r),
+            "a descriptor of a truncated datagram is still open"
+        );
+    }
+
+    /// Before the fix `drain` took datagrams for as long as they came.
+    #[test]
+    fn one_drain_takes_at_most_a_batch_of_datagrams() {
+        let (a, b) = UnixDatagram::pair().expect("a socket pair");
+        let mut p = p2p_over(b);
+        a.set_nonblocking(true).expect("non-blocking");
+        for i in 0..=DRAIN_BATCH {
+            a.send(&datagram(&[i as u8]))
+                .unwrap_or_else(|e| panic!("datagram {i}: {e}"));
+        }
+        p.drain().expect("drain");
+        assert_eq!(
+            p.queue.len(),
+            DRAIN_BATCH,
+            "one call took more than its bound"
+        );
+        p.drain().expect("drain");
+        assert_eq!(
+            p.queue.len(),
+            DRAIN_BATCH + 1,
+            "the next call takes the rest"
+        );
+    }
+
+    fn backdate(dir: &std::path::Path) {
+        let old = std::time::SystemTime::now() - STALE_AFTER - Duration::from_secs(60);
+        std::fs::File::open(dir)
+            .and_then(|f| f.set_modified(old))
+            .expect("backdating a directory");
+    }
+
+    #[test]
+    fn a_jobs_directory_is_private_and_left_by_its_last_rank() {
+        let dir = make_dir("rma-unit").expect("a directory");
+        assert!(is_private_dir(&dir), "{}", dir.display());
+        let (s0, p0) = bind_in(&dir, 0).expect("rank 0's socket");
+        let (s1, p1) = bind_in(&dir, 1).expect("rank 1's socket");
+        s1.send_to(b"hi", dir.join("0"))
+            .expect("a send between the ranks");
+        drop((s0, p0));
+        assert!(
+            dir.exists(),
+            "removed while a rank still has its socket there"
+        );
+        drop((s1, p1));
+        assert!(!dir.exists(), "left behind by the last rank");
+        // not private: others may enter, a link, outside the base, another shape
+        let open = make_dir("rma-unit").expect("a directory");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+        assert!(!is_private_dir(&open));
+        let link = std::path::Path::new(SOCKET_BASE)
+            .join(format!("rma-unit{DIR_MARK}{:016x}", random_u64()));
+        std::os::unix::fs::symlink(&open, &link).expect("a link");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        assert!(is_private_dir(&open) && !is_private_dir(&link));
+        assert!(!is_private_dir(
+            &open.join("..").join(open.file_name().expect("a name"))
+        ));
+        assert!(!is_dir_name("rma-unit-capi-0123"));
+        assert!(!is_dir_name("rma-unit/x-capi-0123456789abcdef"));
+        std::fs::remove_file(&link).expect("rm link");
+        std::fs::remove_dir(&open).expect("rmdir");
+    }
+
+    #[test]
+    fn only_old_directories_without_a_live_socket_are_swept() {
+        // stale: its socket's process is gone (the file stays, nobody is bound)
+        let stale = make_dir("rma-unit").expect("a directory");
+        drop(UnixDatagram::bind(stale.join("0")).expect("a socket"));
+        backdate(&stale);
+        // live: as old, but a rank still has its socket
+        let live = make_dir("rma-unit").expect("a directory");
+        let (_s, _p) = bind_in(&live, 0).expect("a socket");
+        backdate(&live);
+        // young: empty, but just made (rank 0 is about to bind)
+        let young = make_dir("rma-unit").expect("a directory");
+        sweep_stale();
+        assert!(!stale.exists(), "a stale directory was kept");
+        assert!(live.exists(), "a live job's directory was removed");
+        assert!(young.exists(), "a directory just made was removed");
+        std::fs::remove_dir(&young).expect("rmdir");
+    }
 }

@@ -454,8 +454,14 @@ impl State {
         unit: usize,
         info: &Info,
     ) -> R<Option<(Window<'static>, Pins)>> {
-        // what this rank announces: 0 = memory no other rank reaches, 1 = in a shared
-        // window, 2 = empty, 3 = in an MPI_Alloc_mem block (its segment's name follows)
+        // what this rank announces: 0 = memory no other rank reaches, or not 8-byte
+        // aligned whole words, 1 = in a shared window, 2 = empty, 3 = in an
+        // MPI_Alloc_mem block (its segment's name follows). Whole words, as for a
+        // window made in place (MPI_Win_create): rma's word atomics (other ranks'
+        // compare-and-swaps at a call's edges included) touch every byte of each word
+        // a call reaches, so a length that ends inside a word would have them touch
+        // bytes past the program's object, which the program may hand to rma as a
+        // buffer (a Rust reference) meanwhile. Such a window takes a copy instead.
         let home = self
             .wins
             .handles()
@@ -471,6 +477,7 @@ impl State {
         };
         match (home, crate::mem::block_of(base, len)) {
             _ if len == 0 => fill(2, 0, 0, 0),
+            _ if len % 8 != 0 => {}
             (Some((uid, r, off)), _) => fill(1, uid, r, off),
             (None, Some((seg, off))) if base % 8 == 0 && seg.name().len() < REC - 34 => {
                 fill(3, 0, 0, off);
@@ -485,23 +492,23 @@ impl State {
                 b.get(1 + 8 * i..9 + 8 * i)?.try_into().ok()?,
             ))
         };
+        // the world MPI_Alloc_mem names its blocks after (crate::mem)
+        let blocks_world = match self.world0().backend() {
+            rma_win::backend::AnyWorld::Shm(w) => Some(w.name().to_owned()),
+            _ => None,
+        };
         let mut peers = Vec::with_capacity(all.len());
         let (mut on, mut keep) = (Vec::new(), Vec::new());
         for b in &all {
             let at = match b.first() {
                 Some(2) => Some(0),
                 Some(3) => (|| -> Option<usize> {
-                    let (off, n) = (
-                        usize::try_from(word(b, 2)?).ok()?,
-                        usize::try_from(word(b, 3)?).ok()?,
-                    );
-                    let name =
-                        std::str::from_utf8(b.get(34..34 + usize::from(*b.get(33)?))?).ok()?;
+                    let (name, off, n) = peer_block(blocks_world.as_deref(), b)?;
                     // this process's own blocks come back from the registry, not mapped again
                     let seg = Segment::open_shared(name, off.checked_add(n)?).ok()?;
                     let at = seg.as_ptr() as usize + off;
                     keep.push(seg);
-                    (at % 8 == 0).then_some(at)
+                    (at % 8 == 0 && n % 8 == 0).then_some(at)
                 })(),
                 Some(1) => (|| -> Option<usize> {
                     let (uid, r, off, n): (u64, u64, u64, u64) =
@@ -516,7 +523,8 @@ impl State {
                         .shared_query(Rank::new(u32::try_from(r).ok()?))
                         .ok()?;
                     let (off, n) = (usize::try_from(off).ok()?, usize::try_from(n).ok()?);
-                    if off.checked_add(n)? > seg.len() || (seg.addr() + off) % 8 != 0 {
+                    if off.checked_add(n)? > seg.len() || (seg.addr() + off) % 8 != 0 || n % 8 != 0
+                    {
                         return None;
                     }
                     if !on.contains(&uid) {
@@ -538,8 +546,8 @@ impl State {
         }
         // SAFETY: peers[r] is where rank r's memory lies in this process: in a part of
         // a shared window, or in an MPI_Alloc_mem block's segment mapped here (checked
-        // above: inside the part or segment, 8-byte aligned; parts and blocks hold
-        // whole words). The shared windows stay mapped while this one lives: freeing
+        // above: inside the part or segment, 8-byte aligned, a whole number of words,
+        // so rma's word atomics touch no byte past the program's memory). The shared windows stay mapped while this one lives: freeing
         // them first moves them to the graveyard until it is freed (MPI_Win_free,
         // `bury`), and finalize drops it first; the blocks' mappings are in `keep`,
         // which the window holds and drops after its Window. Other ranks' windows reach the memory through
@@ -585,6 +593,24 @@ impl State {
             },
         )
     }
+}
+
+/// The MPI_Alloc_mem block that a peer's record (of kind 3, in `create_mapped`)
+/// names: its segment's name, the offset in it and the length. None unless the name is
+/// one of this world's blocks (`blocks_world`: the world MPI_Alloc_mem names them
+/// after, see crate::mem), so that no record opens any other file (`../x`).
+fn peer_block<'a>(blocks_world: Option<&str>, b: &'a [u8]) -> Option<(&'a str, usize, usize)> {
+    let word = |i: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            b.get(1 + 8 * i..9 + 8 * i)?.try_into().ok()?,
+        ))
+    };
+    let (off, n) = (
+        usize::try_from(word(2)?).ok()?,
+        usize::try_from(word(3)?).ok()?,
+    );
+    let name = std::str::from_utf8(b.get(34..34 + usize::from(*b.get(33)?))?).ok()?;
+    crate::mem::is_block_name(blocks_world?, name).then_some((name, off, n))
 }
 
 /// The rma info of an MPI_Info handle (MPI_INFO_NULL: empty).
@@ -1004,6 +1030,19 @@ pub unsafe extern "C" fn MPI_Win_detach(w: c_int, base: *const c_void) -> c_int 
 pub unsafe extern "C" fn MPI_Win_free(wp: *mut c_int) -> c_int {
     // SAFETY: MPI's contract: `wp` points to a window handle.
     let w = unsafe { wp.as_ref().copied().unwrap_or(0) };
+    // first the delete callbacks of the window's attributes, as MPI orders them, with
+    // the window still whole and in the table: they run once this first call has
+    // released the library (`later`), and may query the window (its attributes,
+    // group, name) or make other calls, as communicators' callbacks may
+    let rc = call("MPI_Win_free", On::Win(w), |st| {
+        let x = st.win_mut(w)?;
+        let attrs = std::mem::take(&mut x.attrs);
+        delete_attrs(&st.keyvals, w, &attrs);
+        Ok(())
+    });
+    if rc != code::SUCCESS {
+        return rc;
+    }
     call("MPI_Win_free", On::Win(w), |st| {
         let x = st.win_mut(w)?;
         if !matches!(x.mem, Mem::Shared) {
@@ -1026,6 +1065,8 @@ pub unsafe extern "C" fn MPI_Win_free(wp: *mut c_int) -> c_int {
             dir.free()?;
         }
         let mut x = st.wins.remove(w).expect("checked above");
+        // attributes a delete callback set meanwhile (after its window's callbacks ran:
+        // theirs run after the window left the table)
         let attrs = std::mem::take(&mut x.attrs);
         if x.uid != 0 && st.pinned(x.uid) {
             // a window made over its memory still lives: keep it mapped until then
@@ -1900,4 +1941,44 @@ pub unsafe extern "C" fn MPI_Rget_accumulate(
         unsafe { get_accumulate(st, win, target, o, on, odt, r, rn, rdt, op, true) }
     });
     with_request("MPI_Rget_accumulate", rc, req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{peer_block, REC};
+
+    /// A record as `create_mapped` announces an MPI_Alloc_mem block (kind 3).
+    fn record(name: &str, off: u64, len: u64) -> Vec<u8> {
+        let mut rec = vec![0u8; REC];
+        rec[0] = 3;
+        rec[17..25].copy_from_slice(&off.to_le_bytes());
+        rec[25..33].copy_from_slice(&len.to_le_bytes());
+        rec[33] = name.len() as u8;
+        rec[34..34 + name.len()].copy_from_slice(name.as_bytes());
+        rec
+    }
+
+    /// Before the check, the name went to Segment::open_shared as given, which opens
+    /// `/dev/shm/<name>`: `../../tmp/victim` mapped /tmp/victim read-write.
+    #[test]
+    fn a_peer_names_only_blocks_of_this_world_never_another_file() {
+        let w = "rma-42-0123456789abcdef";
+        let good = format!("{w}-m42-0-1f");
+        assert_eq!(
+            peer_block(Some(w), &record(&good, 8, 16)),
+            Some((good.as_str(), 8, 16))
+        );
+        for bad in [
+            "../../tmp/victim".to_owned(),
+            format!("{w}-m42-0-1f/../../../tmp/victim"),
+            format!("{w}/../../etc/passwd"),
+            format!("../{w}-m42-0-1f"),
+            "/etc/passwd".to_owned(),
+            "rma-43-0123456789abcdef-m42-0-1f".to_owned(),
+        ] {
+            assert_eq!(peer_block(Some(w), &record(&bad, 0, 8)), None, "{bad}");
+        }
+        // without a shared-memory world there are no blocks to name
+        assert_eq!(peer_block(None, &record(&good, 0, 8)), None);
+    }
 }

@@ -37,7 +37,13 @@ fn compile(name: &str) -> PathBuf {
 }
 
 fn run(name: &str, ranks: usize) -> rma_shm::launch::LaunchReport {
+    run_with(name, ranks, &[])
+}
+
+/// [`run`] with `env` set for every rank.
+fn run_with(name: &str, ranks: usize, env: &[(&str, &str)]) -> rma_shm::launch::LaunchReport {
     let mut o = LaunchOptions::new(ranks, compile(name));
+    o.env = env.iter().map(|&(k, v)| (k.into(), v.into())).collect();
     o.prefix_output = false;
     o.grace = Duration::from_secs(5);
     o.timeout = Some(Duration::from_secs(60));
@@ -66,6 +72,17 @@ fn created_windows_over_shared_memory_and_long_double_pass_their_checks() {
         let r = run("shared_create", ranks);
         assert!(r.success(), "{ranks} ranks: {:?}", r.failures);
     }
+}
+
+#[test]
+fn partial_words_over_shared_memory_take_a_copy_and_delete_callbacks_see_their_window() {
+    for ranks in [2, 3] {
+        let r = run("win_edges", ranks);
+        assert!(r.success(), "{ranks} ranks: {:?}", r.failures);
+    }
+    // RMA_TRANSPORT set but empty counts as unset: the same program, every window made
+    let r = run_with("win_edges", 2, &[("RMA_TRANSPORT", "")]);
+    assert!(r.success(), "RMA_TRANSPORT=\"\": {:?}", r.failures);
 }
 
 #[test]

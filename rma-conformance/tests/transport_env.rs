@@ -2,7 +2,8 @@
 //! where the transport it names cannot serve a window, the window takes its launch
 //! mode's default (with ranks as processes, a created window: queued) and creating it
 //! does not fail, while a transport named in the window's info is still honoured or
-//! refused with RMA_FLAVOR whatever the variable says.
+//! refused with RMA_FLAVOR whatever the variable says. Set but empty, it counts as
+//! unset.
 //!
 //! Every check runs in a re-executed copy of this test binary started with the
 //! variable set (ranks as processes through the launcher library, or one process
@@ -26,7 +27,7 @@ fn expected(env: &str, mode: LaunchMode) -> (&'static str, &'static str) {
     match (env, mode) {
         ("queued", _) => ("queued", "queued"),
         // atomic cannot serve a created window across processes; mpi needs an MPI
-        // launcher: the launch mode's defaults
+        // launcher; "" names nothing: the launch mode's defaults
         (_, LaunchMode::Processes) => ("atomic", "queued"),
         _ => ("atomic", "atomic"),
     }
@@ -165,11 +166,19 @@ fn main() {
     }
     let args = Arguments::from_args();
     let mut trials = vec![];
-    for env in ["atomic", "queued", "mpi"] {
-        trials.push(Trial::test(format!("processes::{env}"), move || {
+    // "" (set but empty) counts as unset: every window gets its launch mode's default
+    for (label, env) in [
+        ("atomic", "atomic"),
+        ("queued", "queued"),
+        ("mpi", "mpi"),
+        ("empty", ""),
+    ] {
+        trials.push(Trial::test(format!("processes::{label}"), move || {
             processes(env)
         }));
-        trials.push(Trial::test(format!("threads::{env}"), move || threads(env)));
+        trials.push(Trial::test(format!("threads::{label}"), move || {
+            threads(env)
+        }));
     }
     libtest_mimic::run(&args, trials).exit();
 }

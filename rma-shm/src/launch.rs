@@ -420,7 +420,8 @@ impl Progress {
                 .is_none_or(|l| now.duration_since(l) >= Duration::from_secs(1));
         if due || (force && self.last.is_some()) {
             let secs = now.duration_since(self.start).as_secs_f64();
-            eprintln!("rmarun: {}", what(self.ranks, secs));
+            // a closed stderr (`rmarun ... 2>&1 | head`) loses the line, no more
+            let _ = writeln!(std::io::stderr(), "rmarun: {}", what(self.ranks, secs));
             self.last = Some(now);
         }
     }

@@ -125,7 +125,9 @@ impl Timeline {
         // block this process for good, a device would swallow the trace
         if let Ok(meta) = std::fs::metadata(&path) {
             if !meta.is_file() {
-                eprintln!(
+                // (a closed stderr is no reason to panic: the message is lost)
+                let _ = writeln!(
+                    std::io::stderr(),
                     "rma: {ENV_TRACE}={} is not a regular file; no timeline",
                     path.display()
                 );
@@ -146,7 +148,11 @@ impl Timeline {
             }
         };
         if let Err(e) = created {
-            eprintln!("rma: {ENV_TRACE}={}: {e}; no timeline", path.display());
+            let _ = writeln!(
+                std::io::stderr(),
+                "rma: {ENV_TRACE}={}: {e}; no timeline",
+                path.display()
+            );
             return None;
         }
         Some(Timeline {
@@ -166,7 +172,11 @@ impl Timeline {
             .open(&self.path)
             .and_then(|mut f| f.write_all(batch.as_bytes()));
         if let Err(e) = written {
-            eprintln!("rma: writing {ENV_TRACE}={}: {e}", self.path.display());
+            let _ = writeln!(
+                std::io::stderr(),
+                "rma: writing {ENV_TRACE}={}: {e}",
+                self.path.display()
+            );
         }
     }
 }

@@ -46,7 +46,13 @@ pub fn init_with(fresh: bool) {
         match tracing_subscriber::EnvFilter::try_new(&spec) {
             Ok(f) => Some(f),
             Err(e) => {
-                eprintln!("rma: {ENV_LOG}={spec:?} is not a filter ({e}); no tracing output");
+                // not eprintln: a closed stderr must not make a program panic
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr(),
+                    format_args!(
+                        "rma: {ENV_LOG}={spec:?} is not a filter ({e}); no tracing output\n"
+                    ),
+                );
                 None
             }
         }

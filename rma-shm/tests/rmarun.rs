@@ -246,3 +246,82 @@ fn failed_ranks_get_a_one_line_summary() {
         text(&out.stderr)
     );
 }
+
+/// rmarun run with `env` and `args`, its stdout and stderr both on one pipe whose
+/// reader was closed before rmarun started (`rmarun ... 2>&1 | true`, without the race:
+/// every write rmarun makes fails with EPIPE). Its exit status, within 60 s.
+fn rmarun_into_a_closed_pipe(env: &[(&str, &str)], args: &[&str]) -> std::process::ExitStatus {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 writes two new descriptors into the two-element array.
+    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(r, 0, "pipe2: {}", std::io::Error::last_os_error());
+    // SAFETY: pipe2 succeeded: both descriptors are open and owned by nothing else.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader); // no reader from here on
+    let writer2 = writer.try_clone().expect("dup the pipe's write end");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rmarun"))
+        .envs(env.iter().copied())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer2))
+        .spawn()
+        .expect("start rmarun");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for rmarun") {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rmarun {args:?} did not exit within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_closed_output_pipe_never_makes_rmarun_panic() {
+    // (a panic exits 101); each case writes to stdout or stderr, or both
+    /// The environment, the arguments, the exit status expected.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], i32);
+    let cases: &[Case<'_>] = &[
+        // usage errors: the message and the usage text to stderr
+        (&[], &["--bogus"], 2),
+        (&[], &["-n2", "x"], 2),
+        (&[], &["-n", "0", "/bin/sh", "-c", "true"], 2),
+        // --help and --version to stdout
+        (&[], &["--help"], 0),
+        (&[], &["--version"], 0),
+        // the ranks' forwarded output, then rmarun's own lines about the failed ranks
+        (
+            &[],
+            &["-n", "2", "/bin/sh", "-c", "echo out; echo err >&2; exit 3"],
+            3,
+        ),
+        (
+            &[],
+            &["-n", "2", "/bin/sh", "-c", "echo out; echo err >&2"],
+            0,
+        ),
+        // the timeout's line
+        (&[], &["--timeout", "0.2", "sleep", "30"], 124),
+        // the ranks could not be started
+        (&[], &["/nonexistent/rma-no-such-program"], 1),
+        // the tracing set-up's complaint about RUST_LOG, before the options are read
+        (&[("RUST_LOG", "rma_shm=[{")], &["--bogus"], 2),
+        // ... and the timeline's, about a RMA_TRACE that is no regular file
+        (&[("RMA_TRACE", "/")], &["--version"], 0),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|&(env, args, code)| {
+            let status = rmarun_into_a_closed_pipe(env, args);
+            (status.code() != Some(code))
+                .then(|| format!("{env:?} rmarun {args:?}: {status:?}, expected {code}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -42,6 +42,7 @@ const SCENARIOS: &[&str] = &[
     "counter",
     "counter_block",
     "mutex",
+    "mutex_async",
     "ticket_lock",
     "sig_ring",
     "flag_ring",
@@ -58,7 +59,7 @@ const EXCL_COUNT: i64 = 1; // lock_excl (get, +1, put under an exclusive lock)
 const SHARED_COUNT: i64 = 2; // lock_shared (accumulate +1 under a shared lock)
 const FLAG: i64 = 3; // gacc_poll
 const PSCW_SLOT: i64 = 4; // pscw_ring
-const MUTEX_COUNT: i64 = 5; // mutex (get, +1, put under the MCS mutex)
+const MUTEX_COUNT: i64 = 5; // mutex, mutex_async (get, +1, put under the MCS mutex)
 const NEXT_TICKET: i64 = 6; // ticket_lock
 const NOW_SERVING: i64 = 7;
 const TICKET_COUNT: i64 = 8;
@@ -158,6 +159,35 @@ fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Runs `fut` to completion on this thread, as an executor with no other task does:
+/// between polls the thread sleeps (parks) until the future's waker is woken.
+fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    struct Unpark(std::thread::Thread, AtomicBool);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.1.store(true, Ordering::Release);
+            self.0.unpark();
+        }
+    }
+    let unpark = Arc::new(Unpark(std::thread::current(), AtomicBool::new(false)));
+    let waker = std::task::Waker::from(unpark.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        while !unpark.1.swap(false, Ordering::Acquire) {
+            std::thread::park();
+        }
+    }
 }
 
 /// Rank `me`'s `k`-th update of batch `b` in hist_batch / hist_each: (target, bin).
@@ -517,15 +547,22 @@ impl Scale<'_> {
                 self.world.barrier()?;
                 c.free()?;
             }
-            "mutex" => {
-                // the Mutex building block (MCS), guarding a plain get, +1, put
+            "mutex" | "mutex_async" => {
+                // the Mutex building block (MCS), guarding a plain get, +1, put;
+                // mutex_async takes it with lock_async on an executor of one task
+                // whose thread sleeps until the future is woken (block_on)
+                let wait = scenario == "mutex_async";
                 self.set_own(0, MUTEX_COUNT, &[0i64])?;
                 let mut m = Mutex::new(self.world, self.info)?;
                 self.win.lock_all(Assert::NONE)?;
                 self.world.barrier()?;
                 t0 = now_ns();
                 for _ in 0..iters {
-                    let g = m.lock()?;
+                    let g = if wait {
+                        block_on(m.lock_async())?
+                    } else {
+                        m.lock()?
+                    };
                     self.plus_one(MUTEX_COUNT)?;
                     g.unlock()?;
                 }

@@ -160,6 +160,40 @@ pub(crate) fn error_classes(world: &World, info: &Info) -> Result<()> {
         "only the aligned fetch_and_op landed"
     );
     let mut bytes_win = bytes_win;
+    // ARG at set_info too, for a transport name that names no transport (the window's
+    // info unchanged); a name of another transport is listed as ignored
+    let before = bytes_win.info();
+    expect_text(
+        bytes_win.set_info(&Info::new().with("rma_transport", "carrier-pigeon")),
+        ErrorClass::Arg,
+        &["\"carrier-pigeon\"", "atomic, queued, mpi"],
+    );
+    expect_class(
+        bytes_win.set_info(
+            &Info::new()
+                .with("mpi_accumulate_granularity", "64")
+                .with("rma_transport", " no-such "),
+        ),
+        ErrorClass::Arg,
+    );
+    assert_eq!(
+        bytes_win.info(),
+        before,
+        "a refused set_info changed the info"
+    );
+    let own = bytes_win.transport_name();
+    let other = ["atomic", "queued", "mpi"]
+        .into_iter()
+        .find(|&t| t != own)
+        .unwrap_or("atomic");
+    assert_eq!(
+        bytes_win.set_info(&Info::new().with("rma_transport", other))?,
+        ["rma_transport"]
+    );
+    assert_eq!(
+        bytes_win.set_info(&Info::new().with("rma_transport", own))?,
+        Vec::<String>::new()
+    );
     bytes_win.free()?;
     let mut win = win;
     win.free()?;

@@ -174,32 +174,57 @@ fn failure_code(report: &LaunchReport) -> u8 {
     }
 }
 
+/// Writes `text` to stdout or stderr, losing it where that stream is closed: rmarun's
+/// exit status must not depend on whether anyone still reads its output (`print!` and
+/// `eprint!` panic on EPIPE, and the panic exits 101).
+#[cfg(not(loom))]
+fn say(to_err: bool, text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = if to_err {
+        std::io::stderr().lock().write_fmt(text)
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_fmt(text).and_then(|()| out.flush())
+    };
+}
+
+/// A line on stderr ([`say`]).
+#[cfg(not(loom))]
+macro_rules! warn {
+    ($($arg:tt)*) => {
+        say(true, format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 #[cfg(not(loom))]
 fn main() -> ExitCode {
     rma_shm::trace::init();
     let opts = match parse(std::env::args_os().skip(1)) {
         Ok(Command::Run(opts)) => opts,
         Ok(Command::Help) => {
-            print!("{USAGE}");
+            say(false, format_args!("{USAGE}"));
             return ExitCode::SUCCESS;
         }
         Ok(Command::Version) => {
-            println!("rmarun {}", env!("CARGO_PKG_VERSION"));
+            say(
+                false,
+                format_args!("rmarun {}\n", env!("CARGO_PKG_VERSION")),
+            );
             return ExitCode::SUCCESS;
         }
         Err(msg) => {
-            eprintln!("rmarun: {msg}");
-            eprint!("{USAGE}");
+            warn!("rmarun: {msg}");
+            say(true, format_args!("{USAGE}"));
             return ExitCode::from(USAGE_ERROR);
         }
     };
     match spawn(&opts) {
         Ok(report) => {
             for (rank, what) in &report.failures {
-                eprintln!("rmarun: rank {rank} {what}");
+                warn!("rmarun: rank {rank} {what}");
             }
             if report.timed_out {
-                eprintln!("rmarun: timed out; every rank was killed");
+                warn!("rmarun: timed out; every rank was killed");
             }
             if !report.success() {
                 // one line a script can grep: which ranks failed by themselves
@@ -211,7 +236,7 @@ fn main() -> ExitCode {
                     .collect();
                 own.sort_unstable();
                 let own: Vec<String> = own.iter().map(usize::to_string).collect();
-                eprintln!(
+                warn!(
                     "rmarun: {} of {} ranks failed (ranks {}; {} killed by rmarun)",
                     report.failures.len(),
                     opts.ranks,
@@ -230,7 +255,7 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("rmarun: {e}");
+            warn!("rmarun: {e}");
             ExitCode::from(1)
         }
     }

@@ -14,6 +14,8 @@
 pub(crate) mod counter;
 pub(crate) mod indexed;
 pub(crate) mod mutex;
+#[cfg(feature = "async")]
+mod pacer;
 pub(crate) mod signal;
 
 use crate::handle::TargetHandle;
@@ -28,6 +30,12 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(20);
 
 /// How long a parked wait sleeps between probes.
 const NAP: Duration = Duration::from_micros(50);
+
+/// How long one poll of a future probes again at once while its wait would spin (on
+/// free cores, [`Patience::poll_again`]): a handover within that time costs no
+/// wake-up, and the executor is never held longer.
+#[cfg(feature = "async")]
+const SPIN_PER_POLL: Duration = Duration::from_micros(20);
 
 /// How long a wait that reached its parking phase still yields its core between
 /// probes before it sleeps: where ranks outnumber cores, the rank being waited for
@@ -50,6 +58,10 @@ pub(crate) struct Patience {
     parked: Option<Instant>,
     last_check: Option<Instant>,
     limit: Duration,
+    /// A future's wake-up arranged by [`Patience::poll_again`] and not yet due: when,
+    /// and the waker it wakes.
+    #[cfg(feature = "async")]
+    armed: Option<(Instant, std::task::Waker)>,
 }
 
 impl Patience {
@@ -62,6 +74,8 @@ impl Patience {
             parked: None,
             last_check: None,
             limit: rma_core::stall_limit(),
+            #[cfg(feature = "async")]
+            armed: None,
         }
     }
 
@@ -74,7 +88,7 @@ impl Patience {
         }
     }
 
-    /// The checks of a wait that found nothing yet, without pausing (a future's poll):
+    /// The checks of a wait that found nothing yet, without pausing:
     /// PROC_FAILED once a peer is dead; `Ok(false)` once the limit passed.
     pub(crate) fn check(&mut self, world: &World) -> Result<bool> {
         self.probes = self.probes.wrapping_add(1);
@@ -100,22 +114,104 @@ impl Patience {
     /// the first 2 ms ([`YIELD_FOR`]), then 50 µs sleeps. `Ok(false)` once the limit
     /// passed.
     pub(crate) fn pause(&mut self, world: &World) -> Result<bool> {
+        match self.next_pause(world)? {
+            None => Ok(false),
+            Some(Pause::None) => Ok(true),
+            Some(Pause::Yield) => {
+                std::thread::yield_now();
+                Ok(true)
+            }
+            Some(Pause::Nap) => {
+                std::thread::sleep(NAP);
+                Ok(true)
+            }
+        }
+    }
+
+    /// The pacing of [`Patience::pause`] without its pause: one step of
+    /// `rma_core::wait` (which spins or yields once itself), the checks, and what to
+    /// do before the next probe. `None` once the limit passed.
+    fn next_pause(&mut self, world: &World) -> Result<Option<Pause>> {
         let step = self.pace.step();
         if step == Step::Park && self.parked.is_none() {
             self.parked = Some(Instant::now());
         }
         if !self.check(world)? {
-            return Ok(false);
+            return Ok(None);
         }
-        if let Some(parked) = self.parked {
-            if wait_mode() != WaitMode::Park && parked.elapsed() < YIELD_FOR {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(NAP);
+        Ok(Some(match self.parked {
+            None => Pause::None,
+            Some(parked) if wait_mode() != WaitMode::Park && parked.elapsed() < YIELD_FOR => {
+                Pause::Yield
+            }
+            Some(_) => Pause::Nap,
+        }))
+    }
+
+    /// For a future's poll whose probe found nothing: paces the wait as
+    /// [`Patience::pause`] does. Where a blocking wait would spin (free cores), the
+    /// poll probes again at once ([`Again::Now`]) for up to 20 µs
+    /// ([`SPIN_PER_POLL`], counted from `spun`, which the poll starts at `None`).
+    /// Otherwise it arranges for `waker` to be woken when the pause would end, and
+    /// returns `Pending` ([`Again::Later`]): at once (from the pacer's thread) where
+    /// a blocking wait would spin or yield, after 50 µs ([`NAP`]) where it would
+    /// sleep. The wake-up never comes from inside the caller's poll, so the
+    /// executor's thread is free until then (it runs other tasks, or sleeps and gives
+    /// up its core). A poll made before an arranged wake-up was due (the executor
+    /// polling the task for another future's sake) keeps that wake-up and arranges
+    /// none. [`Again::Expired`] once the limit passed.
+    #[cfg(feature = "async")]
+    pub(crate) fn poll_again(
+        &mut self,
+        world: &World,
+        waker: &std::task::Waker,
+        spun: &mut Option<Instant>,
+    ) -> Result<Again> {
+        if let Some((at, armed)) = &self.armed {
+            if spun.is_none() && Instant::now() < *at && armed.will_wake(waker) {
+                return Ok(Again::Later);
             }
         }
-        Ok(true)
+        let delay = match self.next_pause(world)? {
+            None => return Ok(Again::Expired),
+            Some(Pause::None) => {
+                let now = Instant::now();
+                if now.duration_since(*spun.get_or_insert(now)) < SPIN_PER_POLL {
+                    return Ok(Again::Now);
+                }
+                Duration::ZERO
+            }
+            Some(Pause::Yield) => Duration::ZERO,
+            Some(Pause::Nap) => NAP,
+        };
+        let at = pacer::wake_after(waker, delay)?;
+        self.armed = Some((at, waker.clone()));
+        Ok(Again::Later)
     }
+}
+
+/// What a future's poll does after a probe that found nothing
+/// ([`Patience::poll_again`]).
+#[cfg(feature = "async")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Again {
+    /// Probes again within this poll (the wait spins).
+    Now,
+    /// Returns `Pending`: a wake-up from the pacer's thread is arranged.
+    Later,
+    /// The wait's limit passed.
+    Expired,
+}
+
+/// What a wait does between two probes ([`Patience::pause`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pause {
+    /// Nothing more (the pacing step spun or yielded already).
+    None,
+    /// Gives up its core once.
+    Yield,
+    /// Sleeps [`NAP`].
+    Nap,
 }
 
 /// Polls `probe` until it gives a value, pacing and bounding the wait with

@@ -321,10 +321,15 @@ impl<'w> Mutex<'w> {
         self.owned.free()
     }
 
-    /// [`Mutex::lock`] as a future (feature `async`): each poll makes one bounded
-    /// step (joins the queue, or looks once at this rank's grant) and, while the turn
-    /// has not come, asks to be polled again, so the executor runs other tasks in
-    /// between and no thread blocks. The same errors as `lock`, with the stall bound.
+    /// [`Mutex::lock`] as a future (feature `async`), paced as `lock` is: each poll
+    /// joins the queue or looks at this rank's grant, again for up to 20 µs where
+    /// `lock` would spin (free cores), and while the turn has not come returns
+    /// `Pending` with a wake-up arranged after the pause `lock` would make (at once
+    /// where it would spin or yield, 50 µs later once it would sleep). The wake-up
+    /// comes from a thread rma starts for this (one per process), never from inside
+    /// `poll`, so the executor runs other tasks in between, or sleeps and frees its
+    /// core for the rank that holds the mutex; no thread blocks. The same errors as
+    /// `lock`, with the stall bound.
     ///
     /// ```
     /// use rma_win::{Info, Mutex};
@@ -377,6 +382,7 @@ impl<'m, 'w> std::future::Future for LockFuture<'m, 'w> {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
+        use super::Again;
         use std::task::Poll;
         let m = self.mutex;
         let step = || -> Result<bool> {
@@ -386,18 +392,21 @@ impl<'m, 'w> std::future::Future for LockFuture<'m, 'w> {
                 State::Queued => m.granted(),
             }
         };
-        match step() {
-            Ok(true) => return Poll::Ready(Ok(m.guard())),
-            Ok(false) => {}
-            Err(e) => return Poll::Ready(Err(e)),
-        }
-        match self.patience.check(m.world()) {
-            Ok(true) => {
-                cx.waker().wake_by_ref();
-                Poll::Pending
+        let mut spun = None;
+        loop {
+            match step() {
+                Ok(true) => return Poll::Ready(Ok(m.guard())),
+                Ok(false) => {}
+                Err(e) => return Poll::Ready(Err(e)),
             }
-            Ok(false) => Poll::Ready(Err(m.turn_stalled())),
-            Err(e) => Poll::Ready(Err(e)),
+            // a bounded spin, or woken later by rma's pacer thread (never from
+            // inside this poll)
+            match self.patience.poll_again(m.world(), cx.waker(), &mut spun) {
+                Ok(Again::Now) => {}
+                Ok(Again::Later) => return Poll::Pending,
+                Ok(Again::Expired) => return Poll::Ready(Err(m.turn_stalled())),
+                Err(e) => return Poll::Ready(Err(e)),
+            }
         }
     }
 }

@@ -257,10 +257,13 @@ impl Window<'_> {
         Ok(cmp.holds(v, value).then_some(v))
     }
 
-    /// [`Window::wait_until`] as a future (feature `async`): each poll looks once at
-    /// the signal and, until it compares as asked, asks to be polled again, so the
-    /// executor runs other tasks in between and no thread blocks. Bounded as
-    /// `wait_until`.
+    /// [`Window::wait_until`] as a future (feature `async`), paced as `wait_until`
+    /// is (as [`Mutex::lock_async`](crate::Mutex::lock_async) is): each poll looks
+    /// at the signal, again for up to 20 µs where `wait_until` would spin, and until
+    /// it compares as asked returns `Pending` with a wake-up arranged after the pause
+    /// `wait_until` would make. The wake-up never comes from inside `poll`, so the
+    /// executor runs other tasks in between, or sleeps and frees its core for the
+    /// sender; no thread blocks. Bounded as `wait_until`.
     #[cfg(feature = "async")]
     pub fn wait_until_async(&self, index: usize, cmp: Cmp, value: u64) -> SignalWait<'_, '_> {
         SignalWait {
@@ -293,20 +296,26 @@ impl std::future::Future for SignalWait<'_, '_> {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
+        use super::Again;
         use std::task::Poll;
         let (win, index, cmp, value) = (self.win, self.index, self.cmp, self.value);
-        match win.signal_seen(index, cmp, value) {
-            Ok(Some(v)) => return Poll::Ready(Ok(v)),
-            Ok(None) => {}
-            Err(e) => return Poll::Ready(Err(e)),
-        }
-        match self.patience.check(win.world) {
-            Ok(true) => {
-                cx.waker().wake_by_ref();
-                Poll::Pending
+        let mut spun = None;
+        loop {
+            match win.signal_seen(index, cmp, value) {
+                Ok(Some(v)) => return Poll::Ready(Ok(v)),
+                Ok(None) => {}
+                Err(e) => return Poll::Ready(Err(e)),
             }
-            Ok(false) => Poll::Ready(Err(win.signal_stalled(index, cmp, value))),
-            Err(e) => Poll::Ready(Err(e)),
+            // a bounded spin, or woken later by rma's pacer thread (never from
+            // inside this poll)
+            match self.patience.poll_again(win.world, cx.waker(), &mut spun) {
+                Ok(Again::Now) => {}
+                Ok(Again::Later) => return Poll::Pending,
+                Ok(Again::Expired) => {
+                    return Poll::Ready(Err(win.signal_stalled(index, cmp, value)))
+                }
+                Err(e) => return Poll::Ready(Err(e)),
+            }
         }
     }
 }

@@ -417,10 +417,25 @@ impl<'w> Window<'w> {
     /// # Safety
     /// `ptr` is 8-byte aligned (a misaligned one is refused: class ARG on its rank,
     /// and every other rank's call fails naming that rank) and valid
-    /// for reads and writes of `len` bytes rounded up to whole 8-byte words for the
-    /// whole life of the returned window (a window dropped without its free included).
-    /// rma reads and writes those words with word atomics only; every other access to
-    /// them while the window lives is a word atomic too, never a Rust reference, except
+    /// for reads and writes of `len` bytes rounded up to whole 8-byte words from this
+    /// call until no rank can reach them any more, which is:
+    ///
+    /// - once this rank's [`Window::free`] has returned `Ok`: every other rank has
+    ///   then entered its free of this window or dropped its window, so no call
+    ///   reaches the memory any more, and this rank's progress thread (the queued
+    ///   transport's) has stopped;
+    /// - else, with ranks as processes, once this rank's window has been dropped: the
+    ///   drop stops the progress thread, which is what applies the other ranks' calls
+    ///   here (no other process maps the memory);
+    /// - else, with ranks as threads, once this rank's window has been dropped and
+    ///   every other rank's window of this creation is gone too (freed, dropped, or
+    ///   forgotten): until then their calls write the memory directly;
+    /// - never, for a window that is leaked (`mem::forget`, a reference cycle) without
+    ///   a successful free: the memory must then stay valid for the rest of the
+    ///   process (a progress thread, or other ranks, may still write it).
+    ///
+    /// Until then rma reads and writes those words with word atomics only; every other
+    /// access to them is a word atomic too, never a Rust reference, except
     /// a C program's own loads and stores, for which the caller answers: kept apart from
     /// the window's calls to the same bytes by MPI's synchronization, and, for other
     /// bytes of a word a call updates meanwhile, relying on the hardware (x86-64,
@@ -611,8 +626,10 @@ impl<'w> Window<'w> {
     }
 
     /// Changes the window's info hints (MPI_Win_set_info) and returns the keys it
-    /// ignored. Every key is validated first: a bad value of a key rma knows is an
-    /// error of class INFO and changes nothing. `mpi_accumulate_granularity` (a hint
+    /// ignored. Every key rma knows is validated first, as at the window's creation,
+    /// and a refusal changes nothing: a bad value is an error of class INFO, and an
+    /// `rma_transport` that names neither the window's own transport nor any other of
+    /// rma's is an error of class ARG listing them. `mpi_accumulate_granularity` (a hint
     /// rma only reports) takes the new value. The other keys rma knows fix how the
     /// window was built (its transport, layout and accumulate ordering, which calls
     /// already issued rely on), so a new value for them is ignored, as MPI allows for
@@ -634,6 +651,11 @@ impl<'w> Window<'w> {
     ///     assert_eq!(win.info().get("no_locks"), Some("false"));
     ///     let bad = win.set_info(&Info::new().with("no_locks", "maybe")).unwrap_err();
     ///     assert_eq!(bad.class(), ErrorClass::Info);
+    ///     // another transport is ignored (fixed at creation); no transport at all is ARG
+    ///     let other = if win.transport_name() == "queued" { "atomic" } else { "queued" };
+    ///     assert_eq!(win.set_info(&Info::new().with("rma_transport", other))?, ["rma_transport"]);
+    ///     let bad = win.set_info(&Info::new().with("rma_transport", "carrier-pigeon"));
+    ///     assert_eq!(bad.unwrap_err().class(), ErrorClass::Arg);
     ///     Ok(())
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
@@ -641,6 +663,12 @@ impl<'w> Window<'w> {
     pub fn set_info(&mut self, info: &Info) -> Result<Vec<String>> {
         self.check_alive()?;
         let asked = WinInfo::from_info(info)?;
+        if let Some(name) = asked.transport.as_deref() {
+            // refused as at creation (class ARG), though the window keeps its own
+            if name != self.transport_name() {
+                rma_backends::known_transport(name)?;
+            }
+        }
         let (now, wanted) = (self.info.to_info(), asked.to_info());
         let mut ignored = Vec::new();
         for (key, _) in info.iter() {

@@ -230,6 +230,12 @@ const SCENARIOS: &[Scenario] = &[
         metric: Metric::Rate,
     },
     Scenario {
+        key: "mutex_async",
+        what: "mutex with Mutex::lock_async on an executor of one task whose thread sleeps until woken (the wait's pacing, beside lock's); the C programs: mutex's calls",
+        unit: "Mlocks/s, all ranks",
+        metric: Metric::Rate,
+    },
+    Scenario {
         key: "ticket_lock",
         what: "every rank: the ticket_lock example's lock (fetch_and_op ticket, poll now_serving with a yield), the same get, +1, put, release",
         unit: "Mlocks/s, all ranks",
