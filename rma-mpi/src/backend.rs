@@ -8,7 +8,8 @@
 //! window — stay inside `MPI_Win_lock_all(MPI_MODE_NOCHECK)` from creation to free,
 //! and rma's own epochs are built over them:
 //!
-//! - fence: `MPI_Win_flush_all` on the data window, then the world's barrier;
+//! - fence: `MPI_Win_flush_all` on the data window, then the agreement on a fence of
+//!   that window (a barrier that only the same window's fence matches);
 //! - lock / unlock: a fair reader-writer ticket lock per rank in the control window
 //!   (next ticket, ticket served, readers inside), taken with MPI's fetch_and_op on
 //!   32-bit integers (which every library handles), released after `MPI_Win_flush`
@@ -28,6 +29,7 @@
 //! it), yielding at first and then sleeping up to a millisecond between polls, so
 //! waiting ranks leave the cores to ranks doing work.
 
+use crate::agree::Entry;
 use crate::transport::Trusted;
 use crate::{MpiTarget, MpiWindow, Target, World};
 use rma_core::{
@@ -318,6 +320,15 @@ impl Epochs for EpochWindow<'_> {
     /// MPI's launcher ends the job when a rank dies.
     fn check_peers(&self) -> Result<()> {
         Ok(())
+    }
+
+    /// The agreement on a fence of the data window, which is a barrier itself (as the
+    /// world's barrier is): only a fence on this same window matches it, where the
+    /// world's barrier would match a peer's barrier; a peer in a barrier or in another
+    /// window's fence or free breaks the world (PROC_FAILED on every rank).
+    fn fence_barrier(&self) -> Option<Result<()>> {
+        let _one = self.world.collective();
+        Some(self.world.agree(Entry::Fence(self.data().number())))
     }
 
     /// Every rank's epochs are over. `MPI_Win_free`, the window's own collective,

@@ -6,7 +6,7 @@
 
 use crate::epoch::Mode;
 use crate::error::Call;
-use crate::pending::Landing;
+use crate::pending::{copy_landed, Landing};
 use crate::window::{MpiWindow, Spot};
 use rma_core::{BasicType, Error, Op, Rank, Result, RmaCall};
 use std::ffi::c_int;
@@ -60,25 +60,22 @@ impl MpiWindow<'_> {
         }
         let p = self.placement(spot, out.len(), BasicType::Byte)?;
         let (ty, n) = (self.world.basic_handle(BasicType::Byte)?, c_len(out.len())?);
-        let land = Landing::new(out.len());
-        // SAFETY: the landing holds `n` bytes and outlives the call: dropped only after
-        // the flush below completed it, or if MPI refused it, else left to MPI; the
-        // placement's type and the window are live.
-        let rc = self.world.mpi(|api| unsafe {
-            (api.get)(
-                land.ptr().cast(),
-                n,
-                ty,
-                p.rank,
-                p.disp,
-                p.count,
-                p.ty,
-                self.win,
-            )
-        });
-        let call = Call::new("MPI_Get").rank(spot.rank).placed(&p, out.len());
-        self.world.check(rc, call)?;
-        self.complete_into(p.rank, land, 0, out)
+        let (len, win) = (out.len(), self.win);
+        let call = || Call::new("MPI_Get").rank(spot.rank).placed(&p, len);
+        self.fetch_flushed(
+            p.rank,
+            self.pending.mark(p.rank),
+            len,
+            call,
+            |api, dst| {
+                // SAFETY: the landing holds `n` bytes and outlives the call (kept by the
+                // window, or left to MPI if the flush fails); the placement's type and
+                // the window are live.
+                unsafe { (api.get)(dst.cast(), n, ty, p.rank, p.disp, p.count, p.ty, win) }
+            },
+            // SAFETY: the get's `len` bytes, complete.
+            |l| unsafe { copy_landed(l, out) },
+        )
     }
 
     /// Completes the fetching calls issued into `land` ([`MpiWindow::complete_fetch`])
@@ -324,26 +321,30 @@ impl MpiWindow<'_> {
         let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
         // the origin (zeros for NO_OP's empty one), then the result
         let e = basic.size();
-        let mut land = Landing::new(2 * e);
-        land.put(0, origin);
-        let call = Call::new("MPI_Fetch_and_op")
-            .rank(rank)
-            .typed(basic, Some(op));
-        // SAFETY: the landing holds the origin and the result, one element each
-        // (checked above), and outlives the call (see `complete_into`).
-        let rc = self.world.mpi(|api| unsafe {
-            (api.fetch_and_op)(
-                land.ptr().cast(),
-                land.ptr().add(e).cast(),
-                ty,
-                r,
-                disp,
-                op as c_int,
-                self.win,
-            )
-        });
-        self.world.check(rc, call)?;
-        self.complete_into(r, land, e, out)
+        let call = || {
+            Call::new("MPI_Fetch_and_op")
+                .rank(rank)
+                .typed(basic, Some(op))
+        };
+        let win = self.win;
+        self.fetch_flushed(
+            r,
+            self.pending.mark(r),
+            2 * e,
+            call,
+            |api, l| {
+                // SAFETY: the landing holds 2 * e bytes with no reference to it: the
+                // origin (one element, checked above) goes first, the result comes back
+                // after it; it outlives the call (see `fetch_flushed`).
+                unsafe {
+                    std::ptr::write_bytes(l, 0, e);
+                    std::ptr::copy_nonoverlapping(origin.as_ptr(), l, origin.len());
+                    (api.fetch_and_op)(l.cast(), l.add(e).cast(), ty, r, disp, op as c_int, win)
+                }
+            },
+            // SAFETY: the result's `e` bytes after the origin, complete.
+            |l| unsafe { copy_landed(l.add(e), out) },
+        )
     }
 
     /// compare_and_swap on the element at `byte`; passive epochs only.
@@ -360,29 +361,31 @@ impl MpiWindow<'_> {
         self.world.guards().check_cas(basic, self.flavor)?;
         let disp = self.element_disp(rank, byte, basic)?;
         let (ty, r) = (self.world.basic_handle(basic)?, self.world.c_rank(rank)?);
-        let call = Call::new("MPI_Compare_and_swap")
-            .rank(rank)
-            .typed(basic, None);
+        let call = || {
+            Call::new("MPI_Compare_and_swap")
+                .rank(rank)
+                .typed(basic, None)
+        };
         // origin, compare, result
-        let e = basic.size();
-        let mut land = Landing::new(3 * e);
-        land.put(0, origin);
-        land.put(e, compare);
-        // SAFETY: the landing holds three elements (checked above) and outlives the
-        // call (see `complete_into`).
-        let rc = self.world.mpi(|api| unsafe {
-            (api.compare_and_swap)(
-                land.ptr().cast(),
-                land.ptr().add(e).cast(),
-                land.ptr().add(2 * e).cast(),
-                ty,
-                r,
-                disp,
-                self.win,
-            )
-        });
-        self.world.check(rc, call)?;
-        self.complete_into(r, land, 2 * e, out)
+        let (e, win) = (basic.size(), self.win);
+        self.fetch_flushed(
+            r,
+            self.pending.mark(r),
+            3 * e,
+            call,
+            |api, l| {
+                // SAFETY: the landing holds three elements (checked above) with no
+                // reference to it, and outlives the call (see `fetch_flushed`).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(origin.as_ptr(), l, e);
+                    std::ptr::copy_nonoverlapping(compare.as_ptr(), l.add(e), e);
+                    let (c, d) = (l.add(e), l.add(2 * e));
+                    (api.compare_and_swap)(l.cast(), c.cast(), d.cast(), ty, r, disp, win)
+                }
+            },
+            // SAFETY: the result's `e` bytes after origin and compare, complete.
+            |l| unsafe { copy_landed(l.add(2 * e), out) },
+        )
     }
 }
 

@@ -303,6 +303,7 @@ impl Landing {
     }
 
     /// The first byte, for MPI.
+    #[inline(always)]
     pub(crate) fn ptr(&self) -> *mut u8 {
         self.0.ptr.as_ptr()
     }
@@ -320,6 +321,7 @@ impl Landing {
 
     /// Copies the bytes from `at` into `out`, after a synchronization completed every
     /// call that wrote them.
+    #[inline(always)]
     pub(crate) fn take(&self, at: usize, out: &mut [u8]) {
         assert!(at + out.len() <= self.0.layout.size(), "inside the landing");
         // SAFETY: in bounds (asserted); the calls writing it are complete, so nothing
@@ -343,6 +345,22 @@ impl Landing {
     }
 }
 
+/// Copies `out.len()` bytes of a landing from `from` into `out` (an 8-byte result as
+/// one load and store).
+///
+/// # Safety
+/// `from` points into a landing with `out.len()` bytes from it, written by calls that
+/// are complete, with no reference to them.
+#[inline(always)]
+pub(crate) unsafe fn copy_landed(from: *const u8, out: &mut [u8]) {
+    match <&mut [u8; 8]>::try_from(&mut *out) {
+        // SAFETY: the caller's contract, for 8 bytes.
+        Ok(word) => *word = unsafe { from.cast::<[u8; 8]>().read_unaligned() },
+        // SAFETY: the caller's contract; `out` is distinct local memory.
+        Err(_) => unsafe { std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), out.len()) },
+    }
+}
+
 /// The largest landing a window keeps between fetching calls of its target handles;
 /// a larger call gets one of its own.
 const SCRATCH_MAX: usize = 64 << 10;
@@ -354,13 +372,17 @@ pub(crate) struct Copies {
     slabs: Box<[Slab]>,
     /// The slabs' [`Extra`]s, summed.
     extra: Extra,
-    /// The landing a fetching call and its flush use in one turn (see [`Landing`]);
-    /// reused by the next turn when the flush succeeded, abandoned when it failed.
+    /// The landing fetching calls use, one turn at a time (see [`Landing`]): reused by
+    /// the next turn when the flush succeeded, abandoned when it failed.
     scratch: Option<Landing>,
+    /// Its address and size (0 and 0 while there is none), for the fast path.
+    /// Addresses, not pointers: no reference is made from them, and Copies stays Send.
+    scratch_at: usize,
+    scratch_len: usize,
+    /// The address of this turn's landing; 0 while this turn's call took none.
+    turn_at: usize,
     /// A landing larger than [`SCRATCH_MAX`], for this turn's call only.
     oversize: Option<Landing>,
-    /// Whether this turn's call was given a landing.
-    lent: bool,
 }
 
 impl Copies {
@@ -369,49 +391,56 @@ impl Copies {
             slabs: (0..size).map(|_| Slab::default()).collect(),
             extra: Extra::default(),
             scratch: None,
+            scratch_at: 0,
+            scratch_len: 0,
+            turn_at: 0,
             oversize: None,
-            lent: false,
         }
     }
 
-    /// A landing of at least `len` bytes for the fetching call issued in this turn
-    /// (see [`MpiWindow::flush_rank_after`](crate::MpiWindow)): the window's kept one
-    /// (grown up to [`SCRATCH_MAX`]), or one for this turn only. Valid until the turn
-    /// ends with [`Copies::landed`] or [`Copies::abandon_landing`].
+    /// A landing of at least `len` bytes, 16-byte aligned, for the fetching call
+    /// issued in this turn (see [`crate::MpiWindow`]'s `flush_rank_after`): the
+    /// window's kept one (grown up to [`SCRATCH_MAX`]), or one for this turn only.
+    /// Valid until the turn ends with [`Copies::landed`] or
+    /// [`Copies::abandon_landing`].
     #[inline(always)]
     pub(crate) fn landing(&mut self, len: usize) -> *mut u8 {
-        self.lent = true;
-        match &self.scratch {
-            Some(l) if len <= l.0.layout.size() => l.ptr(),
-            _ => self.landing_cold(len),
+        if len <= self.scratch_len {
+            self.turn_at = self.scratch_at;
+            // the kept landing's pointer, its provenance exposed when it was made
+            return std::ptr::with_exposed_provenance_mut(self.scratch_at);
         }
+        self.landing_cold(len)
     }
 
     #[cold]
     #[inline(never)]
     fn landing_cold(&mut self, len: usize) -> *mut u8 {
-        if len > SCRATCH_MAX {
-            return self.oversize.insert(Landing::new(len)).ptr();
-        }
-        // the kept landing is not in use (its last call completed): replace it
-        let size = len.next_power_of_two().max(SCRATCH_MIN);
-        self.scratch.insert(Landing::new(size)).ptr()
+        let l = if len > SCRATCH_MAX {
+            self.oversize.insert(Landing::new(len))
+        } else {
+            // the kept landing is not in use (its last call completed): replace it
+            let size = len.next_power_of_two().max(SCRATCH_MIN);
+            let l = self.scratch.insert(Landing::new(size));
+            (self.scratch_at, self.scratch_len) = (l.ptr().expose_provenance(), size);
+            l
+        };
+        self.turn_at = l.ptr().expose_provenance();
+        l.ptr()
     }
 
-    /// Copies `out.len()` bytes from byte `at` of this turn's landing, whose call a
-    /// flush in this turn completed.
+    /// This turn's landing, as [`Copies::landing`] gave it (null if the turn took
+    /// none).
     #[inline(always)]
-    pub(crate) fn landed_bytes(&self, at: usize, out: &mut [u8]) {
-        if let Some(l) = self.oversize.as_ref().or(self.scratch.as_ref()) {
-            l.take(at, out);
-        }
+    pub(crate) fn turn_landing(&self) -> *const u8 {
+        std::ptr::with_exposed_provenance(self.turn_at)
     }
 
     /// The turn's fetching call completed (or was never issued): its landing may be
     /// used again.
     #[inline(always)]
     pub(crate) fn landed(&mut self) {
-        self.lent = false;
+        self.turn_at = 0;
         if self.oversize.is_some() {
             self.oversize = None;
         }
@@ -421,12 +450,13 @@ impl Copies {
     /// the landing, so it is left to MPI for good, and the next call gets a new one.
     #[cold]
     pub(crate) fn abandon_landing(&mut self) {
-        if !std::mem::take(&mut self.lent) {
+        if std::mem::take(&mut self.turn_at) == 0 {
             return; // this turn's call used no landing
         }
         if let Some(l) = self.oversize.take() {
             l.abandon();
         } else if let Some(l) = self.scratch.take() {
+            (self.scratch_at, self.scratch_len) = (0, 0);
             l.abandon();
         }
     }

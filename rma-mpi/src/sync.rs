@@ -15,6 +15,11 @@ const LOCK_BITS: u32 = 1;
 const POST_BITS: u32 = 1 | 2 | 4;
 const START_BITS: u32 = 1;
 
+/// No call context: for a turn that issues nothing.
+pub(crate) fn no_call() -> Call {
+    Call::new("")
+}
+
 impl MpiWindow<'_> {
     fn check_rc(&self, rc: c_int, call: Call) -> Result<()> {
         self.world().check(rc, call)
@@ -134,12 +139,13 @@ impl MpiWindow<'_> {
     #[inline]
     pub(crate) fn flush_rank_now(&self, r: c_int, local: bool, always: bool) -> Result<()> {
         let mark = self.pending.mark(r);
-        self.flush_rank_after(r, mark, local, always, "", |_, _| 0, |_| ())?;
+        self.flush_rank_after(r, mark, local, always, no_call, |_, _| 0, |_| ())?;
         Ok(())
     }
 
-    /// [`MpiWindow::flush_rank_now`] right after `issue`, an MPI call named `name`, in
-    /// the same turn of the world's gate; `|_, _| 0` issues nothing. A fetching call
+    /// [`MpiWindow::flush_rank_now`] right after `issue`, an MPI call described by
+    /// `call` (built only if it fails), in the same turn of the world's gate;
+    /// `|_, _| 0` issues nothing. A fetching call
     /// takes its buffers from [`Copies::landing`] (memory the window owns) and, once
     /// the flush succeeded, `land` copies its result out in the same turn; if the
     /// flush fails after the call was issued, the landing is left to MPI for good
@@ -155,7 +161,7 @@ impl MpiWindow<'_> {
         mark: Mark<'_>,
         local: bool,
         always: bool,
-        name: &'static str,
+        call: impl FnOnce() -> Call,
         issue: impl FnOnce(&crate::ffi::Api, &mut Copies) -> c_int,
         land: impl FnOnce(&Copies) -> R,
     ) -> Result<Option<R>> {
@@ -203,25 +209,65 @@ impl MpiWindow<'_> {
                 // stands for may be incomplete, and the next flush must not be skipped
                 mark.set();
             }
-            self.flush_failed(r, local, name, issued, flushed)?;
+            if issued != 0 {
+                return Err(self.issue_error(issued, call));
+            }
+            self.flush_failed(r, local, flushed)?;
         }
         Ok(landed)
     }
 
-    /// The error of [`MpiWindow::flush_rank_after`] whose call (`issued`) or flush
-    /// (`flushed`) returned an MPI error code (the caller set the target's mark back).
+    /// The error of a call that MPI refused with `rc`.
     #[cold]
     #[inline(never)]
-    fn flush_failed(
+    fn issue_error(&self, rc: c_int, call: impl FnOnce() -> Call) -> Error {
+        match self.check_rc(rc, call()) {
+            Err(e) => e,
+            Ok(()) => Error::Internal {
+                reason: "a failed MPI call's error was lost".into(),
+            },
+        }
+    }
+
+    /// A fetching call and the flush that completes it, in one turn of the world's
+    /// gate (see [`MpiWindow::flush_rank_after`]): `issue` gets a landing of `len`
+    /// bytes that the window owns (`pending.rs`'s `Landing`) for its buffers, which a
+    /// failed flush leaves to MPI for good; `land` reads the result from it after the
+    /// flush, in the same turn, given the landing's address (its bytes are complete
+    /// then, and no reference to them exists). `mark` is `r`'s.
+    #[inline(always)]
+    pub(crate) fn fetch_flushed<R>(
         &self,
         r: c_int,
-        local: bool,
-        name: &'static str,
-        issued: c_int,
-        flushed: c_int,
-    ) -> Result<()> {
+        mark: Mark<'_>,
+        len: usize,
+        call: impl FnOnce() -> Call,
+        issue: impl FnOnce(&crate::ffi::Api, *mut u8) -> c_int,
+        land: impl FnOnce(*const u8) -> R,
+    ) -> Result<R> {
+        let got = self.flush_rank_after(
+            r,
+            mark,
+            false,
+            true,
+            call,
+            #[inline(always)]
+            |api, copies| issue(api, copies.landing(len)),
+            #[inline(always)]
+            |copies| land(copies.turn_landing()),
+        )?;
+        // `always`: the flush is never skipped, so a success has landed
+        got.ok_or_else(|| Error::Internal {
+            reason: "the flush completing a fetching call was skipped".into(),
+        })
+    }
+
+    /// The error of [`MpiWindow::flush_rank_after`] whose flush returned the MPI error
+    /// code `flushed` (the caller set the target's mark back).
+    #[cold]
+    #[inline(never)]
+    fn flush_failed(&self, r: c_int, local: bool, flushed: c_int) -> Result<()> {
         let rank = Rank::new(r as u32);
-        self.check_rc(issued, Call::new(name).rank(rank))?;
         let mpi = if local {
             "MPI_Win_flush_local"
         } else {

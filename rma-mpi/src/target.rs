@@ -10,7 +10,8 @@
 use crate::epoch::Mode;
 use crate::error::Call;
 use crate::ffi::Handle;
-use crate::pending::{Copies, Mark};
+use crate::pending::{copy_landed, Mark};
+use crate::sync::no_call;
 use crate::transport::Trusted;
 use crate::window::{MpiWindow, Spot};
 use rma_core::{BasicType, Op, Rank, Result, Transport};
@@ -106,33 +107,20 @@ impl<'a> MpiTarget<'a> {
         }
     }
 
-    /// The fetching call `issue`, then MPI_Win_flush of the target, in one turn of
-    /// the world's gate (the window's own flush bookkeeping). `issue` gets a landing
-    /// of `len` bytes that the window owns (see `pending.rs`'s `Landing`): its buffers,
-    /// which a failed flush leaves to MPI; `land` reads the result from it after the
-    /// flush, in the same turn.
+    /// The fetching call `issue` and its flush in one turn, into a landing of `len`
+    /// bytes ([`MpiWindow::fetch_flushed`]).
     #[inline(always)]
     fn fetch_then_flush<R>(
         &self,
         name: &'static str,
         len: usize,
         issue: impl FnOnce(&crate::ffi::Api, *mut u8) -> c_int,
-        land: impl FnOnce(&Copies) -> R,
+        land: impl FnOnce(*const u8) -> R,
     ) -> Result<R> {
-        let got = self.w.flush_rank_after(
-            self.r,
-            self.mark,
-            false,
-            true,
-            name,
-            #[inline(always)]
-            |api, copies| issue(api, copies.landing(len)),
-            land,
-        )?;
-        // `always`: the flush is never skipped, so a success has landed
-        got.ok_or_else(|| rma_core::Error::Internal {
-            reason: format!("{name}: the flush after it was skipped"),
-        })
+        let rank = self.rank;
+        let call = move || Call::new(name).rank(rank);
+        self.w
+            .fetch_flushed(self.r, self.mark, len, call, issue, land)
     }
 
     /// MPI_Put of `data` at byte `byte`; the origin is copied and kept until a flush.
@@ -182,7 +170,11 @@ impl<'a> MpiTarget<'a> {
                 unsafe { (api.get)(dst.cast(), n, ty, r, disp, n, ty, win) }
             },
             #[inline(always)]
-            |c| c.landed_bytes(0, out),
+            |l| {
+                // SAFETY: the landing holds the get's `n` bytes, complete (`land`'s
+                // contract); `out` is a distinct local slice of as many.
+                unsafe { copy_landed(l, out) }
+            },
         )
     }
 
@@ -226,11 +218,8 @@ impl<'a> MpiTarget<'a> {
                 }
             },
             #[inline(always)]
-            |c| {
-                let mut old = [0u8; 8];
-                c.landed_bytes(8, &mut old);
-                old
-            },
+            // SAFETY: the result's 8 bytes at byte 8 of the landing, complete.
+            |l| unsafe { l.add(8).cast::<[u8; 8]>().read() },
         )?;
         Ok(rma_core::bits_from_bytes(&old[..size]))
     }
@@ -279,11 +268,8 @@ impl<'a> MpiTarget<'a> {
                 }
             },
             #[inline(always)]
-            |k| {
-                let mut old = [0u8; 8];
-                k.landed_bytes(16, &mut old);
-                old
-            },
+            // SAFETY: the result's 8 bytes at byte 16 of the landing, complete.
+            |l| unsafe { l.add(16).cast::<[u8; 8]>().read() },
         )?;
         Ok(rma_core::bits_from_bytes(&old[..size]))
     }
@@ -339,7 +325,7 @@ impl<'a> MpiTarget<'a> {
     #[inline(always)]
     pub fn flush(&self) -> Result<()> {
         self.w
-            .flush_rank_after(self.r, self.mark, false, false, "", |_, _| 0, |_| ())?;
+            .flush_rank_after(self.r, self.mark, false, false, no_call, |_, _| 0, |_| ())?;
         Ok(())
     }
 }
