@@ -43,7 +43,11 @@ fn run(name: &str, ranks: usize) -> rma_shm::launch::LaunchReport {
 /// [`run`] with `env` set for every rank.
 fn run_with(name: &str, ranks: usize, env: &[(&str, &str)]) -> rma_shm::launch::LaunchReport {
     let mut o = LaunchOptions::new(ranks, compile(name));
-    o.env = env.iter().map(|&(k, v)| (k.into(), v.into())).collect();
+    // the library built for this run, not another copy on the library path cargo sets
+    // (which comes before the program's RUNPATH: a stale target/debug/librma_capi.so
+    // would otherwise be loaded)
+    o.env = vec![("LD_LIBRARY_PATH".into(), lib_dir().into())];
+    o.env.extend(env.iter().map(|&(k, v)| (k.into(), v.into())));
     o.prefix_output = false;
     o.grace = Duration::from_secs(5);
     o.timeout = Some(Duration::from_secs(60));
