@@ -206,9 +206,22 @@ impl Backoff {
     /// later call says so too, until [`Backoff::reset`]).
     #[inline]
     pub fn step(&mut self) -> Step {
+        let step = self.plan();
+        match step {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield => std::thread::yield_now(),
+            Step::Park => {}
+        }
+        step
+    }
+
+    /// What [`Backoff::step`] would do, counted as one step, without doing it: for a
+    /// wait that pauses in its own way, such as a future's poll, which must never
+    /// spin or yield its executor's thread (it returns `Pending` and is woken later).
+    #[inline]
+    pub fn plan(&mut self) -> Step {
         self.checks = self.checks.wrapping_add(1);
         if self.checks <= FIRST_SPINS {
-            std::hint::spin_loop();
             return Step::Spin;
         }
         self.slow()
@@ -231,7 +244,6 @@ impl Backoff {
         if budget.is_zero() {
             if self.yields < YIELDS && wait_mode() != WaitMode::Park {
                 self.yields += 1;
-                std::thread::yield_now();
                 return Step::Yield;
             }
             self.parked = true;
@@ -239,7 +251,6 @@ impl Backoff {
         }
         // the clock is read every 64 checks, so a spin is a pause, not a vDSO call
         if self.checks % 64 != 0 || since.elapsed() < budget {
-            std::hint::spin_loop();
             return Step::Spin;
         }
         self.parked = true;

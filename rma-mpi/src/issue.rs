@@ -158,22 +158,63 @@ impl MpiWindow<'_> {
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
         let r = self.world.c_rank(spot.rank)?;
-        // the result, then the origin (zeros for NO_OP's empty one), in a landing
         let len = out.len();
+        if !self.split(basic, len) {
+            // one call and its flush in one turn, into the window's landing: the
+            // result, then the origin (zeros for NO_OP's empty one)
+            let p = self.placement(spot, len, basic)?;
+            let (ty, n) = (self.world.basic_handle(basic)?, c_len(len / basic.size())?);
+            let call = || {
+                Call::new("MPI_Get_accumulate")
+                    .rank(spot.rank)
+                    .typed(basic, Some(op))
+                    .placed(&p, len)
+            };
+            let win = self.win;
+            return self.fetch_flushed(
+                r,
+                self.pending.mark(r),
+                2 * len,
+                call,
+                |api, l| {
+                    // SAFETY: the landing holds 2 * len bytes with no reference to it:
+                    // the result's `n` elements, then the origin's; it outlives the call
+                    // (see `fetch_flushed`); the placement's type and the window are live.
+                    unsafe {
+                        let o = l.add(len);
+                        std::ptr::write_bytes(o, 0, len);
+                        std::ptr::copy_nonoverlapping(data.as_ptr(), o, data.len());
+                        (api.get_accumulate)(
+                            o.cast(),
+                            n,
+                            ty,
+                            l.cast(),
+                            n,
+                            ty,
+                            p.rank,
+                            p.disp,
+                            p.count,
+                            p.ty,
+                            op as c_int,
+                            win,
+                        )
+                    }
+                },
+                // SAFETY: the result's `len` bytes, complete.
+                |l| unsafe { copy_landed(l, out) },
+            );
+        }
+        // one call per element (a library guard), all completed by one flush, into a
+        // landing of this call's: the result, then the origin
         let mut land = Landing::new(2 * len);
         land.put(len, data);
         let (res, org) = (land.ptr(), land.ptr().wrapping_add(len));
-        let issued = if self.split(basic, len) {
-            // one call per element, all completed by one flush
-            self.each_element(spot, len, basic, |one, i| {
-                let e = i.end - i.start;
-                // inside the landing: `i` lies in 0..len
-                let (o, d) = (org.wrapping_add(i.start), res.wrapping_add(i.start));
-                self.issue_get_accumulate(one, basic, op, o, d, e)
-            })
-        } else {
-            self.issue_get_accumulate(spot, basic, op, org, res, len)
-        };
+        let issued = self.each_element(spot, len, basic, |one, i| {
+            let e = i.end - i.start;
+            // inside the landing: `i` lies in 0..len
+            let (o, d) = (org.wrapping_add(i.start), res.wrapping_add(i.start));
+            self.issue_get_accumulate(one, basic, op, o, d, e)
+        });
         // complete even after a failed element: the earlier ones write the landing
         let completed = self.complete_into(r, land, 0, out);
         issued.and(completed)

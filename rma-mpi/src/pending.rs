@@ -287,10 +287,10 @@ pub(crate) struct Landing(Raw);
 /// Landings this process left to MPI ([`Landing::abandon`]).
 static ABANDONED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// How many result buffers this process has left to the MPI library because a call
-/// that could write them was issued and its completion failed (memory kept for the
-/// rest of the process rather than freed while the library may write it). For tests
-/// and diagnostics.
+/// How many times this process has left a call's buffers to the MPI library because
+/// the call was issued and its completion failed (memory kept until a later
+/// synchronization of the target completes the call, or for good, rather than freed
+/// while the library may write it). For tests and diagnostics.
 #[doc(hidden)]
 pub fn abandoned_landings() -> usize {
     ABANDONED.load(Ordering::Relaxed)
@@ -383,6 +383,10 @@ pub(crate) struct Copies {
     turn_at: usize,
     /// A landing larger than [`SCRATCH_MAX`], for this turn's call only.
     oversize: Option<Landing>,
+    /// Landings of calls whose flush failed, by target: left to MPI until a later
+    /// synchronization of that target succeeds (which completes the calls), or for
+    /// good if the window is leaked.
+    abandoned: Vec<(c_int, Landing)>,
 }
 
 impl Copies {
@@ -395,6 +399,7 @@ impl Copies {
             scratch_len: 0,
             turn_at: 0,
             oversize: None,
+            abandoned: Vec::new(),
         }
     }
 
@@ -446,19 +451,25 @@ impl Copies {
         }
     }
 
-    /// The turn's fetching call was issued and its flush failed: MPI may still write
-    /// the landing, so it is left to MPI for good, and the next call gets a new one.
+    /// The turn's fetching call to `rank` was issued and its flush failed: MPI may
+    /// still write the landing, so it is kept aside until a later synchronization of
+    /// `rank` completes the call ([`Copies::release`]), and the next call gets a new
+    /// one.
     #[cold]
-    pub(crate) fn abandon_landing(&mut self) {
+    pub(crate) fn abandon_landing(&mut self, rank: c_int) {
         if std::mem::take(&mut self.turn_at) == 0 {
             return; // this turn's call used no landing
         }
-        if let Some(l) = self.oversize.take() {
-            l.abandon();
+        let l = if let Some(l) = self.oversize.take() {
+            l
         } else if let Some(l) = self.scratch.take() {
             (self.scratch_at, self.scratch_len) = (0, 0);
-            l.abandon();
-        }
+            l
+        } else {
+            return;
+        };
+        ABANDONED.fetch_add(1, Ordering::Relaxed);
+        self.abandoned.push((rank, l));
     }
 
     /// Keeps a copy of `data`, the origin of a call to `rank` about to be issued in
@@ -511,6 +522,9 @@ impl Copies {
     /// in this turn has completed them.
     #[inline(always)]
     pub(crate) fn release(&mut self, rank: Option<c_int>) {
+        if !self.abandoned.is_empty() {
+            self.release_abandoned(rank);
+        }
         match rank {
             Some(r) => {
                 if let Some(s) = self.slabs.get_mut(r as usize) {
@@ -528,7 +542,19 @@ impl Copies {
             }
         }
     }
+
+    /// Frees the landings of calls to `rank` (every rank for `None`) whose flush
+    /// failed: the synchronization in this turn has completed those calls.
+    #[cold]
+    #[inline(never)]
+    fn release_abandoned(&mut self, rank: Option<c_int>) {
+        match rank {
+            Some(r) => self.abandoned.retain(|(t, _)| *t != r),
+            None => self.abandoned.clear(),
+        }
+    }
 }
+
 /// The origin copies and dirty targets of one window.
 pub(crate) struct Pending {
     copies: crate::world::Turned<Copies>,
@@ -637,6 +663,7 @@ impl Pending {
     pub(crate) fn leak(&mut self) {
         let c = self.copies.get_mut();
         std::mem::forget(std::mem::take(&mut c.slabs));
+        std::mem::forget(std::mem::take(&mut c.abandoned));
         c.extra = Extra::default();
     }
 }

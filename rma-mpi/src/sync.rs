@@ -198,7 +198,7 @@ impl MpiWindow<'_> {
                     landed = Some(land(copies));
                     copies.landed();
                 } else {
-                    copies.abandon_landing();
+                    copies.abandon_landing(r);
                 }
                 (0, rc)
             },

@@ -301,11 +301,12 @@ impl<'a> MpiWindow<'a> {
             });
         }
         let base = base.cast::<u8>();
-        if len > 0 {
-            // SAFETY: the library returned at least `len` bytes at `base`; no other rank
+        if size > 0 {
+            // SAFETY: the library returned the `size` bytes asked for at `base` (all of
+            // them zeroed: the local copies load whole words of them); no other rank
             // reaches them before the all-gather in `finish`, which every rank enters
             // after zeroing its own.
-            unsafe { std::ptr::write_bytes(base, 0, len) };
+            unsafe { std::ptr::write_bytes(base, 0, size as usize) };
         }
         let flavor = if shared {
             Flavor::Shared
@@ -526,6 +527,9 @@ impl<'a> MpiWindow<'a> {
         disp_unit: usize,
         info: &Info,
     ) -> Result<MpiWindow<'a>> {
+        // the local copies load whole words of the allocation (`extent` is the
+        // capacity), so no byte of it may be left uninitialized
+        buf.spare_capacity_mut().fill(std::mem::MaybeUninit::new(0));
         let (base, len) = (buf.as_mut_ptr(), buf.len());
         // SAFETY: the buffer moves into the window (`owned`) with the handle, before
         // anything can fail; the window frees it only after MPI_Win_free succeeded and
@@ -689,7 +693,10 @@ impl<'a> MpiWindow<'a> {
 
     /// The local window's base address. Other ranks may write this memory at any
     /// time an epoch allows; read and write it through [`MpiWindow::read_local`] and
-    /// [`MpiWindow::write_local`], or with raw-pointer copies under MPI's rules.
+    /// [`MpiWindow::write_local`]. Accesses of your own through this pointer must
+    /// follow MPI's rules and, while another thread may use the window, be atomic
+    /// word accesses like rma's (`rma_ops::shared`): a plain copy racing another
+    /// thread's `read_local` or `write_local` is a data race.
     pub fn local_ptr(&self) -> *mut u8 {
         self.base
     }

@@ -114,7 +114,7 @@ impl Patience {
     /// the first 2 ms ([`YIELD_FOR`]), then 50 µs sleeps. `Ok(false)` once the limit
     /// passed.
     pub(crate) fn pause(&mut self, world: &World) -> Result<bool> {
-        match self.next_pause(world)? {
+        match self.next_pause(world, true)? {
             None => Ok(false),
             Some(Pause::None) => Ok(true),
             Some(Pause::Yield) => {
@@ -129,10 +129,15 @@ impl Patience {
     }
 
     /// The pacing of [`Patience::pause`] without its pause: one step of
-    /// `rma_core::wait` (which spins or yields once itself), the checks, and what to
-    /// do before the next probe. `None` once the limit passed.
-    fn next_pause(&mut self, world: &World) -> Result<Option<Pause>> {
-        let step = self.pace.step();
+    /// `rma_core::wait` (which spins or yields once itself when `pause_here`; a
+    /// future's poll passes `false` and is told to yield instead), the checks, and
+    /// what to do before the next probe. `None` once the limit passed.
+    fn next_pause(&mut self, world: &World, pause_here: bool) -> Result<Option<Pause>> {
+        let step = if pause_here {
+            self.pace.step()
+        } else {
+            self.pace.plan()
+        };
         if step == Step::Park && self.parked.is_none() {
             self.parked = Some(Instant::now());
         }
@@ -140,6 +145,7 @@ impl Patience {
             return Ok(None);
         }
         Ok(Some(match self.parked {
+            None if !pause_here && step == Step::Yield => Pause::Yield,
             None => Pause::None,
             Some(parked) if wait_mode() != WaitMode::Park && parked.elapsed() < YIELD_FOR => {
                 Pause::Yield
@@ -172,7 +178,7 @@ impl Patience {
                 return Ok(Again::Later);
             }
         }
-        let delay = match self.next_pause(world)? {
+        let delay = match self.next_pause(world, false)? {
             None => return Ok(Again::Expired),
             Some(Pause::None) => {
                 let now = Instant::now();
