@@ -488,6 +488,7 @@ impl Epochs for AnyWindow<'_> {
     fn check_peers(&self) -> Result<()> {
         window!(self, w => Epochs::check_peers(w))
     }
+    #[inline]
     fn fence_barrier(&self) -> Option<Result<()>> {
         window!(self, w => w.fence_barrier())
     }

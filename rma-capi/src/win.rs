@@ -454,14 +454,20 @@ impl State {
         unit: usize,
         info: &Info,
     ) -> R<Option<(Window<'static>, Pins)>> {
-        // what this rank announces: 0 = memory no other rank reaches, or not 8-byte
-        // aligned whole words, 1 = in a shared window, 2 = empty, 3 = in an
-        // MPI_Alloc_mem block (its segment's name follows). Whole words, as for a
-        // window made in place (MPI_Win_create): rma's word atomics (other ranks'
-        // compare-and-swaps at a call's edges included) touch every byte of each word
-        // a call reaches, so a length that ends inside a word would have them touch
-        // bytes past the program's object, which the program may hand to rma as a
-        // buffer (a Rust reference) meanwhile. Such a window takes a copy instead.
+        // what this rank announces: 0 = memory no other rank reaches, 1 = in a
+        // shared window, 2 = empty, 3 = in an MPI_Alloc_mem block (its segment's name
+        // follows). Unlike a window made in place over the program's own memory
+        // (which must be whole 8-byte words: the words around a malloc'd object may
+        // lie outside its allocation), a length here may end inside a word. rma's word
+        // atomics (other ranks' compare-and-swaps at a call's edges included) then
+        // touch the rest of that word, and that is sound: the word lies inside the
+        // shared part or block, which is one of rma's own mappings of whole pages,
+        // kept mapped while the window lives; rma writes those bytes back only as they
+        // were (a compare-and-swap that splices the call's bytes in); and a buffer the
+        // program hands rma there is copied with word atomics, never borrowed, since
+        // `Exposed` covers every whole word a window's range touches. The program's own
+        // loads and stores there meet rma's atomics as in any window over shared
+        // memory (the hardware keeps byte stores coherent with word atomics).
         let home = self
             .wins
             .handles()
@@ -477,7 +483,6 @@ impl State {
         };
         match (home, crate::mem::block_of(base, len)) {
             _ if len == 0 => fill(2, 0, 0, 0),
-            _ if len % 8 != 0 => {}
             (Some((uid, r, off)), _) => fill(1, uid, r, off),
             (None, Some((seg, off))) if base % 8 == 0 && seg.name().len() < REC - 34 => {
                 fill(3, 0, 0, off);
@@ -508,7 +513,7 @@ impl State {
                     let seg = Segment::open_shared(name, off.checked_add(n)?).ok()?;
                     let at = seg.as_ptr() as usize + off;
                     keep.push(seg);
-                    (at % 8 == 0 && n % 8 == 0).then_some(at)
+                    (at % 8 == 0).then_some(at)
                 })(),
                 Some(1) => (|| -> Option<usize> {
                     let (uid, r, off, n): (u64, u64, u64, u64) =
@@ -523,8 +528,7 @@ impl State {
                         .shared_query(Rank::new(u32::try_from(r).ok()?))
                         .ok()?;
                     let (off, n) = (usize::try_from(off).ok()?, usize::try_from(n).ok()?);
-                    if off.checked_add(n)? > seg.len() || (seg.addr() + off) % 8 != 0 || n % 8 != 0
-                    {
+                    if off.checked_add(n)? > seg.len() || (seg.addr() + off) % 8 != 0 {
                         return None;
                     }
                     if !on.contains(&uid) {
@@ -546,8 +550,8 @@ impl State {
         }
         // SAFETY: peers[r] is where rank r's memory lies in this process: in a part of
         // a shared window, or in an MPI_Alloc_mem block's segment mapped here (checked
-        // above: inside the part or segment, 8-byte aligned, a whole number of words,
-        // so rma's word atomics touch no byte past the program's memory). The shared windows stay mapped while this one lives: freeing
+        // above: inside the part or segment, 8-byte aligned; a word a window's last
+        // bytes share lies in the same mapping, see the announcement above). The shared windows stay mapped while this one lives: freeing
         // them first moves them to the graveyard until it is freed (MPI_Win_free,
         // `bury`), and finalize drops it first; the blocks' mappings are in `keep`,
         // which the window holds and drops after its Window. Other ranks' windows reach the memory through

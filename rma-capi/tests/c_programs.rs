@@ -79,7 +79,7 @@ fn created_windows_over_shared_memory_and_long_double_pass_their_checks() {
 }
 
 #[test]
-fn partial_words_over_shared_memory_take_a_copy_and_delete_callbacks_see_their_window() {
+fn partial_words_over_shared_memory_stay_in_place_and_delete_callbacks_see_their_window() {
     for ranks in [2, 3] {
         let r = run("win_edges", ranks);
         assert!(r.success(), "{ranks} ranks: {:?}", r.failures);

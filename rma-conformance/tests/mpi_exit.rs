@@ -127,6 +127,19 @@ fn complete_then_drop(world: &World) -> Result<()> {
     Ok(())
 }
 
+/// No rank leaves, but rank 0 enters the world's barrier while the other rank fences
+/// a window: a fence agrees as a fence on its window, never as the world's barrier, so
+/// the two mismatch (rma-win's fence used to end in the world's barrier, and matched).
+fn fence_against_barrier(world: &World) -> Result<()> {
+    let win = Window::allocate::<u64>(world, 4, &Info::new())?;
+    win.fence(Assert::NONE)?;
+    if world.rank() == 0 {
+        world.barrier()
+    } else {
+        win.fence(Assert::NONE)
+    }
+}
+
 /// The leaver returns before creating any window; the other rank creates one.
 fn no_window(world: &World) -> Result<()> {
     if world.rank() == LEAVER {
@@ -207,6 +220,7 @@ const CASES: &[CaseEntry] = &[
     ("no_window", no_window, false, &[]),
     ("leaver_holds_lock", leaver_holds_lock, false, &[]),
     ("leaver_never_posts", leaver_never_posts, false, &[]),
+    ("fence_against_barrier", fence_against_barrier, false, &[]),
     ("clean_drops", clean_drops, true, &[]),
     // the same with every window checked for conflicts: a checked window's logs go
     // in the same order on a rank that frees it and on one that only drops it
@@ -320,10 +334,12 @@ fn run(config: Launch, &(case, _, clean, vars): &CaseEntry) -> std::result::Resu
     let says = "ends the MPI job (MPI_Abort, code 70): ";
     let named = format!("rank {LEAVER} entered ");
     let printed = output.lines().any(|l| {
-        l.contains(says)
-            && l.contains(&named)
-            && l.contains("different collective calls")
-            && l.contains("dropped")
+        let what = if case == "fence_against_barrier" {
+            l.contains("entered a barrier") && l.contains("entered a fence on MPI window")
+        } else {
+            l.contains("dropped")
+        };
+        l.contains(says) && l.contains(&named) && l.contains("different collective calls") && what
     });
     if !printed {
         wrong.push(format!("no rank printed \"{says}...{named}...\""));

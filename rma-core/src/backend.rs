@@ -290,12 +290,26 @@ pub trait Epochs {
     /// `Err` (class PROC_FAILED) if a peer of the window is known dead.
     fn check_peers(&self) -> Result<()>;
 
+    /// The collective part of a fence on this window (`rma-win`'s fence is a flush of
+    /// every call, then this), called by every rank with no other epoch open: a
+    /// barrier of the window's ranks that only a fence on this same window matches —
+    /// never a world barrier or all-gather, nor another window's fence, free or
+    /// creation — and that fails on every rank it reaches (class PROC_FAILED, as for a
+    /// peer that left) when the ranks entered different collective calls, rather than
+    /// matching them or hanging. `None`, the default: the backend has no such barrier,
+    /// and `rma-win` uses the world's ([`Services::barrier`]), which a world barrier on
+    /// another rank matches.
+    fn fence_barrier(&self) -> Option<Result<()>> {
+        None
+    }
+
     /// The window's collective free, called by every rank with no epoch open and every
     /// call complete (again, by a rank whose earlier call returned an error). Once it
     /// succeeded, the window must refuse further use (class WIN) or stay sound under
     /// it: the window is a public type, and a peer past its free may drop the memory
     /// it exposed. It synchronizes on this window only (a peer in a world
-    /// barrier, or freeing another window, must not match it) and, for a created
+    /// barrier, or freeing another window, must not match it: it must fail, rather
+    /// than hang, when the ranks entered different collective calls) and, for a created
     /// window, puts the window's contents back into the caller's buffer once no rank
     /// can reach them. A backend may also defer the collective part to the window's
     /// drop, as long as a rank that frees and a rank that only drops make the same
@@ -305,7 +319,8 @@ pub trait Epochs {
     /// Whether a window dropped without [`Epochs::free`] must end its epochs (release
     /// its locks, complete its access epoch) and then [`Epochs::depart`]: backends
     /// whose drop makes a collective call that peers still waiting for this rank
-    /// would never reach. `false` by default.
+    /// would never reach, or tells the peers that this rank left the window (after
+    /// which a lock it still held could never be released). `false` by default.
     fn leaves_on_drop(&self) -> bool {
         false
     }

@@ -3,6 +3,7 @@
 //! (lock words, post and complete counters in the window's sync area) and one of the
 //! two transports, `atomic` or `queued`.
 
+use crate::world::Collective;
 use crate::{AtomicTransport, Liveness, MemoryOptions, QueuedTransport, WindowMemory, World};
 use rma_core::{Backend, Error, Flavor, Info, LaunchMode, Result, Services, Shape, WinInfo};
 use rma_ops::Shadow;
@@ -37,9 +38,10 @@ pub struct ShmWindow<'w> {
 enum ShmTransport {
     Atomic(AtomicTransport),
     Queued(QueuedTransport),
-    /// After [`rma_core::Epochs::free`]: every rank passed its own free, so a peer may
-    /// already have dropped its window and the memory a created window exposed; a data
-    /// call now would reach freed memory, so every one is refused.
+    /// After [`rma_core::Epochs::free`] set this rank's free mark: a peer may pass its
+    /// own free once every mark is set and drop its window and the memory a created
+    /// window exposed, whatever this rank's free returned; a data call now could reach
+    /// freed memory, so every one is refused.
     Freed(Freed),
 }
 
@@ -47,12 +49,21 @@ enum ShmTransport {
 #[derive(Debug)]
 struct Freed {
     name: &'static str,
+    /// The free returned `Ok` (every rank passed it); `false` while it failed after
+    /// this rank's mark was set, when only another free may follow.
+    done: bool,
 }
 
 impl Freed {
     fn refuse<T>(&self) -> Result<T> {
         Err(Error::InvalidWindow {
-            reason: "the window was freed".into(),
+            reason: if self.done {
+                "the window was freed".into()
+            } else {
+                "the window's free failed after this rank entered it (peers may have \
+                 released their memory since): only another free may follow"
+                    .into()
+            },
         })
     }
 }
@@ -421,6 +432,7 @@ impl rma_core::Epochs for ShmWindow<'_> {
         self.mem.release_lock(target, exclusive)
     }
     fn post_to(&self, origin: usize) -> Result<()> {
+        self.check_live()?;
         self.mem.post_to(origin);
         Ok(())
     }
@@ -428,6 +440,7 @@ impl rma_core::Epochs for ShmWindow<'_> {
         self.mem.wait_posted(target, want, &self.liveness)
     }
     fn complete_to(&self, target: usize) -> Result<()> {
+        self.check_live()?;
         self.mem.complete_to(target);
         Ok(())
     }
@@ -440,29 +453,76 @@ impl rma_core::Epochs for ShmWindow<'_> {
     fn check_peers(&self) -> Result<()> {
         self.liveness.check()
     }
+    /// The collective part of a fence: the world's barrier entered as a fence on this
+    /// window, so that only a fence on this same window matches it (a peer in a
+    /// barrier, an all-gather or another window's call makes every rank's call fail
+    /// with PROC_FAILED and breaks the world, rma-shm's `Collective`).
+    #[inline]
+    fn fence_barrier(&self) -> Option<Result<()>> {
+        // (also on a freed window: a barrier touches only the world's control segment)
+        Some(self.liveness.barrier(Collective::Fence(self.mem.id())))
+    }
+
     /// The window's own synchronization: every rank marks the window as being freed in
-    /// its segment and waits for every rank's mark. A world collective could be
-    /// matched by a peer's barrier or all-gather while that peer still uses the
-    /// window, and a created window's copy would then go back under its writes.
+    /// its segment and waits for every rank's mark (or the mark of a rank that dropped
+    /// it, [`ShmWindow`]'s drop). A world collective could be matched by a peer's
+    /// barrier or all-gather while that peer still uses the window, and a created
+    /// window's copy would then go back under its writes. A rank that entered another
+    /// collective call in its place makes it fail (PROC_FAILED; the world is broken,
+    /// rma-shm's `Collective`).
     ///
-    /// Afterwards every data call and lock of this window is refused (class WIN): the
-    /// backend is public, so rma-win's own `freed` flag is not the only caller, and a
-    /// peer past its free may drop the memory it exposed.
+    /// Once this rank's mark is set, every data call and lock of this window is
+    /// refused (class WIN), also when the free fails: the backend is public, so
+    /// rma-win's own `freed` flag is not the only caller, and a peer past its free may
+    /// drop the memory it exposed. After a failure only another free may follow; a
+    /// created window's copy goes back into the buffer only when a free succeeds (it is
+    /// leaked otherwise).
     fn free(&mut self) -> Result<()> {
-        if matches!(self.transport, ShmTransport::Freed(_)) {
-            return Err(Error::InvalidWindow {
-                reason: "the window was freed".into(),
+        if let ShmTransport::Freed(f) = &self.transport {
+            if f.done {
+                return Err(Error::InvalidWindow {
+                    reason: "the window was freed".into(),
+                });
+            }
+        }
+        let name = rma_core::Transport::name(self);
+        let r = self.mem.free_barrier(&self.liveness);
+        if r.is_ok() || self.mem.free_marked() {
+            // the queued transport's progress thread stops here (dropping joins it):
+            // every rank is past its last call, or this rank is and the others may be
+            self.transport = ShmTransport::Freed(Freed {
+                name,
+                done: r.is_ok(),
             });
         }
-        self.mem.free_barrier(&self.liveness)?;
-        let name = rma_core::Transport::name(self);
-        // the queued transport's progress thread stops here (dropping joins it): every
-        // rank is past its last call
-        self.transport = ShmTransport::Freed(Freed { name });
+        r?;
         if let Some(sh) = self.shadow.as_mut() {
             sh.copy_back();
         }
         Ok(())
+    }
+
+    /// A window dropped without its free releases this rank's locks and completes its
+    /// access epoch first (rma-win does), since its drop tells the peers it left
+    /// ([`ShmWindow`]'s drop): a lock it held would otherwise stay held by a rank that
+    /// can no longer release it.
+    fn leaves_on_drop(&self) -> bool {
+        !matches!(self.transport, ShmTransport::Freed(_))
+    }
+}
+
+impl Drop for ShmWindow<'_> {
+    /// A window dropped without its free (or whose free failed before this rank
+    /// marked it) tells the peers that this rank left it ([`WindowMemory::depart`]):
+    /// its drop counts as its part of the window's free, a peer waiting for its lock,
+    /// post or complete gets PROC_FAILED, and the drop is entered as this rank's next
+    /// collective call of the world, as `MPI_Win_free` at an rma-mpi window's drop is.
+    /// It never waits. Also while the thread panics: a rank that catches the panic
+    /// and goes on must not leave peers waiting for a window that is gone.
+    fn drop(&mut self) {
+        if !matches!(self.transport, ShmTransport::Freed(_)) {
+            self.mem.depart(&self.liveness);
+        }
     }
 }
 

@@ -38,18 +38,26 @@
 //!   lock word has stayed unchanged and unclaimed for the stall bound
 //!   ([`crate::ENV_STALL_MS`], default 5 s; honest ranks are unclaimed only for the
 //!   instant between taking a ticket and recording it). A claimant that died is
-//!   reported by the liveness checks as PROC_FAILED.
+//!   reported by the liveness checks as PROC_FAILED, and so is a holder (of the turn,
+//!   or a read) that left the window (dropped it or entered its free: it can never
+//!   release) or waits in a collective call of the world that the waiter has not
+//!   entered (each waits for the other: the world is broken, `crate::world`'s
+//!   `Collective`).
 //! - **Post / complete counters.** A target posts to an origin again only after that
 //!   origin completed the previous epoch, which needs the previous post; so while an
 //!   origin waits for post number `want`, the counter can only hold `want - 1` (not yet)
 //!   or `want` (posted), and the same holds for complete counters. Any other value is an
 //!   error at once. A counter at `want - 1` is a peer that has not posted (completed)
 //!   yet, which MPI lets take as long as it likes: that wait ends when the peer posts,
-//!   dies (PROC_FAILED) or leaves.
+//!   dies (PROC_FAILED) or leaves, or with PROC_FAILED once the peer left the window
+//!   (dropped it or entered its free) or waits in a collective call this rank has not
+//!   entered.
 
 use crate::park;
-use crate::winmem::{WindowMemory, CLAIM_EXCLUSIVE, CLAIM_NONE, CLAIM_SHARED, CLAIM_WAITING};
-use crate::world::Liveness;
+use crate::winmem::{
+    WindowMemory, CLAIM_EXCLUSIVE, CLAIM_NONE, CLAIM_SHARED, CLAIM_WAITING, DROPPED, FREEING,
+};
+use crate::world::{Collective, Liveness};
 use rma_core::{Error, Result};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -94,6 +102,7 @@ fn unclaim(word: u64) -> (u32, u32) {
 /// Watches one window's lock for state that can never end well (module docs).
 struct LockAudit<'a> {
     mem: &'a WindowMemory,
+    liveness: &'a Liveness,
     target: usize,
     bound: Duration,
     /// The lock state (next, the ticket served, readers) when an anomaly was first
@@ -102,9 +111,10 @@ struct LockAudit<'a> {
 }
 
 impl<'a> LockAudit<'a> {
-    fn new(mem: &'a WindowMemory, target: usize, liveness: &Liveness) -> LockAudit<'a> {
+    fn new(mem: &'a WindowMemory, target: usize, liveness: &'a Liveness) -> LockAudit<'a> {
         LockAudit {
             mem,
+            liveness,
             target,
             bound: liveness.stall_bound(),
             anomaly: None,
@@ -142,6 +152,20 @@ impl<'a> LockAudit<'a> {
                 // (a reader holds the turn briefly too: counted in, about to pass it on)
                 .any(|&(t, s)| t == serving && s != CLAIM_NONE);
         let reading = claims.iter().filter(|c| c.1 == CLAIM_SHARED).count();
+        // the ranks that hold the lock (the turn, or a read) must be able to let go
+        for (o, &(t, st)) in claims.iter().enumerate() {
+            let holds = (t == serving && st != CLAIM_NONE) || st == CLAIM_SHARED;
+            if holds && o != self.mem.rank() {
+                let still = || {
+                    unclaim(self.mem.lock_claim(self.target, o).load(Ordering::Acquire)) == (t, st)
+                };
+                let what = format!(
+                    "the passive-target lock of rank {}'s window, which it holds",
+                    self.target
+                );
+                self.mem.owes(self.liveness, o, &what, still)?;
+            }
+        }
         let what = if !turn_claimed {
             format!("the turn belongs to ticket {serving}, which no rank holds")
         } else if readers as usize > reading {
@@ -166,6 +190,15 @@ impl<'a> LockAudit<'a> {
             _ => self.anomaly = Some((word, Instant::now())),
         }
         Ok(())
+    }
+}
+
+#[cold]
+fn bad_mark(r: usize, v: u32) -> Error {
+    Error::Internal {
+        reason: format!(
+            "rank {r}'s free mark holds {v}: another process wrote into the window's control state"
+        ),
     }
 }
 
@@ -362,39 +395,111 @@ impl WindowMemory {
         Ok(())
     }
 
-    /// The synchronization of a window's collective free: marks this rank as freeing
-    /// the window (a word in its own lock block that only this function writes), then
-    /// waits until every rank has marked it. Once every mark is set every rank passes
-    /// (marks are never cleared), and a rank fails only while a mark is missing and
-    /// that rank is dead — then no rank can pass. So no rank releases memory while
-    /// another still issues calls on the window, and no world-level collective (a
-    /// peer's barrier or all-gather) can stand in for a free.
+    /// The synchronization of a window's collective free: enters it as this rank's
+    /// next collective call of the world (`Collective::Free`, see `crate::world`), marks this rank as
+    /// freeing the window (a word in its own lock block that only this rank writes),
+    /// then waits until every rank has marked it, by freeing it or by dropping it
+    /// ([`WindowMemory::depart`]). Once every mark is set every rank passes (marks are
+    /// never cleared). A rank fails while a mark is missing and that rank is dead, or
+    /// entered another collective call in this free's place (the world is then broken:
+    /// `Collective`), and on a broken world (at once, before marking, or after the
+    /// wait if the world broke meanwhile). So no world-level
+    /// collective (a peer's barrier or all-gather), and no other window's free, can
+    /// stand in for a free; and once this rank has set its mark it must never reach
+    /// the window's memory again, whatever this returns, since peers may pass and
+    /// release theirs (the caller's duty: rma-shm's windows refuse every call after).
     pub fn free_barrier(&self, liveness: &Liveness) -> Result<()> {
+        // a broken world frees nothing (its windows are left, as under MPI)
+        liveness.check_broken()?;
+        let entry = liveness.enter(Collective::Free(self.id()), true);
         let own = self.lock_word(self.rank());
-        own.freeing.store(1, Ordering::SeqCst);
+        own.freeing.store(FREEING, Ordering::SeqCst);
         park::wake(&own.freeing, &own.free_sleepers);
-        for r in 0..self.ranks() {
+        let marked = |v: u32, r: usize| match v {
+            0 => Ok(false),
+            FREEING | DROPPED => Ok(true),
+            v => Err(bad_mark(r, v)),
+        };
+        let waited = (0..self.ranks()).try_for_each(|r| {
             let theirs = self.lock_word(r);
             wait_for(
                 self,
                 (&theirs.freeing, &theirs.free_sleepers),
                 liveness,
                 Some(r),
-                |v| {
-                    match v {
-                    0 => Ok(false),
-                    1 => Ok(true),
-                    v => Err(Error::Internal {
-                        reason: format!(
-                            "rank {r}'s free mark holds {v}: another process wrote into the window's control state"
-                        ),
-                    }),
-                }
-                },
-                || Ok(()),
-            )?;
+                |v| marked(v, r),
+                || liveness.audit_arrival(entry, r, || theirs.freeing.load(Ordering::Acquire) != 0),
+            )
+        });
+        liveness.leave(entry);
+        waited?;
+        // every rank marked the window; but a world that broke meanwhile frees nothing
+        // (a rank that found its collective calls out of step may have dropped the
+        // window since): this rank's free fails like every other call of the world
+        liveness.check_broken()
+    }
+
+    /// Whether this rank has set its free mark ([`WindowMemory::free_barrier`],
+    /// [`WindowMemory::depart`]).
+    pub fn free_marked(&self) -> bool {
+        self.lock_word(self.rank()).freeing.load(Ordering::Relaxed) != 0
+    }
+
+    /// Tells the peers that this rank dropped the window without freeing it: its free
+    /// mark becomes `DROPPED` (unless it was set already), and the drop is entered as
+    /// this rank's next collective call (`Collective::Drop`, without waiting), as if
+    /// it had entered the window's free. A peer freeing the window then passes; a wait
+    /// for this rank's lock, post or complete ends with PROC_FAILED naming it. Never
+    /// blocks. The caller must never reach the window's memory again.
+    pub fn depart(&self, liveness: &Liveness) {
+        let own = self.lock_word(self.rank());
+        if own
+            .freeing
+            .compare_exchange(0, DROPPED, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+        {
+            park::wake(&own.freeing, &own.free_sleepers);
+            // after the mark: a peer that reads this entry sees the mark too
+            liveness.enter(Collective::Drop(self.id()), false);
         }
-        Ok(())
+    }
+
+    /// For a wait of this rank on `peer` (`waits_for`: what `peer` holds or owes):
+    /// `Err` if `peer` can never provide it, confirmed by `still` (asked after
+    /// `peer`'s state was read, so it sees what `peer` did before: `true` if the wait
+    /// is still on). `peer` left the window (dropped it, or entered its free: its mark
+    /// is set): PROC_FAILED naming it. `peer` waits inside a collective call this rank
+    /// has not entered: each waits for the other, so the world is broken
+    /// ([`Collective`]).
+    fn owes(
+        &self,
+        liveness: &Liveness,
+        peer: usize,
+        waits_for: &str,
+        still: impl FnOnce() -> bool,
+    ) -> Result<()> {
+        let mark = self.lock_word(peer).freeing.load(Ordering::Acquire);
+        let blocked = liveness.blocked_on(peer);
+        if (mark == 0 && blocked.is_none()) || !still() {
+            return Ok(());
+        }
+        if mark != 0 {
+            let how = if mark == DROPPED {
+                "dropped the window without freeing it"
+            } else {
+                "entered the window's free"
+            };
+            return Err(Error::ProcFailed {
+                rank: rma_core::Rank::new(peer as u32),
+                reason: format!(
+                    "it {how} while this rank waits for it ({waits_for}): that can never come"
+                ),
+            });
+        }
+        match blocked {
+            Some(theirs) => Err(liveness.deadlock(peer, theirs, waits_for)),
+            None => Ok(()),
+        }
     }
 
     /// Target side of post: tells `origin` that this rank exposes its window to it.
@@ -416,7 +521,10 @@ impl WindowMemory {
             liveness,
             None,
             |now| epoch_reached(Counter::Post, target, me, now, want),
-            || Ok(()),
+            || {
+                let short = || !reached(c.load(Ordering::Acquire), want);
+                self.owes(liveness, target, "its post", short)
+            },
         )
     }
 
@@ -449,7 +557,10 @@ impl WindowMemory {
             liveness,
             None,
             |now| epoch_reached(Counter::Complete, origin, me, now, want),
-            || Ok(()),
+            || {
+                let short = || !reached(c.load(Ordering::Acquire), want);
+                self.owes(liveness, origin, "its complete", short)
+            },
         )
     }
 }

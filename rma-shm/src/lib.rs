@@ -7,7 +7,11 @@
 //!   barrier, a bootstrap all-gather and liveness slots. Ranks are processes started by
 //!   `rmarun` ([`launch`]) or threads of one process ([`run_threads`]) — the same code
 //!   either way. Waits spin briefly, then sleep on a futex, and notice a dead or exited
-//!   peer within tens of milliseconds.
+//!   peer within tens of milliseconds. Every rank records the collective call it
+//!   entered last (barrier, all-gather, a window's creation, fence, free or drop), so
+//!   ranks that entered different ones, or that wait for each other across one, get
+//!   PROC_FAILED instead of a silent match or a hang (the world is then broken, as
+//!   under MPI).
 //! - **Window memory** ([`WindowMemory`]): one segment per rank, mapped by every rank;
 //!   segment names are removed as soon as every rank has mapped them, so a crash leaves
 //!   nothing behind.

@@ -6,7 +6,7 @@
 
 use crate::ring::{ring_cap, RingCtl, CTL_LEN};
 use crate::segment::Segment;
-use crate::world::{random_u64, LaunchMode, World, NAME_ATTEMPTS};
+use crate::world::{random_u64, Collective, LaunchMode, World, NAME_ATTEMPTS};
 use rma_core::{Error, Rank, Result};
 use rma_ops::atomic::{Domain, Slot, MAX_CHUNK_LOCKS, SLOT_BYTES};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -126,8 +126,9 @@ pub(crate) struct LockWord {
     _reserved: AtomicU32,
     /// Shared holders inside.
     pub(crate) readers: AtomicU32,
-    /// 1 once this rank has entered the window's collective free (epochs.rs
-    /// `free_barrier`); written by its owner only.
+    /// [`FREEING`] once this rank has entered the window's collective free (epochs.rs
+    /// `free_barrier`), [`DROPPED`] once it dropped the window without it (epochs.rs
+    /// `depart`); 0 before. Written by its owner only, never cleared.
     pub(crate) freeing: AtomicU32,
     /// Waiters asleep on `readers` (an exclusive holder waiting for readers to leave).
     pub(crate) drain_sleepers: AtomicU32,
@@ -137,6 +138,11 @@ pub(crate) struct LockWord {
     /// Waiters asleep on `freeing`.
     pub(crate) free_sleepers: AtomicU32,
 }
+
+/// [`LockWord::freeing`]: the rank entered the window's free.
+pub(crate) const FREEING: u32 = 1;
+/// [`LockWord::freeing`]: the rank dropped the window without freeing it.
+pub(crate) const DROPPED: u32 = 2;
 
 /// Where the waiter holding ticket `t` of a window's lock waits: the line
 /// `t mod turn_lines`. The rank that ends the turn before `t` stores `t` into `go`,
@@ -213,6 +219,9 @@ struct Peer {
 /// The window memory of every rank, mapped into this rank.
 #[derive(Debug)]
 pub struct WindowMemory {
+    /// The window's number in its world (creation order, from 0; the same on every
+    /// rank): its collective calls are matched by it ([`Collective`]).
+    id: u64,
     rank: usize,
     flavor: Flavor,
     /// A contiguous shared window's data segment (every rank's part), kept mapped.
@@ -364,7 +373,8 @@ impl WindowMemory {
         // a region's address is its owner's (the one attach hands out), which with
         // ranks as processes differs from where this process maps the part
         let own = mem.peers[mem.rank].data as u64;
-        for (r, b) in world.allgather(&own.to_ne_bytes())?.iter().enumerate() {
+        let all = world.allgather_as(Collective::Create(mem.id), &own.to_ne_bytes())?;
+        for (r, b) in all.iter().enumerate() {
             let addr = b
                 .as_slice()
                 .try_into()
@@ -646,7 +656,10 @@ impl WindowMemory {
             h.magic.store(MAGIC, Ordering::Release);
         }
         let addr = user.map(|p| p as usize).unwrap_or(0);
-        let all = world.allgather(&encode(status_of(&mine), len, disp_unit, addr, tag.get()));
+        let all = world.allgather_as(
+            Collective::Create(id),
+            &encode(status_of(&mine), len, disp_unit, addr, tag.get()),
+        );
         let cleanup = |seg: &Result<Arc<Segment>>| {
             if let Ok(s) = seg {
                 s.unlink();
@@ -695,7 +708,7 @@ impl WindowMemory {
         // a contiguous shared window's data: one segment rank 0 creates for all
         let (data_seg, mut failure) = if flavor == Flavor::Shared && contiguous {
             let lens: Vec<usize> = infos.iter().map(|i| i.1).collect();
-            match Self::shared_data(world, &format!("{}-w{id}-d", world.name()), &lens) {
+            match Self::shared_data(world, id, &format!("{}-w{id}-d", world.name()), &lens) {
                 Ok((Ok(seg), offsets)) => (Some((seg, offsets)), None),
                 // this rank could not map it: the all-gather below tells the others
                 Ok((Err(e), _)) => (None, Some(e)),
@@ -736,7 +749,7 @@ impl WindowMemory {
             }
         }
         // every rank has mapped every segment (or failed): the names can go
-        let synced = world.allgather(&[failure.is_none() as u8]);
+        let synced = world.allgather_as(Collective::Create(id), &[failure.is_none() as u8]);
         mine.unlink();
         if let Some((seg, _)) = &data_seg {
             seg.unlink();
@@ -751,6 +764,7 @@ impl WindowMemory {
             });
         }
         Ok(WindowMemory {
+            id,
             rank,
             flavor,
             data_seg: data_seg.map(|(seg, _)| seg),
@@ -783,6 +797,7 @@ impl WindowMemory {
     #[allow(clippy::type_complexity)]
     fn shared_data(
         world: &World,
+        id: u64,
         name: &str,
         lens: &[usize],
     ) -> Result<(Result<Arc<Segment>>, Vec<usize>)> {
@@ -812,7 +827,7 @@ impl WindowMemory {
         };
         let mut rec = vec![status];
         rec.extend_from_slice(&tag.get().to_ne_bytes());
-        let all = world.allgather(&rec);
+        let all = world.allgather_as(Collective::Create(id), &rec);
         let unlink = || {
             if let Some(Ok(s)) = &mine {
                 s.unlink();
@@ -910,6 +925,12 @@ impl WindowMemory {
     /// This rank.
     pub fn rank(&self) -> usize {
         self.rank
+    }
+
+    /// The window's number in its world (creation order, from 0; the same on every
+    /// rank).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Chunk lock `idx` of `rank`'s window (tests write hostile values into it).
@@ -1225,8 +1246,8 @@ mod tests {
                 h.ranks.store(2, Ordering::Relaxed);
                 h.magic.store(MAGIC, Ordering::Release);
                 lie(h);
-                world.allgather(&encode(CREATED, 4096, 8, 0, tag))?;
-                world.allgather(&[1])?;
+                world.allgather_as(Collective::Create(id), &encode(CREATED, 4096, 8, 0, tag))?;
+                world.allgather_as(Collective::Create(id), &[1])?;
                 seg.unlink();
                 Ok(())
             })

@@ -72,6 +72,169 @@ pub enum LaunchMode {
     Threads,
 }
 
+/// A collective call of a world, as its ranks compare them.
+///
+/// Every call that waits for every rank of a world (a barrier, an all-gather, a
+/// window's creation, fence or free) is counted per rank, and the n-th collective call
+/// of every rank must be the same call, as MPI requires of collectives on one
+/// communicator. MPI leaves a mismatch to hang; here each rank records in its slot the
+/// call it entered last (its number, whether the rank still waits in it, and what it
+/// is: [`Slot::entry`]), and every wait that depends on another rank reads that
+/// record at its liveness checks ([`liveness_interval`]):
+///
+/// - a barrier (which the all-gather, a window's creation and a fence are built on)
+///   whose last arriver finds another call in some rank's record, or whose waiter
+///   finds a rank that entered another call as its n-th or went past its n-th without
+///   this one: the ranks are out of step;
+/// - a window's free waiting for a rank's free mark in the window, when that rank
+///   entered another call as its n-th (or went past it without freeing or dropping
+///   this window): out of step;
+/// - a wait for a lock, a post or a complete of a rank that waits inside a collective
+///   call this rank has not entered yet: each waits for the other.
+///
+/// Then the world is *broken*: the rank that found it records what it found and sets
+/// the failure word ([`FAILED_MISMATCH`]), and every collective, wait and RMA call of
+/// the world fails at once with class PROC_FAILED naming a rank out of step, as under
+/// MPI (rma-mpi's agreement). A rank merely late is waited for. A window's calls are
+/// matched per window: a fence on window 2 never matches a barrier, a fence on
+/// window 3 or window 2's free.
+///
+/// A window dropped without its free enters its free without waiting for the others
+/// ([`Collective::Drop`], matched as the free of that window), as `MPI_Win_free` at the
+/// drop of an rma-mpi window does: a peer freeing the window passes, a peer that meets
+/// the drop in another call (a fence) finds the ranks out of step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Collective {
+    /// [`World::barrier`].
+    Barrier,
+    /// [`World::allgather`] (and the calls built on it: split, dup).
+    Allgather,
+    /// The creation of a window: its number in the world (creation order, from 0).
+    Create(u64),
+    /// A fence on a window.
+    Fence(u64),
+    /// The free of a window.
+    Free(u64),
+    /// A window dropped without its free: entered as its free, without waiting.
+    Drop(u64),
+}
+
+/// Bits of a window number in a [`Collective`]'s code (numbers are compared modulo
+/// 2^28: windows that far apart in creation order are never confused in practice, and a
+/// confusion could only hide a mismatch, never make one).
+const WIN_BITS: u32 = 28;
+const WIN_MASK: u32 = (1 << WIN_BITS) - 1;
+/// In a rank's [`Slot::entry`]: the rank waits inside the call.
+const INSIDE: u64 = 1 << 31;
+
+impl Collective {
+    /// The call as 31 bits: kind, then the window number.
+    #[inline]
+    fn code(self) -> u32 {
+        let (kind, win) = match self {
+            Collective::Barrier => (1, 0),
+            Collective::Allgather => (2, 0),
+            Collective::Create(w) => (3, w),
+            Collective::Fence(w) => (4, w),
+            Collective::Free(w) => (5, w),
+            Collective::Drop(w) => (6, w),
+        };
+        kind << WIN_BITS | (win as u32 & WIN_MASK)
+    }
+
+    fn from_code(code: u32) -> Option<Collective> {
+        let win = u64::from(code & WIN_MASK);
+        Some(match code >> WIN_BITS {
+            1 => Collective::Barrier,
+            2 => Collective::Allgather,
+            3 => Collective::Create(win),
+            4 => Collective::Fence(win),
+            5 => Collective::Free(win),
+            6 => Collective::Drop(win),
+            _ => return None,
+        })
+    }
+
+    /// The code the ranks compare: a window's drop is its free.
+    #[inline]
+    fn matched(code: u32) -> u32 {
+        if code >> WIN_BITS == 6 {
+            5 << WIN_BITS | (code & WIN_MASK)
+        } else {
+            code
+        }
+    }
+}
+
+impl std::fmt::Display for Collective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Collective::Barrier => f.write_str("a barrier"),
+            Collective::Allgather => f.write_str("an all-gather"),
+            Collective::Create(w) => write!(f, "the creation of window {w}"),
+            Collective::Fence(w) => write!(f, "a fence on window {w}"),
+            Collective::Free(w) => write!(f, "the free of window {w}"),
+            Collective::Drop(w) => write!(
+                f,
+                "the free of window {w} as it dropped without being freed (an early \
+                 return, such as an error passed on with `?`)"
+            ),
+        }
+    }
+}
+
+/// The entry of the collective call `what` after entry `last` (`waits`: the rank
+/// waits inside it).
+#[inline]
+fn next_entry(last: u64, what: Collective, waits: bool) -> u64 {
+    let seq = entry_seq(last).wrapping_add(1);
+    u64::from(seq) << 32 | if waits { INSIDE } else { 0 } | u64::from(what.code())
+}
+
+/// The number of the collective call in entry `e`.
+#[inline]
+fn entry_seq(e: u64) -> u32 {
+    (e >> 32) as u32
+}
+
+/// The call in entry `e` ([`Collective::code`]).
+#[inline]
+fn entry_code(e: u64) -> u32 {
+    (e & (INSIDE - 1)) as u32
+}
+
+/// Whether call number `a` comes after call number `b` (numbers wrap).
+#[inline]
+fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// Whether two entries are the same collective call.
+#[inline]
+fn same_call(a: u64, b: u64) -> bool {
+    entry_seq(a) == entry_seq(b)
+        && Collective::matched(entry_code(a)) == Collective::matched(entry_code(b))
+}
+
+/// "a fence on window 2 (its collective call 7 on this world)".
+fn describe(e: u64) -> String {
+    match Collective::from_code(entry_code(e)) {
+        _ if e == 0 => "no collective call yet".to_owned(),
+        Some(c) => format!("{c} (its collective call {} on this world)", entry_seq(e)),
+        None => format!("an unknown call (code {:#x})", entry_code(e)),
+    }
+}
+
+/// What a rank found when it broke a world ([`Header::broken`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Finding {
+    /// Another rank entered another collective call as the one this rank entered.
+    OutOfStep = 1,
+    /// This rank waits for another (a lock, a post, a complete) that waits inside a
+    /// collective call this rank has not entered.
+    Deadlock = 2,
+}
+
 /// The life state of a rank, as recorded in its slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
@@ -106,6 +269,12 @@ struct Header {
     /// corrupt. Every RMA call reads it (one relaxed load), so calls fail once the
     /// world has, even on a transport that never waits.
     failed: AtomicU32,
+    /// Once the ranks were found out of step in their collective calls
+    /// ([`FAILED_MISMATCH`]): who found it and about whom (`finder + 1`, `other + 1 <<
+    /// 16`, the finding `<< 32`), then what each had entered (the finder's
+    /// [`Collective`] code, the other's `<< 32`), for the error every rank then gets.
+    /// Written once, by the first rank to find it, before the failure word.
+    broken: [AtomicU64; 2],
     bar_count: Padded,
     bar_gen: Padded,
     /// Ranks asleep (or about to sleep) on `bar_gen`: the last arriver makes the
@@ -141,10 +310,20 @@ struct Slot {
     /// This rank's answer to the last group offer it took: the call's key when it
     /// joined the offered world, the key with its low bit cleared when it could not.
     ack_key: AtomicU64,
+    /// The collective call of this world the rank entered last ([`Collective`]):
+    /// how many it has entered (high 32 bits), [`INSIDE`] while it waits in it (a
+    /// barrier passed keeps the bit: no peer can be waiting for it), and what it is (the
+    /// low bits). Written by the rank alone; peers that wait for it
+    /// read it to tell a slow rank from one that can never come (module
+    /// [`Collective`]).
+    entry: AtomicU64,
 }
 
 /// [`Header::failed`] once the control state was found corrupt.
 const FAILED_CORRUPT: u32 = u32::MAX;
+/// [`Header::failed`] once the ranks were found out of step in their collective calls
+/// (the world is *broken*: [`Collective`]).
+const FAILED_MISMATCH: u32 = u32::MAX - 1;
 
 const HEADER_LEN: usize = 256;
 const SLOT_LEN: usize = 64;
@@ -355,10 +534,12 @@ impl Control {
         &self.header().failed
     }
 
-    /// The error a nonzero failure word stands for (`Ok` while it is zero).
-    fn failure_of(&self, word: u32) -> Result<()> {
+    /// The error a nonzero failure word stands for (`Ok` while it is zero), as rank
+    /// `me` reports it.
+    fn failure_of(&self, me: usize, word: u32) -> Result<()> {
         match word {
             0 => Ok(()),
+            FAILED_MISMATCH => Err(self.broken_error(me)),
             FAILED_CORRUPT => Err(Error::Internal {
                 reason: format!(
                     "world {}: a rank found the world's shared control state corrupt (another process wrote into it)",
@@ -466,8 +647,8 @@ impl Control {
             });
         }
         let failed = self.header().failed.load(Ordering::Acquire);
-        if failed == FAILED_CORRUPT {
-            return self.failure_of(failed);
+        if failed == FAILED_CORRUPT || failed == FAILED_MISMATCH {
+            return self.failure_of(me, failed);
         }
         // name the cause: a dead rank before one that merely left, and among those the
         // first to go (the others usually left because of it)
@@ -493,7 +674,7 @@ impl Control {
                     reason,
                 })
             }
-            None => self.failure_of(failed),
+            None => self.failure_of(me, failed),
         }
     }
 
@@ -553,7 +734,8 @@ impl Control {
     /// `Err(ProcFailed)` if rank `r` alone is dead or gone (or the launcher aborted the
     /// world): for waits on one peer's word, which other peers' departures must not
     /// cut short.
-    pub(crate) fn check_rank(&self, r: usize, mode: LaunchMode) -> Result<()> {
+    pub(crate) fn check_rank(&self, me: usize, r: usize, mode: LaunchMode) -> Result<()> {
+        self.check_broken(me)?;
         if self.aborted() {
             return Err(Error::ProcFailed {
                 rank: Rank::NULL,
@@ -575,23 +757,261 @@ impl Control {
     }
 }
 
-/// Waits until `cond()` holds ([`crate::park::wait_on`] on `word`, whose sleepers
-/// `sleepers` counts), checking the peers' liveness while parked.
-pub(crate) fn wait_until(
-    ctl: &Control,
-    me: usize,
-    mode: LaunchMode,
-    (word, sleepers): (&AtomicU32, &AtomicU32),
-    mut cond: impl FnMut() -> bool,
-) -> Result<()> {
-    crate::park::wait_on(
-        word,
-        sleepers,
-        |_| Ok(cond()),
-        || ctl.check_peers(me, mode),
-        || false,
-    )
+impl Control {
+    /// Enters `what` as rank `me`'s next collective call of this world ([`Collective`]);
+    /// `waits`: the rank waits inside it until [`Control::leave`]. Returns the entry.
+    pub(crate) fn enter(&self, me: usize, what: Collective, waits: bool) -> u64 {
+        let word = &self.slot(me).entry;
+        let e = next_entry(word.load(Ordering::Relaxed), what, waits);
+        // Release: a peer that reads this entry also sees what the rank did before it
+        // (a lock it released, a free mark it set)
+        word.store(e, Ordering::Release);
+        e
+    }
+
+    /// Rank `me` no longer waits inside the call it entered as `entry`.
+    pub(crate) fn leave(&self, me: usize, entry: u64) {
+        self.slot(me)
+            .entry
+            .store(entry & !INSIDE, Ordering::Release);
+    }
+
+    /// Rank `me`'s last entry.
+    pub(crate) fn own_entry(&self, me: usize) -> u64 {
+        self.slot(me).entry.load(Ordering::Relaxed)
+    }
+
+    /// `Err` (class PROC_FAILED) once the world is broken ([`Collective`]).
+    #[inline]
+    pub(crate) fn check_broken(&self, me: usize) -> Result<()> {
+        // (the finding, not the failure word: a world that had failed otherwise first
+        // keeps that cause there, and is broken all the same)
+        if self.header().broken[0].load(Ordering::Acquire) != 0 {
+            return Err(self.broken_error(me));
+        }
+        Ok(())
+    }
+
+    /// For rank `me`, waiting in the collective call it entered as `mine`, about rank
+    /// `r` that has not arrived in it: `Ok` while `r` may still come (it has not
+    /// reached this call's number yet, or has entered this very call); otherwise, if
+    /// `arrived` (asked after `r`'s entry was read, so it sees what `r` did before)
+    /// does not say that `r` arrived after all, the world is broken and its error
+    /// returned.
+    pub(crate) fn audit_arrival(
+        &self,
+        me: usize,
+        mine: u64,
+        r: usize,
+        arrived: impl FnOnce() -> bool,
+    ) -> Result<()> {
+        let theirs = self.slot(r).entry.load(Ordering::Acquire);
+        if after(entry_seq(mine), entry_seq(theirs)) || same_call(theirs, mine) || arrived() {
+            return Ok(());
+        }
+        Err(self.break_up(me, mine, r, theirs, Finding::OutOfStep, ""))
+    }
+
+    /// Rank `r`'s entry if `r` waits inside a collective call of this world that rank
+    /// `me` has not entered yet: then `r` can do nothing until `me` enters it.
+    pub(crate) fn blocked_on(&self, me: usize, r: usize) -> Option<u64> {
+        let mine = self.own_entry(me);
+        let theirs = self.slot(r).entry.load(Ordering::Acquire);
+        (theirs & INSIDE != 0 && after(entry_seq(theirs), entry_seq(mine))).then_some(theirs)
+    }
+
+    /// Rank `me` (last entry `mine`) found rank `r` (entry `theirs`) out of step
+    /// (`finding`; `waits_for` says what `me` waits for in a deadlock): records it
+    /// (the first finding stays), breaks the world and returns the error.
+    #[cold]
+    pub(crate) fn break_up(
+        &self,
+        me: usize,
+        mine: u64,
+        r: usize,
+        theirs: u64,
+        finding: Finding,
+        waits_for: &str,
+    ) -> Error {
+        let h = self.header();
+        let who = (me as u64 + 1) | (r as u64 + 1) << 16 | (finding as u64) << 32;
+        if h.broken[0]
+            .compare_exchange(0, who, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            let what = u64::from(entry_code(mine)) | u64::from(entry_code(theirs)) << 32;
+            h.broken[1].store(what, Ordering::Release);
+        }
+        self.mark_failed(FAILED_MISMATCH);
+        let found = match finding {
+            Finding::OutOfStep => format!(
+                "the ranks entered different collective calls of world {}, which can never \
+                 complete together (this rank, {me}, entered {}; rank {r} entered {})",
+                self.name,
+                describe(mine),
+                describe(theirs)
+            ),
+            Finding::Deadlock => format!(
+                "this rank ({me}) waits for rank {r} ({waits_for}), and rank {r} waits in \
+                 {}, which this rank has not entered (its last collective call was {}): \
+                 neither can go on",
+                describe(theirs),
+                describe(mine)
+            ),
+        };
+        Error::ProcFailed {
+            rank: Rank::new(r as u32),
+            reason: format!("{found}; {BROKEN}"),
+        }
+    }
+
+    /// The error of a broken world, as rank `me` reports it.
+    #[cold]
+    fn broken_error(&self, me: usize) -> Error {
+        let h = self.header();
+        let who = h.broken[0].load(Ordering::Acquire);
+        let what = h.broken[1].load(Ordering::Acquire);
+        let (a, b) = ((who & 0xffff) as usize, (who >> 16 & 0xffff) as usize);
+        if a == 0 || b == 0 || a > self.size || b > self.size {
+            return Error::ProcFailed {
+                rank: Rank::NULL,
+                reason: format!("the ranks' collective calls are out of step; {BROKEN}"),
+            };
+        }
+        let (a, b) = (a - 1, b - 1);
+        let call = |code: u64| {
+            Collective::from_code(code as u32)
+                .map_or_else(|| "an unknown call".to_owned(), |c| c.to_string())
+        };
+        let (ca, cb) = (call(what & 0xffff_ffff), call(what >> 32));
+        let found = if who >> 32 == Finding::Deadlock as u64 {
+            format!(
+                "rank {a} waited for rank {b} (a lock, a post or a complete), while rank {b} \
+                 waited in {cb}, a collective call rank {a} had not entered (rank {a}'s last \
+                 was {ca}): neither could go on"
+            )
+        } else {
+            format!(
+                "the ranks entered different collective calls of world {}, which can never \
+                 complete together (rank {a} entered {ca}; rank {b} entered {cb})",
+                self.name
+            )
+        };
+        Error::ProcFailed {
+            rank: Rank::new(if me == b { a } else { b } as u32),
+            reason: format!("{found}; {BROKEN}"),
+        }
+    }
+
+    /// The world's barrier, entered by rank `me` as the collective call `what`
+    /// ([`World::barrier`]'s docs; [`Collective`] for the matching). The matching costs
+    /// a store next to the arrival's (same line), and the last arriver reads every
+    /// rank's entry beside its arrival (same lines).
+    pub(crate) fn barrier(&self, me: usize, mode: LaunchMode, what: Collective) -> Result<()> {
+        self.check_broken(me)?;
+        let h = self.header();
+        let slot = self.slot(me);
+        let entry = next_entry(slot.entry.load(Ordering::Relaxed), what, true);
+        let gen = h.bar_gen.0.load(Ordering::Acquire);
+        // both published to the last arriver by the count's release sequence; the
+        // entry (Release) to a peer that audits its own wait, with what came before
+        slot.entry.store(entry, Ordering::Release);
+        slot.arrived.store(gen.wrapping_add(1), Ordering::Relaxed);
+        let r = self.barrier_as(me, mode, entry, gen);
+        // A barrier passed needed every rank, so its entry, still marked inside, can
+        // never name a call a peer has not entered (`blocked_on` compares numbers):
+        // only a failed one is left, at the cost of a store
+        if r.is_err() {
+            self.leave(me, entry);
+        }
+        r
+    }
+
+    fn barrier_as(&self, me: usize, mode: LaunchMode, entry: u64, gen: u32) -> Result<()> {
+        let h = self.header();
+        let n = self.size;
+        let count = h.bar_count.0.fetch_add(1, Ordering::AcqRel) as usize;
+        if count >= n {
+            return Err(self.corrupt(format!(
+                "the barrier count says {} ranks arrived in a world of {n}",
+                count + 1
+            )));
+        }
+        if count == n - 1 {
+            // every rank is here (the count says): each must have arrived at this
+            // barrier, in the same collective call
+            let mut odd = None;
+            for r in 0..n {
+                let slot = self.slot(r);
+                if slot.arrived.load(Ordering::Relaxed) != gen.wrapping_add(1) {
+                    return Err(self.corrupt(format!(
+                        "the barrier count says every rank arrived, but rank {r} has not"
+                    )));
+                }
+                let theirs = slot.entry.load(Ordering::Relaxed);
+                if odd.is_none() && !same_call(theirs, entry) {
+                    odd = Some((r, theirs));
+                }
+            }
+            let verdict = match odd {
+                // broken before the release: the released ranks see it
+                Some((r, theirs)) => {
+                    Err(self.break_up(me, entry, r, theirs, Finding::OutOfStep, ""))
+                }
+                None => self.check_broken(me),
+            };
+            h.bar_count.0.store(0, Ordering::Relaxed);
+            h.bar_gen.0.fetch_add(1, Ordering::SeqCst);
+            if h.bar_sleepers.0.load(Ordering::SeqCst) != 0 {
+                sys::futex_wake_all(&h.bar_gen.0);
+            }
+            return verdict;
+        }
+        let released = || h.bar_gen.0.load(Ordering::Acquire) != gen;
+        let r = crate::park::wait_on(
+            &h.bar_gen.0,
+            &h.bar_sleepers.0,
+            |_| Ok(released()),
+            || {
+                self.check_peers(me, mode)?;
+                // a rank that entered another call in this one's place never comes
+                for r in (0..n).filter(|&r| r != me) {
+                    self.audit_arrival(me, entry, r, || {
+                        released()
+                            || self.slot(r).arrived.load(Ordering::Acquire) == gen.wrapping_add(1)
+                    })?;
+                }
+                Ok(())
+            },
+            || false,
+        );
+        fence(Ordering::SeqCst);
+        r?;
+        // released: by the last arriver, after every rank arrived at this barrier (and
+        // before this rank arrives at the next, no rank can pass another)
+        let now = h.bar_gen.0.load(Ordering::Acquire);
+        if now != gen.wrapping_add(1) {
+            return Err(self.corrupt(format!(
+                "the barrier generation went from {gen} to {now} while this rank waited"
+            )));
+        }
+        for r in 0..n {
+            let a = self.slot(r).arrived.load(Ordering::Relaxed);
+            if a != gen.wrapping_add(1) && a != gen.wrapping_add(2) {
+                return Err(self.corrupt(format!(
+                    "the barrier released this rank before rank {r} arrived"
+                )));
+            }
+        }
+        // the last arriver found the ranks in different calls (or the world broke
+        // meanwhile)
+        self.check_broken(me)
+    }
 }
+
+/// The end of every broken world's error.
+const BROKEN: &str = "the world is broken: its collectives, waits and RMA calls now fail at \
+                      once, and its windows are left unfreed";
 
 /// Checks whether this rank's peers are alive; cheap to clone, usable from any thread.
 #[derive(Clone, Debug)]
@@ -607,9 +1027,54 @@ impl Liveness {
         self.ctl.check_peers(self.rank, self.mode)
     }
 
-    /// `Err(ProcFailed)` if peer `r` is dead or gone; other peers are not looked at.
+    /// `Err(ProcFailed)` if peer `r` is dead or gone (or the world is broken); other
+    /// peers are not looked at.
     pub fn check_rank(&self, r: usize) -> Result<()> {
-        self.ctl.check_rank(r, self.mode)
+        self.ctl.check_rank(self.rank, r, self.mode)
+    }
+
+    /// The world's barrier as the collective call `what` (a window's fence).
+    pub(crate) fn barrier(&self, what: Collective) -> Result<()> {
+        self.ctl.barrier(self.rank, self.mode, what)
+    }
+
+    /// [`Control::enter`] for this rank.
+    pub(crate) fn enter(&self, what: Collective, waits: bool) -> u64 {
+        self.ctl.enter(self.rank, what, waits)
+    }
+
+    /// [`Control::leave`] for this rank.
+    pub(crate) fn leave(&self, entry: u64) {
+        self.ctl.leave(self.rank, entry)
+    }
+
+    /// [`Control::check_broken`] for this rank.
+    pub(crate) fn check_broken(&self) -> Result<()> {
+        self.ctl.check_broken(self.rank)
+    }
+
+    /// [`Control::audit_arrival`] for this rank.
+    pub(crate) fn audit_arrival(
+        &self,
+        mine: u64,
+        r: usize,
+        arrived: impl FnOnce() -> bool,
+    ) -> Result<()> {
+        self.ctl.audit_arrival(self.rank, mine, r, arrived)
+    }
+
+    /// [`Control::blocked_on`] for this rank.
+    pub(crate) fn blocked_on(&self, r: usize) -> Option<u64> {
+        self.ctl.blocked_on(self.rank, r)
+    }
+
+    /// This rank waits for rank `r` (`waits_for`), which waits in the collective call
+    /// it entered as `theirs` (from [`Liveness::blocked_on`]): breaks the world
+    /// ([`Collective`]) and returns its error.
+    pub(crate) fn deadlock(&self, r: usize, theirs: u64, waits_for: &str) -> Error {
+        let mine = self.ctl.own_entry(self.rank);
+        self.ctl
+            .break_up(self.rank, mine, r, theirs, Finding::Deadlock, waits_for)
     }
 
     /// How long a wait tolerates implausible shared state that does not change
@@ -738,65 +1203,23 @@ impl World {
     /// check that the generation moved by exactly one with every rank arrived. A count
     /// or generation that does not add up is an error of class INTERN on every rank
     /// (the world is marked failed), never an early release.
+    ///
+    /// It matches only other ranks' barriers: a rank that entered another collective
+    /// call in its place (a window's fence or free, an all-gather) makes it fail on
+    /// every rank with class PROC_FAILED, and breaks the world (as under MPI: its
+    /// collectives, waits and RMA calls then fail at once).
     pub fn barrier(&self) -> Result<()> {
-        let h = self.ctl.header();
-        let n = self.ctl.size;
-        let gen = h.bar_gen.0.load(Ordering::Acquire);
-        // published to the last arriver by the count's release sequence
-        self.ctl
-            .slot(self.rank)
-            .arrived
-            .store(gen.wrapping_add(1), Ordering::Relaxed);
-        let count = h.bar_count.0.fetch_add(1, Ordering::AcqRel) as usize;
-        if count >= n {
-            return Err(self.ctl.corrupt(format!(
-                "the barrier count says {} ranks arrived in a world of {n}",
-                count + 1
-            )));
-        }
-        if count == n - 1 {
-            if let Some(r) = (0..n)
-                .find(|&r| self.ctl.slot(r).arrived.load(Ordering::Relaxed) != gen.wrapping_add(1))
-            {
-                return Err(self.ctl.corrupt(format!(
-                    "the barrier count says every rank arrived, but rank {r} has not"
-                )));
-            }
-            h.bar_count.0.store(0, Ordering::Relaxed);
-            h.bar_gen.0.fetch_add(1, Ordering::SeqCst);
-            if h.bar_sleepers.0.load(Ordering::SeqCst) != 0 {
-                sys::futex_wake_all(&h.bar_gen.0);
-            }
-            return Ok(());
-        }
-        let (word, sleepers) = (&h.bar_gen.0, &h.bar_sleepers.0);
-        let r = wait_until(&self.ctl, self.rank, self.mode, (word, sleepers), || {
-            h.bar_gen.0.load(Ordering::Acquire) != gen
-        });
-        fence(Ordering::SeqCst);
-        r?;
-        // released: by the last arriver, after every rank arrived at this barrier (and
-        // before this rank arrives at the next, no rank can pass another)
-        let now = h.bar_gen.0.load(Ordering::Acquire);
-        if now != gen.wrapping_add(1) {
-            return Err(self.ctl.corrupt(format!(
-                "the barrier generation went from {gen} to {now} while this rank waited"
-            )));
-        }
-        for r in 0..n {
-            let a = self.ctl.slot(r).arrived.load(Ordering::Relaxed);
-            if a != gen.wrapping_add(1) && a != gen.wrapping_add(2) {
-                return Err(self.ctl.corrupt(format!(
-                    "the barrier released this rank before rank {r} arrived"
-                )));
-            }
-        }
-        Ok(())
+        self.ctl.barrier(self.rank, self.mode, Collective::Barrier)
     }
 
     /// Every rank contributes up to [`GATHER_BYTES`] bytes; every rank receives all
     /// contributions, indexed by rank.
     pub fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.allgather_as(Collective::Allgather, mine)
+    }
+
+    /// [`World::allgather`] as the collective call `what` (window creation).
+    pub(crate) fn allgather_as(&self, what: Collective, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         if mine.len() > GATHER_BYTES {
             return Err(Error::arg(format!(
                 "allgather takes at most {GATHER_BYTES} bytes, got {}",
@@ -812,7 +1235,7 @@ impl World {
                 Ordering::Relaxed,
             );
         }
-        self.barrier()?;
+        self.ctl.barrier(self.rank, self.mode, what)?;
         let mut out = Vec::with_capacity(self.size());
         for r in 0..self.size() {
             let mut buf = [0u8; GATHER_SLOT];
@@ -834,7 +1257,7 @@ impl World {
             out.push(buf[8..8 + len].to_vec());
         }
         // nobody may overwrite a slot before everyone has read it
-        self.barrier()?;
+        self.ctl.barrier(self.rank, self.mode, what)?;
         Ok(out)
     }
 
@@ -1092,7 +1515,7 @@ impl World {
         let mut pause = Duration::from_micros(1);
         while !done() {
             for &r in watch.iter().filter(|&&r| r != self.rank) {
-                self.ctl.check_rank(r, self.mode)?;
+                self.ctl.check_rank(self.rank, r, self.mode)?;
             }
             if pause < Duration::from_micros(50) {
                 std::thread::yield_now();
@@ -1353,6 +1776,104 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs `f` on another thread; panics if it has not returned within 60 s (a hang
+    /// fails the test instead of blocking the run).
+    fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("still waiting after 60 s (a hang)")
+    }
+
+    /// Every collective call reads back from its code; a window's drop matches its
+    /// free and nothing else, and no two kinds or windows match.
+    #[test]
+    fn collective_codes_round_trip_and_a_drop_matches_only_its_free() {
+        let all = [
+            Collective::Barrier,
+            Collective::Allgather,
+            Collective::Create(3),
+            Collective::Fence(3),
+            Collective::Free(3),
+            Collective::Drop(3),
+            Collective::Fence(4),
+            Collective::Free(4),
+        ];
+        let at = |seq: u64, c: Collective| seq << 32 | u64::from(c.code());
+        for a in all {
+            assert_eq!(Collective::from_code(a.code()), Some(a));
+            for b in all {
+                let matched = a == b
+                    || matches!(
+                        (a, b),
+                        (Collective::Free(x), Collective::Drop(y))
+                            | (Collective::Drop(x), Collective::Free(y)) if x == y
+                    );
+                assert_eq!(same_call(at(7, a), at(7, b)), matched, "{a:?} {b:?}");
+                // another call number never matches, and waiting inside does not count
+                assert!(!same_call(at(7, a), at(8, a)));
+                assert!(same_call(at(7, a) | INSIDE, at(7, a)));
+            }
+        }
+        assert!(after(0, u32::MAX) && !after(u32::MAX, 0) && !after(5, 5));
+    }
+
+    /// Two ranks in a barrier while the third enters an all-gather (which used to
+    /// match the barrier, then wait forever in its second step): every rank's call
+    /// fails with PROC_FAILED at once, and the world stays broken.
+    #[test]
+    fn a_barrier_against_an_all_gather_breaks_the_world() {
+        let out = within(|| {
+            run_threads(3, |world| -> (Result<()>, Result<()>) {
+                let first = if world.rank() == 2 {
+                    world.allgather(&[1]).map(drop)
+                } else {
+                    world.barrier()
+                };
+                (first, world.barrier())
+            })
+            .unwrap()
+        });
+        for (rank, (first, then)) in out.into_iter().enumerate() {
+            let e = first.expect_err("a barrier matched an all-gather");
+            assert_eq!(
+                e.class(),
+                rma_core::ErrorClass::ProcFailed,
+                "rank {rank}: {e}"
+            );
+            assert!(e.to_string().contains("different collective calls"), "{e}");
+            let e = then.expect_err("a barrier of the broken world");
+            assert_eq!(
+                e.class(),
+                rma_core::ErrorClass::ProcFailed,
+                "rank {rank}: {e}"
+            );
+        }
+    }
+
+    /// A rank late to a barrier by many liveness checks is waited for: only a rank
+    /// found in another collective call ends a wait.
+    #[test]
+    fn a_rank_late_to_a_barrier_is_waited_for() {
+        let late = 10 * liveness_interval();
+        let out = within(move || {
+            run_threads(3, |world| -> Result<()> {
+                for round in 0..3 {
+                    if world.rank() == round {
+                        std::thread::sleep(late);
+                    }
+                    world.barrier()?;
+                    world.allgather(&[round as u8])?;
+                }
+                Ok(())
+            })
+            .unwrap()
+        });
+        assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
+    }
 
     /// A rank that drops its world while it holds a world split from it stays in the
     /// sub-world (as under MPI): the sub-world's collectives still work.

@@ -1260,6 +1260,9 @@ impl Epochs for Checked<'_> {
     fn check_peers(&self) -> Result<()> {
         Epochs::check_peers(&self.inner)
     }
+    fn fence_barrier(&self) -> Option<Result<()>> {
+        self.inner.fence_barrier()
+    }
     fn free(&mut self) -> Result<()> {
         // the logs only once the window itself is freed: a refused free leaves both
         self.inner.free()?;

@@ -14,7 +14,10 @@
 //! A guard that is never dropped (`mem::forget`, `Box::leak`) leaves its epoch open
 //! and owned: that is sound (nothing can reach memory outside the epoch), but the
 //! window's calls that would end the epoch stay refused, so the window can only be
-//! dropped, not freed; on rma's shared memory its locks stay held until then.
+//! dropped, not freed; its locks stay held until then (the window's drop releases
+//! them). On rma's shared memory a peer that asks for such a lock while this rank
+//! waits in a collective call the peer has not entered gets PROC_FAILED (each would
+//! wait for the other), and so does this rank.
 //!
 //! Dropping a guard without ending it is sound and does what the epoch allows
 //! without another rank's help:

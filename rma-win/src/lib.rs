@@ -64,6 +64,15 @@
 //!   shared memory waits for every rank's free mark in the window's segments, MPI frees
 //!   the MPI window), so a peer calling [`World::barrier`] (or freeing another window)
 //!   never lets one rank release memory the peer still writes.
+//! - **Collective window calls are matched per window**: a fence matches only a fence
+//!   on the same window, a free only that window's free (or its drop, which counts as
+//!   the dropping rank's free), never another window's calls or the world's barrier or
+//!   all-gather. Ranks that enter different collective calls get PROC_FAILED within
+//!   the liveness interval instead of a silent match or a hang, and so do a rank
+//!   waiting for a lock, post or complete and the peer that owes it while that peer
+//!   waits in a collective call the first has not entered; the world is then broken
+//!   (its collectives, waits and calls fail at once), as under MPI (README,
+//!   "Reliability and soundness").
 //! - **Window memory is touched only by atomics.** With ranks as threads Rust's memory
 //!   model applies, whatever MPI says about conflicting accesses: every put, get,
 //!   accumulate and local access reaches window memory through aligned 8-byte atomic

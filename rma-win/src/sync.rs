@@ -366,7 +366,11 @@ impl Window<'_> {
     ///
     /// Errors: ASSERT for another bit; RMA_SYNC for NOPRECEDE when calls were issued
     /// since the last fence, or inside a lock, lock_all, start or post epoch;
-    /// PROC_FAILED if a peer died.
+    /// PROC_FAILED if a peer died, or entered another collective call in this fence's
+    /// place: a fence matches only a fence on this same window, never a world barrier
+    /// or another window's fence or free (on rma's shared memory every rank then gets
+    /// PROC_FAILED and the world is broken, as under MPI's agreement; a backend of
+    /// your own matches as its `fence_barrier` says).
     ///
     /// # Examples
     ///
@@ -415,7 +419,14 @@ impl Window<'_> {
             c.fence_begins(false);
         }
         flushed?;
-        if let Err(e) = self.world.barrier() {
+        // the window's own barrier where the backend has one (matched only by a fence
+        // on this window: a peer in a world barrier or another window's call makes it
+        // fail), else the world's
+        let synced = match self.win.fence_barrier() {
+            Some(r) => r,
+            None => self.world.barrier(),
+        };
+        if let Err(e) = synced {
             if let Some(c) = &self.check {
                 c.fence_begins(false);
             }
@@ -438,7 +449,13 @@ impl Window<'_> {
     /// Collectively frees the window (MPI_Win_free). Every rank must call it.
     ///
     /// Errors: RMA_SYNC if an epoch is open (a lock, lock_all, start or post) or calls
-    /// were issued since the last fence; WIN if already freed. On error nothing changes.
+    /// were issued since the last fence; WIN if already freed: such a refused free
+    /// changes nothing. PROC_FAILED if a peer died, or entered another collective call
+    /// in this free's place (a barrier, another window's free or fence: the world is
+    /// then broken). A free matches only this window's free on every rank, or its drop
+    /// (a rank that drops the window without freeing it counts as freeing it). On rma's
+    /// shared memory a free that failed once it began refuses every later call but
+    /// another free (class WIN): peers may have released their memory.
     ///
     /// # Examples
     ///
@@ -1284,8 +1301,12 @@ impl Drop for Window<'_> {
     /// the locks this rank holds and completes its access epoch, then tells every rank
     /// that it left, so that a rank waiting for its post or complete gets PROC_FAILED
     /// naming it instead of waiting forever. While the thread panics nothing is done
-    /// (an MPI world aborts the job). On rma's own shared memory a drop does nothing
-    /// collective.
+    /// (an MPI world aborts the job). On rma's own shared memory the drop ends the
+    /// epochs the same way, then marks the window as left without waiting for anyone:
+    /// the drop counts as this rank's free (a peer freeing the window passes, as MPI's
+    /// `MPI_Win_free` at the drop lets it), a peer waiting for its post or complete gets
+    /// PROC_FAILED, and the drop takes the free's place in the rank's collective calls
+    /// (a peer that meets it with a fence gets PROC_FAILED).
     fn drop(&mut self) {
         if std::thread::panicking() || self.epochs.borrow().freed || !self.win.leaves_on_drop() {
             return;

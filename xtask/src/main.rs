@@ -259,6 +259,10 @@ fn groups() -> Vec<Group> {
             "RMA_TRANSPORT as a default (rmarun, mpiexec)",
         ),
         ("mpi_exit", "an error on one rank under mpiexec"),
+        (
+            "misuse",
+            "mismatched collectives, dropped windows (threads, rmarun)",
+        ),
     ] {
         v.push(Group {
             binary: Some(binary),

@@ -1,7 +1,8 @@
 /* rma's C interface at a window's edges: MPI_Win_create over shared memory
  * (MPI_Alloc_mem blocks and shared windows) whose length is not a whole number of
- * 8-byte words takes a copy (the separate model), as such a window over other memory
- * does, so rma's word atomics never touch the bytes past the program's object; and a
+ * 8-byte words is still made in place (the unified model: the word it ends in lies in
+ * rma's own mapping), and rma's word atomics leave the program's bytes past the window
+ * as they were (the edge compare-and-swaps write them back unchanged); and a
  * window's delete-attribute callbacks, run by MPI_Win_free, see the window still
  * valid (they may query it). Exits 0 when every check held; prints what failed
  * otherwise. Run with 2 or more ranks. */
@@ -65,14 +66,14 @@ int main(int argc, char **argv) {
     /* 1. 12 bytes at the start of an MPI_Alloc_mem block of 16: a copy */
     int *block;
     MPI_Alloc_mem(4 * sizeof(int), MPI_INFO_NULL, &block);
-    partial("12 bytes of an MPI_Alloc_mem block", block, rank, size, MPI_WIN_SEPARATE);
+    partial("12 bytes of an MPI_Alloc_mem block", block, rank, size, MPI_WIN_UNIFIED);
 
     /* 2. 12 bytes of a shared window's part of 16: a copy too */
     int *part;
     MPI_Win shm;
     MPI_Win_allocate_shared(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &part,
                             &shm);
-    partial("12 bytes of a shared window", part, rank, size, MPI_WIN_SEPARATE);
+    partial("12 bytes of a shared window", part, rank, size, MPI_WIN_UNIFIED);
     MPI_Win_free(&shm);
 
     /* 3. whole words of the block: made over the block itself (unified), as before */
