@@ -152,10 +152,18 @@ impl<'a> LockAudit<'a> {
                 // (a reader holds the turn briefly too: counted in, about to pass it on)
                 .any(|&(t, s)| t == serving && s != CLAIM_NONE);
         let reading = claims.iter().filter(|c| c.1 == CLAIM_SHARED).count();
-        // the ranks that hold the lock (the turn, or a read) must be able to let go
+        // an exclusive request holds the turn: it waits for the readers to leave (this
+        // rank's own drain, or the request this rank queues behind)
+        let turn_exclusive = claims
+            .iter()
+            .any(|&(t, s)| t == serving && s == CLAIM_EXCLUSIVE);
+        // the ranks this rank's request waits for must be able to let go: the one
+        // that holds the turn, and the readers only behind an exclusive turn (a read
+        // that passed the turn on blocks no shared request queued after it)
         for (o, &(t, st)) in claims.iter().enumerate() {
-            let holds = (t == serving && st != CLAIM_NONE) || st == CLAIM_SHARED;
-            if holds && o != self.mem.rank() {
+            let holds_turn = t == serving && st != CLAIM_NONE;
+            let blocks = holds_turn || (st == CLAIM_SHARED && turn_exclusive);
+            if blocks && o != self.mem.rank() {
                 let still = || {
                     unclaim(self.mem.lock_claim(self.target, o).load(Ordering::Acquire)) == (t, st)
                 };
@@ -871,5 +879,76 @@ mod tests {
         })
         .unwrap();
         assert!(out.iter().all(|r| r.is_ok()));
+    }
+}
+
+#[cfg(test)]
+mod queued_readers {
+    use super::{claim, CLAIM_SHARED, CLAIM_WAITING};
+    use crate::winmem::{MemoryOptions, WindowMemory};
+    use rma_core::Result;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// A shared request queued behind a rank that took its ticket and was then
+    /// descheduled, while a reader that already passed the turn on waits in a world
+    /// barrier: the reader blocks nobody's shared request (only an exclusive turn
+    /// waits for readers), so the queued rank waits for the slow one and gets the lock,
+    /// never PROC_FAILED (a correct `lock_all(); barrier()` at 3 ranks, under load).
+    #[test]
+    fn a_shared_request_is_not_blocked_by_a_reader_that_passed_the_turn() {
+        static STEP: AtomicU32 = AtomicU32::new(0);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let wait_step = |s: u32| {
+            while STEP.load(Ordering::Acquire) < s {
+                assert!(Instant::now() < deadline, "step {s} never came");
+                std::thread::yield_now();
+            }
+        };
+        let out = crate::run_threads(3, |world| -> Result<()> {
+            let mem = WindowMemory::allocate(&world, 64, 8, MemoryOptions { queues: false })?;
+            let live = world.liveness();
+            world.barrier()?;
+            match world.rank() {
+                0 => {
+                    // ticket 0: a read, the turn passed on to ticket 1
+                    mem.acquire_lock(0, false, &live)?;
+                    STEP.store(1, Ordering::Release);
+                    world.barrier()?; // waits here for the others
+                }
+                1 => {
+                    wait_step(1);
+                    // ticket 1, taken and claimed, and then a long pause (descheduled)
+                    let lock = mem.lock_word(0);
+                    let ticket = lock.next.fetch_add(1, Ordering::AcqRel);
+                    let mine = mem.lock_claim(0, 1);
+                    mine.store(claim(ticket, CLAIM_WAITING), Ordering::Release);
+                    STEP.store(2, Ordering::Release);
+                    std::thread::sleep(10 * crate::world::liveness_interval());
+                    // its turn came meanwhile: enter as a reader and pass it on
+                    let line = mem.turn_line(0, ticket);
+                    while line.go.load(Ordering::Acquire) != ticket {
+                        assert!(Instant::now() < deadline, "ticket {ticket} never served");
+                        std::thread::yield_now();
+                    }
+                    mine.store(claim(ticket, CLAIM_SHARED), Ordering::Release);
+                    lock.readers.fetch_add(1, Ordering::AcqRel);
+                    mem.pass_turn(0, ticket, false);
+                    world.barrier()?;
+                }
+                _ => {
+                    wait_step(2);
+                    // ticket 2: waits for ticket 1's holder, audited meanwhile
+                    mem.acquire_lock(0, false, &live)?;
+                    world.barrier()?;
+                }
+            }
+            mem.release_lock(0, false)?;
+            world.barrier()
+        })
+        .expect("threads");
+        for (r, o) in out.iter().enumerate() {
+            assert!(o.is_ok(), "rank {r}: {o:?}");
+        }
     }
 }
