@@ -31,7 +31,7 @@
 //! As a second line behind the directory (root can still send), a datagram that
 //! carries descriptors is dropped and the descriptors closed at once, the kernel
 //! attaches each datagram's sender credentials (SO_PASSCRED) and datagrams from
-//! another user are dropped, and one call takes in at most [`DRAIN_BATCH`] datagrams,
+//! another user are dropped, and one call takes in at most `DRAIN_BATCH` (128) datagrams,
 //! so no stream of them keeps a call from returning. Datagrams of this job's user that
 //! do not parse are an error.
 //!

@@ -1048,8 +1048,11 @@ fn failed_flush_leaves_results_to_mpi(world: &World, win: &mut MpiWindow<'_>) ->
         let untouched = |b: &[u8]| b.iter().all(|&x| x == 0x55);
         win.lock(LockType::Exclusive, t, Assert::NONE)
             .ctx("lock exclusive")?;
-        win.put(&i64s(&[7, 8, 9, 10, 11, 12, 13, 14]), Target::contiguous(t, AT))
-            .ctx("put")?;
+        win.put(
+            &i64s(&[7, 8, 9, 10, 11, 12, 13, 14]),
+            Target::contiguous(t, AT),
+        )
+        .ctx("put")?;
         win.unlock(t).ctx("unlock")?;
         win.lock(LockType::Shared, t, Assert::NONE)
             .ctx("lock shared")?;
