@@ -1,39 +1,15 @@
 //! C programs compiled with `bin/rmacc` against this crate's library, run as ranks
 //! by rma-shm's launcher (what `rmarun` runs). Needs a C compiler (`cc`, or `$RMA_CC`).
 
+mod common;
+use common::lib_dir;
 use rma_shm::launch::{spawn, LaunchOptions};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::Duration;
-
-/// The directory holding librma_capi.so built for this test run.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let deps = exe.parent().expect("deps directory").to_path_buf();
-    for d in [
-        deps.clone(),
-        deps.parent().expect("profile directory").to_path_buf(),
-    ] {
-        if d.join("librma_capi.so").exists() {
-            return d;
-        }
-    }
-    panic!("librma_capi.so is not next to {}", exe.display());
-}
 
 /// Compiles `tests/c/<name>.c` with rmacc; the program's path.
 fn compile(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("capi-{name}"));
-    let status = Command::new(dir.join("bin/rmacc"))
-        .env("RMA_CAPI_LIB", lib_dir())
-        .args(["-O1", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg(dir.join("tests/c").join(format!("{name}.c")))
-        .status()
-        .expect("running rmacc (needs a C compiler: cc)");
-    assert!(status.success(), "rmacc could not build {name}.c");
-    out
+    common::compile(name, &format!("capi-{name}"))
 }
 
 fn run(name: &str, ranks: usize) -> rma_shm::launch::LaunchReport {

@@ -9,8 +9,10 @@
 //! Every wait here has its own deadline, and the job its own timeout, so that a job
 //! the attack stops makes the test fail instead of hanging.
 
+mod common;
+use common::lib_dir;
 use rma_shm::launch::{spawn, LaunchOptions, LaunchReport};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -18,35 +20,10 @@ use std::time::{Duration, Instant};
 /// The second user the attacks run as.
 const STRANGER: &str = "rmatest2";
 
-/// The directory holding librma_capi.so built for this test run.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let deps = exe.parent().expect("deps directory").to_path_buf();
-    for d in [
-        deps.clone(),
-        deps.parent().expect("profile directory").to_path_buf(),
-    ] {
-        if d.join("librma_capi.so").exists() {
-            return d;
-        }
-    }
-    panic!("librma_capi.so is not next to {}", exe.display());
-}
-
 /// Compiles `tests/c/<name>.c` with rmacc under a name of its own (`tag`, so that
 /// tests running at once never write the same file); the program's path.
 fn compile(name: &str, tag: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("capi-{name}-{tag}"));
-    let status = Command::new(dir.join("bin/rmacc"))
-        .env("RMA_CAPI_LIB", lib_dir())
-        .args(["-O1", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg(dir.join("tests/c").join(format!("{name}.c")))
-        .status()
-        .expect("running rmacc (needs a C compiler: cc)");
-    assert!(status.success(), "rmacc could not build {name}.c");
-    out
+    common::compile(name, &format!("capi-{name}-{tag}"))
 }
 
 /// The second user's ids.

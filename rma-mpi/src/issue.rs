@@ -184,20 +184,7 @@ impl MpiWindow<'_> {
                         let o = l.add(len);
                         std::ptr::write_bytes(o, 0, len);
                         std::ptr::copy_nonoverlapping(data.as_ptr(), o, data.len());
-                        (api.get_accumulate)(
-                            o.cast(),
-                            n,
-                            ty,
-                            l.cast(),
-                            n,
-                            ty,
-                            p.rank,
-                            p.disp,
-                            p.count,
-                            p.ty,
-                            op as c_int,
-                            win,
-                        )
+                        get_accumulate_raw(api, (o, l, n, ty), &p, op, win)
                     }
                 },
                 // SAFETY: the result's `len` bytes, complete.
@@ -233,24 +220,12 @@ impl MpiWindow<'_> {
     ) -> Result<()> {
         let p = self.placement(spot, len, basic)?;
         let (ty, n) = (self.world.basic_handle(basic)?, c_len(len / basic.size())?);
+        let win = self.win;
         // SAFETY: `data` and `out` hold `n` elements each in a landing that outlives
-        // the call (the caller's contract).
-        let rc = self.world.mpi(|api| unsafe {
-            (api.get_accumulate)(
-                data.cast(),
-                n,
-                ty,
-                out.cast(),
-                n,
-                ty,
-                p.rank,
-                p.disp,
-                p.count,
-                p.ty,
-                op as c_int,
-                self.win,
-            )
-        });
+        // the call (the caller's contract); the placement's type and the window are live.
+        let rc = self
+            .world
+            .mpi(|api| unsafe { get_accumulate_raw(api, (data, out, n, ty), &p, op, win) });
         let call = Call::new("MPI_Get_accumulate")
             .rank(spot.rank)
             .typed(basic, Some(op))
@@ -426,6 +401,38 @@ impl MpiWindow<'_> {
             },
             // SAFETY: the result's `e` bytes after origin and compare, complete.
             |l| unsafe { copy_landed(l.add(2 * e), out) },
+        )
+    }
+}
+
+/// MPI_Get_accumulate of `n` elements of `ty` from `origin` into `result`, at `p` of
+/// `win`.
+///
+/// # Safety
+/// `origin` and `result` hold `n` elements each and stay valid until a synchronization
+/// completes the call; `p`'s type and `win` are live.
+unsafe fn get_accumulate_raw(
+    api: &crate::ffi::Api,
+    (origin, result, n, ty): (*const u8, *mut u8, c_int, crate::ffi::Handle),
+    p: &crate::datatype::Placement,
+    op: Op,
+    win: crate::ffi::Handle,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        (api.get_accumulate)(
+            origin.cast(),
+            n,
+            ty,
+            result.cast(),
+            n,
+            ty,
+            p.rank,
+            p.disp,
+            p.count,
+            p.ty,
+            op as c_int,
+            win,
         )
     }
 }
