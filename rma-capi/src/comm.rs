@@ -36,6 +36,11 @@ pub(crate) struct Comm {
     /// An intercommunicator's remote group (MPI_COMM_WORLD ranks); its local group
     /// is `ranks`, its world the local group's.
     pub(crate) remote: Option<Vec<usize>>,
+    /// Nonblocking collectives started on it (each rank numbers them alike, as MPI
+    /// orders collectives on a communicator).
+    pub(crate) nbc: u64,
+    /// Its virtual topology, if one was attached.
+    pub(crate) topo: Option<crate::topo::Topo>,
 }
 
 impl Drop for Comm {
@@ -70,6 +75,8 @@ impl Comm {
             ctx,
             children: 0,
             remote: None,
+            nbc: 0,
+            topo: None,
         })
     }
 
@@ -90,7 +97,13 @@ impl Comm {
         self.ranks.len()
     }
 
-    fn child_ctx(&mut self, salt: u64) -> u64 {
+    /// The context of its nonblocking collectives' messages (apart from its
+    /// point-to-point messages).
+    pub(crate) fn nbc_ctx(&self) -> u64 {
+        mix(self.ctx, 0x006e_6263_5f63_7478)
+    }
+
+    pub(crate) fn child_ctx(&mut self, salt: u64) -> u64 {
         self.children += 1;
         mix(mix(self.ctx, self.children), salt)
     }
@@ -273,12 +286,25 @@ pub unsafe extern "C" fn MPI_Comm_split(
             c if c >= 0 => Some(c as u32),
             _ => return Err(fail(code::ARG, format!("color {color} is negative"))),
         };
-        st.progress();
-        let comm = st.comm_mut(c)?;
-        let ctx = comm.child_ctx(color.map_or(u64::MAX, u64::from));
-        let w = comm.world().split(color, key)?;
-        give(st, w, ctx, new)
+        let h = st.split(c, color, key)?;
+        // SAFETY: MPI's contract: `new` points to a communicator handle.
+        unsafe { out(new, h, "newcomm") }
     })
+}
+
+impl State {
+    /// MPI_Comm_split of intracommunicator `c`: the new communicator's handle, or
+    /// MPI_COMM_NULL (0) for a rank without a color.
+    pub(crate) fn split(&mut self, c: i32, color: Option<u32>, key: c_int) -> R<i32> {
+        self.intra(c)?;
+        self.progress();
+        let comm = self.comm_mut(c)?;
+        let ctx = comm.child_ctx(color.map_or(u64::MAX, u64::from));
+        match comm.world().split(color, key)? {
+            Some(w) => self.add_comm(w, ctx),
+            None => Ok(0),
+        }
+    }
 }
 
 #[no_mangle]
@@ -734,6 +760,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_set_attr(c: c_int, k: c_int, value: *mut c_void) -> c_int {
     call("MPI_Comm_set_attr", On::Comm(c), |st| {
+        let st: &mut crate::State = st;
         let comm = st.comms.get_mut(c).filter(|x| !x.freed);
         let comm = comm.ok_or_else(|| fail(code::COMM, format!("{c} is not a communicator")))?;
         set_attr(&st.keyvals, c, &mut comm.attrs, k, value as usize)
@@ -743,6 +770,7 @@ pub unsafe extern "C" fn MPI_Comm_set_attr(c: c_int, k: c_int, value: *mut c_voi
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_delete_attr(c: c_int, k: c_int) -> c_int {
     call("MPI_Comm_delete_attr", On::Comm(c), |st| {
+        let st: &mut crate::State = st;
         let comm = st.comms.get_mut(c).filter(|x| !x.freed);
         let comm = comm.ok_or_else(|| fail(code::COMM, format!("{c} is not a communicator")))?;
         delete_attr(&st.keyvals, c, &mut comm.attrs, k)

@@ -88,6 +88,14 @@ const PREDEFINED: &[(i32, &str, Option<BasicType>, usize)] = {
         (46, "MPI_2INTEGER", Some(B::TwoInt), 8),
         (47, "MPI_2REAL", None, 8),
         (48, "MPI_2DOUBLE_PRECISION", None, 16),
+        (49, "MPI_INTEGER1", Some(B::I8), 1),
+        (50, "MPI_INTEGER2", Some(B::I16), 2),
+        (51, "MPI_INTEGER4", Some(B::I32), 4),
+        (52, "MPI_INTEGER8", Some(B::I64), 8),
+        (53, "MPI_REAL4", Some(B::F32), 4),
+        (54, "MPI_REAL8", Some(B::F64), 8),
+        (55, "MPI_COMPLEX8", Some(B::C32), 8),
+        (56, "MPI_COMPLEX16", Some(B::C64), 16),
     ]
 };
 
@@ -152,7 +160,7 @@ impl State {
 
 /// Where `count` instances of `dt` lie relative to their buffer's address: the first
 /// byte's offset and the number of bytes (0 when they hold no data).
-fn span(dt: &Datatype, count: usize) -> R<(isize, usize)> {
+pub(crate) fn span(dt: &Datatype, count: usize) -> R<(isize, usize)> {
     if count == 0 || dt.size() == 0 {
         return Ok((0, 0));
     }
@@ -334,15 +342,30 @@ pub(crate) unsafe fn read_span<'a>(start: usize, len: usize) -> Origin<'a> {
 /// other ranks' calls to window memory among them.
 pub(crate) unsafe fn write_span<'a>(start: usize, len: usize) -> Written<'a> {
     if exposed(start, len) {
-        let mut before = vec![0; len];
-        // SAFETY: as in `read_span`.
-        unsafe { rma_ops::shared::copy_out(start as *const u8, &mut before) };
-        let bytes = before.clone();
-        let at = start as *mut u8;
-        return Written::Copied { at, before, bytes };
+        // SAFETY: the caller's contract.
+        return unsafe { copied_span(start, len) };
     }
     // SAFETY: the caller's contract, and no other rank's call reaches these bytes.
     Written::Borrowed(unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) })
+}
+
+/// As [`write_span`], always through a copy read and written back (only the bytes
+/// the call changed) with word atomics: for memory that the program's other threads
+/// may access meanwhile, such as a window's memory while another call reconciles it.
+///
+/// # Safety
+/// The bytes are readable and writable.
+pub(crate) unsafe fn copied_span<'a>(start: usize, len: usize) -> Written<'a> {
+    let mut before = vec![0; len];
+    // SAFETY: the caller's contract; read with word atomics, as others may write them
+    // meanwhile.
+    unsafe { rma_ops::shared::copy_out(start as *const u8, &mut before) };
+    let bytes = before.clone();
+    Written::Copied {
+        at: start as *mut u8,
+        before,
+        bytes,
+    }
 }
 
 /// As [`origin`], for a buffer the call writes; [`Written::finish`] after the call.

@@ -2,7 +2,6 @@
 
 use crate::{
     c_str, call, code, comm, dtype, fail, inp, out, put_str, Errh, On, State, Table, PHASE, R,
-    STATE,
 };
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void};
@@ -10,12 +9,24 @@ use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// The thread that called MPI_Init.
-static MAIN: OnceLock<std::thread::ThreadId> = OnceLock::new();
-
 fn epoch() -> Instant {
     static T0: OnceLock<Instant> = OnceLock::new();
     *T0.get_or_init(Instant::now)
+}
+
+const THREAD_FUNNELED: c_int = 1;
+const THREAD_SERIALIZED: c_int = 2;
+pub(crate) const THREAD_MULTIPLE: c_int = 3;
+
+/// The thread level provided for `required`: up to MPI_THREAD_MULTIPLE on rma's
+/// shared memory; at most FUNNELED under the mpi transport, whose system MPI world
+/// stays on the thread that initialized it.
+fn level_for(required: c_int, world: &rma_win::World) -> c_int {
+    let top = match world.backend() {
+        rma_win::backend::AnyWorld::Shm(_) => THREAD_MULTIPLE,
+        _ => THREAD_FUNNELED,
+    };
+    required.clamp(0, top)
 }
 
 fn init(required: c_int) -> R<c_int> {
@@ -23,12 +34,19 @@ fn init(required: c_int) -> R<c_int> {
         return Err(fail(code::OTHER, "MPI_Init called twice"));
     }
     epoch();
-    let world = rma_win::World::from_env()?.ok_or_else(|| {
-        fail(
-            code::OTHER,
-            "this program was not started by rmarun (run it as `rmarun -n N ./program`)",
-        )
-    })?;
+    let world = match rma_win::World::from_env() {
+        Ok(Some(w)) => w,
+        Ok(None) => singleton()?,
+        // under another MPI's launcher rma tries that MPI as its transport: where it
+        // cannot, say what the process is missing
+        Err(e) => {
+            let mut f = crate::Fail::from(e);
+            if let Some(v) = foreign_launcher() {
+                f.msg = format!("{}; {}", foreign_note(v), f.msg);
+            }
+            return Err(f);
+        }
+    };
     let mut st = State {
         comms: Table::new(),
         groups: Table::new(),
@@ -37,11 +55,12 @@ fn init(required: c_int) -> R<c_int> {
         wins: Table::new(),
         graveyard: Vec::new(),
         reqs: Table::new(),
+        ops: Table::new(),
         errhs: Table::new(),
         keyvals: BTreeMap::new(),
         next_keyval: 100,
         p2p: crate::p2p::P2p::new(&world)?,
-        thread_level: required.clamp(0, 1),
+        thread_level: level_for(required, &world),
     };
     st.errhs.put(crate::ERRH_FATAL, Errh::Fatal);
     st.errhs.put(crate::ERRH_RETURN, Errh::Return);
@@ -52,10 +71,49 @@ fn init(required: c_int) -> R<c_int> {
     // every rank's message socket is open before any rank returns
     st.world0().barrier()?;
     let level = st.thread_level;
-    let _ = MAIN.set(std::thread::current().id());
-    STATE.with(|s| *s.borrow_mut() = Some(st));
+    let _ = crate::MAIN.set(std::thread::current().id());
+    crate::install_state(st);
+    crate::ANY_THREAD.store(level >= THREAD_SERIALIZED, Ordering::Release);
     PHASE.store(1, Ordering::Relaxed);
     Ok(level)
+}
+
+/// Variables another MPI library's launcher sets in each process it starts.
+const FOREIGN_LAUNCHERS: &[&str] = &[
+    "PMI_RANK",
+    "PMI_SIZE",
+    "PMIX_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_RANK",
+    "MPI_LOCALNRANKS",
+    "HYDI_CONTROL_FD",
+];
+
+/// The first variable of another MPI's launcher this process carries.
+fn foreign_launcher() -> Option<&'static str> {
+    FOREIGN_LAUNCHERS
+        .iter()
+        .copied()
+        .find(|v| std::env::var_os(v).is_some())
+}
+
+fn foreign_note(var: &str) -> String {
+    format!(
+        "this process was started by another MPI library's launcher ({var} is set); a \
+         program built with rmacc runs under rmarun (`rmarun -n N ./program`), or alone \
+         as a world of one"
+    )
+}
+
+/// The world of a program run without rmarun: a world of one, as MPI's singleton
+/// start has it, unless another MPI's launcher started the process (then it would
+/// run as N unrelated singletons: refused).
+fn singleton() -> R<rma_win::World> {
+    if let Some(v) = foreign_launcher() {
+        return Err(fail(code::OTHER, foreign_note(v)));
+    }
+    let w = rma_shm::World::singleton()?;
+    Ok(rma_win::World::from(rma_win::backend::AnyWorld::Shm(w)))
 }
 
 /// MPI_Init and MPI_Init_thread, which run before there is a state to call with.
@@ -116,7 +174,7 @@ pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
     // answered without the state, which lives with the thread that called MPI_Init
-    let main = MAIN
+    let main = crate::MAIN
         .get()
         .is_some_and(|t| *t == std::thread::current().id());
     // SAFETY: MPI's contract: an int out-parameter.
@@ -141,7 +199,8 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     let rc = call("MPI_Finalize", On::World, |st| {
         st.progress();
         // every message this rank sent reaches its receiver's socket first
-        st.p2p.wait_all_sent(st.world0())?;
+        let w = st.world0();
+        st.p2p.wait_all_sent(w)?;
         st.world0().barrier()?;
         Ok(())
     });
@@ -150,7 +209,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     }
     // windows first (they borrow their communicators' worlds), then communicators,
     // MPI_COMM_WORLD last
-    let st = STATE.with(|s| s.borrow_mut().take());
+    let st = crate::take_state();
     crate::mem::unlink_all();
     if let Some(mut st) = st {
         st.drop_windows();
@@ -169,8 +228,16 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
 pub unsafe extern "C" fn MPI_Abort(_c: c_int, errorcode: c_int) -> c_int {
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    // rmarun ends the other ranks when one exits with a failure
-    std::process::exit(if errorcode == 0 { 1 } else { errorcode & 255 }.max(1));
+    let _ = std::io::stderr().flush();
+    // rmarun ends every other rank at once when asked, whatever this rank's status
+    // (the communicator's ranks are among MPI_COMM_WORLD's: all of them end)
+    crate::with_state(|st| {
+        if let rma_win::backend::AnyWorld::Shm(w) = st.world0().backend() {
+            w.abort_job();
+        }
+    });
+    // the exit status is the code, as a process status holds it (its low 8 bits)
+    std::process::exit(errorcode & 255);
 }
 
 #[no_mangle]

@@ -25,17 +25,26 @@
 #![allow(missing_docs)]
 #![allow(clippy::missing_safety_doc)]
 
+pub mod bindings;
 pub mod coll;
 pub mod comm;
 pub mod dtype;
 pub mod env;
+pub mod fortran;
 mod mem;
+pub mod nbc;
+pub mod op;
 pub mod p2p;
+pub mod pmpi;
+pub mod refused;
+pub mod tool;
+pub mod topo;
 pub mod win;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// MPI error codes (the classes; rma's error codes are its classes).
 pub(crate) mod code {
@@ -125,7 +134,8 @@ pub(crate) mod code {
             RMA_SHARED => "MPI_ERR_RMA_SHARED",
             RMA_FLAVOR => "MPI_ERR_RMA_FLAVOR",
             PROC_FAILED => "MPI_ERR_PROC_FAILED",
-            _ => "",
+            // MPI_T's return codes, which MPI_Error_string and MPI_Error_class know too
+            _ => crate::tool::terr::name(c),
         }
     }
 
@@ -281,6 +291,8 @@ pub(crate) struct State {
     /// `win::Mem::Mapped`): kept mapped until that window is freed.
     pub(crate) graveyard: Vec<win::Win>,
     pub(crate) reqs: Table<p2p::Req>,
+    /// The program's reduction operations (`MPI_Op_create`).
+    pub(crate) ops: Table<op::UserOp>,
     pub(crate) errhs: Table<Errh>,
     pub(crate) keyvals: BTreeMap<i32, Keyval>,
     pub(crate) next_keyval: i32,
@@ -297,21 +309,160 @@ impl Drop for State {
     }
 }
 
-/// Runs `f` on the state if this thread holds it and nothing else borrows it.
-pub(crate) fn with_state(f: impl FnOnce(&mut State)) {
-    STATE.with(|s| {
-        if let Ok(mut g) = s.try_borrow_mut() {
-            if let Some(st) = g.as_mut() {
-                f(st);
-            }
-        }
-    });
-}
+/// The process's MPI state, behind one lock: every call runs with it held (see
+/// [`Lease`]), so the state is never touched by two threads at once.
+///
+/// At MPI_THREAD_SINGLE and FUNNELED only the thread that called MPI_Init may call
+/// (others get an error), as before; at SERIALIZED and MULTIPLE any thread may, and
+/// the calls that wait for other ranks release the lock between polls (see
+/// [`Lease::pause`]).
+static STATE: Mutex<Option<StateCell>> = Mutex::new(None);
+
+/// The state, sendable between threads.
+pub(crate) struct StateCell(pub(crate) State);
+
+// SAFETY: a StateCell lives only in STATE and is reached only through its mutex, so
+// its contents are never accessed by two threads at once, and every access
+// happens-after the previous one (the mutex orders them). What the contents lack for
+// `Send` is thread identity, not synchronization: raw pointers into the program's
+// buffers (valid by MPI's contract from any thread), rma's shared-memory objects
+// (whose Cells are only touched under this lock), and, with the mpi transport, a
+// system MPI world that must stay on the thread that initialized it. That last one
+// never leaves its thread: under the mpi transport the level is at most FUNNELED,
+// where calls from other threads are refused before they reach the state
+// (`Lease::acquire`).
+unsafe impl Send for StateCell {}
+
+/// The thread that called MPI_Init, for FUNNELED's rule and MPI_Is_thread_main.
+pub(crate) static MAIN: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+
+/// Whether any thread may call (SERIALIZED or MULTIPLE was provided).
+pub(crate) static ANY_THREAD: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 thread_local! {
-    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+    /// Whether this thread holds the state now (a callback into the program that
+    /// calls MPI must get an error, not wait for itself).
+    static HELD: Cell<bool> = const { Cell::new(false) };
     /// Callbacks into the program, run once the state is released (they may call MPI).
     static LATER: RefCell<Vec<Box<dyn FnOnce()>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The state, held by one call: it derefs to [`State`], and [`Lease::pause`] lets
+/// other threads' calls run while this one waits.
+pub(crate) struct Lease {
+    guard: Option<MutexGuard<'static, Option<StateCell>>>,
+}
+
+impl Lease {
+    /// Takes the state for a call on this thread; Err with the reason if this thread
+    /// may not have it.
+    fn acquire() -> R<Lease> {
+        if HELD.with(Cell::get) {
+            return Err(fail(
+                code::OTHER,
+                "called from inside an MPI callback that holds the library",
+            ));
+        }
+        let main = MAIN.get().is_none_or(|t| *t == std::thread::current().id());
+        if !main && !ANY_THREAD.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(fail(
+                code::OTHER,
+                if PHASE.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+                    "MPI is not initialized (call MPI_Init first)"
+                } else {
+                    "called from a thread other than the one that called MPI_Init, at \
+                     MPI_THREAD_FUNNELED or SINGLE (ask MPI_Init_thread for \
+                     MPI_THREAD_SERIALIZED or MULTIPLE)"
+                },
+            ));
+        }
+        let guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.is_none() {
+            return Err(fail(
+                code::OTHER,
+                if PHASE.load(std::sync::atomic::Ordering::Relaxed) == 2 {
+                    "called after MPI_Finalize"
+                } else {
+                    "MPI is not initialized (call MPI_Init first)"
+                },
+            ));
+        }
+        HELD.with(|h| h.set(true));
+        Ok(Lease { guard: Some(guard) })
+    }
+
+    /// Lets other threads' calls run for a moment (a wait between two polls): the
+    /// state is released, `pause` runs, and the state is taken again. Every `&mut
+    /// State` borrowed from the lease ends before this (the borrow checker sees to
+    /// it), so nothing here keeps a reference across the release.
+    pub(crate) fn pause(&mut self, pause: impl FnOnce()) -> R {
+        if !ANY_THREAD.load(std::sync::atomic::Ordering::Relaxed) {
+            pause();
+            return Ok(());
+        }
+        self.guard = None;
+        HELD.with(|h| h.set(false));
+        pause();
+        let guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.is_none() {
+            return Err(fail(
+                code::OTHER,
+                "another thread called MPI_Finalize while this call waited",
+            ));
+        }
+        HELD.with(|h| h.set(true));
+        self.guard = Some(guard);
+        Ok(())
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if self.guard.take().is_some() {
+            HELD.with(|h| h.set(false));
+        }
+    }
+}
+
+impl std::ops::Deref for Lease {
+    type Target = State;
+    fn deref(&self) -> &State {
+        match self.guard.as_deref() {
+            Some(Some(c)) => &c.0,
+            _ => panic!("the MPI state was used while released"),
+        }
+    }
+}
+
+impl std::ops::DerefMut for Lease {
+    fn deref_mut(&mut self) -> &mut State {
+        match self.guard.as_deref_mut() {
+            Some(Some(c)) => &mut c.0,
+            _ => panic!("the MPI state was used while released"),
+        }
+    }
+}
+
+/// Runs `f` on the state if this thread may take it now (and is not inside a call).
+pub(crate) fn with_state(f: impl FnOnce(&mut State)) {
+    if let Ok(mut l) = Lease::acquire() {
+        f(&mut l);
+    }
+}
+
+/// Installs the state at MPI_Init.
+pub(crate) fn install_state(st: State) {
+    *STATE.lock().unwrap_or_else(PoisonError::into_inner) = Some(StateCell(st));
+}
+
+/// Takes the state out at MPI_Finalize (None if another thread did first).
+pub(crate) fn take_state() -> Option<State> {
+    STATE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .map(|c| c.0)
 }
 
 /// 0 before MPI_Init, 1 while initialized, 2 after MPI_Finalize.
@@ -333,25 +484,10 @@ pub(crate) enum On {
 
 /// Runs one MPI call: `f` with the state, then the error handler in effect if it
 /// failed; the MPI return code.
-pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut State) -> R) -> c_int {
+pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut Lease) -> R) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        STATE.with(|s| match s.try_borrow_mut() {
-            Ok(mut g) => match g.as_mut() {
-                Some(st) => f(st),
-                None => Err(fail(
-                    code::OTHER,
-                    if PHASE.load(std::sync::atomic::Ordering::Relaxed) == 2 {
-                        "called after MPI_Finalize"
-                    } else {
-                        "MPI is not initialized on this thread (call MPI_Init first; rma's C interface is MPI_THREAD_FUNNELED)"
-                    },
-                )),
-            },
-            Err(_) => Err(fail(
-                code::OTHER,
-                "called from inside an MPI callback that holds the library",
-            )),
-        })
+        let mut lease = Lease::acquire()?;
+        f(&mut lease)
     }));
     let out = out.unwrap_or_else(|p| {
         let what = p
@@ -390,23 +526,30 @@ fn run_later() {
 
 /// Hands an error to the handler of `on`; what the call returns.
 pub(crate) fn raise(name: &str, on: On, e: Fail) -> c_int {
-    let (h, handle) = STATE.with(|s| {
-        let g = s.try_borrow();
-        let Ok(g) = g else {
+    let (h, handle) = {
+        if HELD.with(Cell::get) {
             // called back from inside a call: the error goes back to the caller
-            return (Errh::Return, 0);
-        };
-        let Some(st) = g.as_ref() else {
-            return (Errh::Fatal, 0);
-        };
-        let (eh, handle) = match on {
-            On::Comm(c) if st.comms.get(c).is_some() => (st.comms.get(c).map(|c| c.errh), c),
-            On::Win(w) if st.wins.get(w).is_some() => (st.wins.get(w).map(|w| w.errh), w),
-            _ => (st.comms.get(comm::WORLD).map(|c| c.errh), comm::WORLD),
-        };
-        let eh = eh.unwrap_or(ERRH_FATAL);
-        (st.errhs.get(eh).copied().unwrap_or(Errh::Fatal), handle)
-    });
+            (Errh::Return, 0)
+        } else {
+            let g = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+            match g.as_ref() {
+                None => (Errh::Fatal, 0),
+                Some(StateCell(st)) => {
+                    let (eh, handle) = match on {
+                        On::Comm(c) if st.comms.get(c).is_some() => {
+                            (st.comms.get(c).map(|c| c.errh), c)
+                        }
+                        On::Win(w) if st.wins.get(w).is_some() => {
+                            (st.wins.get(w).map(|w| w.errh), w)
+                        }
+                        _ => (st.comms.get(comm::WORLD).map(|c| c.errh), comm::WORLD),
+                    };
+                    let eh = eh.unwrap_or(ERRH_FATAL);
+                    (st.errhs.get(eh).copied().unwrap_or(Errh::Fatal), handle)
+                }
+            }
+        }
+    };
     match h {
         Errh::Return => e.code,
         Errh::Fatal | Errh::Abort => {

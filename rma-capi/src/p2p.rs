@@ -39,7 +39,7 @@
 //! MPI_ERR_PROC_FAILED within the world's liveness interval.
 
 use crate::dtype::{pack, unpack};
-use crate::{call, code, count, fail, out, On, State, R};
+use crate::{call, code, count, fail, out, Lease, On, State, R};
 use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::os::unix::net::{SocketAddr, UnixDatagram};
@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 const ANY_SOURCE: c_int = -2;
 const ANY_TAG: c_int = -1;
-const PROC_NULL: c_int = -1;
+pub(crate) const PROC_NULL: c_int = -1;
 const HEADER: usize = 32;
 const FRAGMENT: usize = 64 * 1024;
 
@@ -69,6 +69,8 @@ pub(crate) enum Req {
     },
     /// A receive matched: its status waits to be reported.
     Received(Status),
+    /// A nonblocking collective, in `P2p::colls` until complete.
+    Coll(Box<crate::nbc::Coll>),
 }
 
 /// A message that arrived and was not yet received.
@@ -103,7 +105,7 @@ pub struct MpiStatus {
 const STATUS_IGNORE: usize = 1;
 
 impl Status {
-    const EMPTY: Status = Status {
+    pub(crate) const EMPTY: Status = Status {
         source: PROC_NULL,
         tag: ANY_TAG,
         error: 0,
@@ -151,6 +153,33 @@ pub(crate) struct P2p {
     next_seq: u64,
     /// Receive requests waiting for a message, in the order they were posted.
     pub(crate) posted: VecDeque<c_int>,
+    /// Nonblocking collectives not yet complete, in the order they started.
+    pub(crate) colls: Vec<c_int>,
+    /// Persistent requests (MPI_Send_init, MPI_Recv_init) by handle: the handle is
+    /// also in the request table, as `Req::Done` while inactive and as the started
+    /// send or receive while active.
+    persist: std::collections::BTreeMap<c_int, Persist>,
+}
+
+/// What a persistent request starts each time.
+#[derive(Clone, Copy)]
+enum Persist {
+    Send {
+        buf: *const c_void,
+        n: c_int,
+        dt: c_int,
+        dest: c_int,
+        tag: c_int,
+        c: c_int,
+    },
+    Recv {
+        buf: *mut c_void,
+        n: c_int,
+        dt: c_int,
+        src: c_int,
+        tag: c_int,
+        c: c_int,
+    },
 }
 
 /// The longest message accepted (a longer announced length is a malformed datagram).
@@ -262,6 +291,8 @@ impl P2p {
             out: (0..size).map(|_| VecDeque::new()).collect(),
             next_seq: 0,
             posted: VecDeque::new(),
+            colls: Vec::new(),
+            persist: std::collections::BTreeMap::new(),
         }
     }
 
@@ -392,8 +423,14 @@ impl P2p {
         Ok(seq)
     }
 
+    /// Takes the first message that arrived on (ctx, src, tag), if any.
+    pub(crate) fn take(&mut self, ctx: u64, src: c_int, tag: c_int) -> Option<Vec<u8>> {
+        let i = self.find(ctx, src, tag)?;
+        self.queue.remove(i).map(|m| m.data)
+    }
+
     /// Whether send number `seq` to `to` has left this process.
-    fn sent(&self, to: usize, seq: u64) -> bool {
+    pub(crate) fn sent(&self, to: usize, seq: u64) -> bool {
         self.out[to].front().is_none_or(|(s, _)| *s > seq)
     }
 
@@ -797,6 +834,22 @@ impl Waiter {
     }
 
     fn pause(&mut self, world: &rma_win::World) -> R {
+        self.check(world)?;
+        self.sleep();
+        Ok(())
+    }
+
+    /// Checks the peers' liveness now and then.
+    fn check(&mut self, world: &rma_win::World) -> R {
+        if self.last_check.elapsed() > Duration::from_millis(100) {
+            self.last_check = Instant::now();
+            world.check_peers()?;
+        }
+        Ok(())
+    }
+
+    /// The pause itself: a spin and yield at first, then sleeps growing to 1 ms.
+    fn sleep(&mut self) {
         self.spins += 1;
         if self.spins < 200 {
             std::hint::spin_loop();
@@ -804,11 +857,21 @@ impl Waiter {
         } else {
             std::thread::sleep(Duration::from_micros(u64::from(self.spins.min(1000))));
         }
-        if self.last_check.elapsed() > Duration::from_millis(100) {
-            self.last_check = Instant::now();
-            world.check_peers()?;
+    }
+}
+
+/// Polls `f` on the state until it gives a value: every wait of a call that holds a
+/// [`Lease`]. Between polls the state is released (at MPI_THREAD_SERIALIZED and
+/// MULTIPLE), so other threads' calls run while this one waits, and their messages
+/// can be what it waits for.
+pub(crate) fn wait_on<T>(l: &mut Lease, mut f: impl FnMut(&mut State) -> R<Option<T>>) -> R<T> {
+    let mut w = Waiter::new();
+    loop {
+        if let Some(v) = f(l)? {
+            return Ok(v);
         }
-        Ok(())
+        w.check(l.world0())?;
+        l.pause(|| w.sleep())?;
     }
 }
 
@@ -856,6 +919,7 @@ impl State {
         if delivered {
             self.progress();
         }
+        self.collect();
         Ok(())
     }
 
@@ -913,19 +977,6 @@ impl State {
         Ok(Some(st))
     }
 
-    fn recv_blocking(
-        &mut self,
-        buf: *mut c_void,
-        n: usize,
-        dt: c_int,
-        src: c_int,
-        tag: c_int,
-        c: c_int,
-    ) -> R<Status> {
-        let world = self.comm(c)?.world();
-        Waiter::until(world, || self.try_recv(buf, n, dt, src, tag, c))
-    }
-
     /// Queues a message; where it goes and its number (None for MPI_PROC_NULL).
     fn send_msg(
         &mut self,
@@ -976,9 +1027,14 @@ impl State {
             Req::Received(s) => Some(*s),
             Req::Send { to, seq } => self.p2p.sent(*to, *seq).then_some(Status::EMPTY),
             Req::Recv { .. } => None,
+            Req::Coll(_) => self.finish_coll(h)?,
         };
         if let Some(s) = got {
             self.reqs.remove(h);
+            if self.p2p.persist.contains_key(&h) {
+                // a persistent request goes back to inactive
+                self.reqs.put(h, Req::Done);
+            }
             if s.error != 0 {
                 return Err(fail(
                     s.error,
@@ -1019,7 +1075,7 @@ pub unsafe extern "C" fn MPI_Recv(
     status: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Recv", On::Comm(c), |st| {
-        let s = st.recv_blocking(buf, count(n, "count")?, dt, src, tag, c)?;
+        let s = recv_blocking(st, buf, count(n, "count")?, dt, src, tag, c)?;
         // SAFETY: MPI's contract: a status or MPI_STATUS_IGNORE.
         unsafe { s.store(status) };
         Ok(())
@@ -1046,7 +1102,7 @@ pub unsafe extern "C" fn MPI_Sendrecv(
             let world = st.comm(c)?.world();
             st.p2p.wait_sent(world, to, seq)?;
         }
-        let s = st.recv_blocking(rbuf, count(rn, "recvcount")?, rdt, src, rtag, c)?;
+        let s = recv_blocking(st, rbuf, count(rn, "recvcount")?, rdt, src, rtag, c)?;
         // SAFETY: MPI's contract: a status or MPI_STATUS_IGNORE.
         unsafe { s.store(status) };
         Ok(())
@@ -1064,13 +1120,203 @@ pub unsafe extern "C" fn MPI_Isend(
     req: *mut c_int,
 ) -> c_int {
     call("MPI_Isend", On::Comm(c), |st| {
-        let r = match st.send_msg(buf, n, dt, dest, tag, c)? {
-            Some((to, seq)) => Req::Send { to, seq },
-            None => Req::Done,
-        };
+        let r = st.isend(buf, n, dt, dest, tag, c)?;
         let h = st.reqs.insert(1, r);
         // SAFETY: MPI's contract: a request out-parameter.
         unsafe { out(req, h, "request") }
+    })
+}
+
+impl State {
+    /// A started send's request.
+    fn isend(
+        &mut self,
+        buf: *const c_void,
+        n: c_int,
+        dt: c_int,
+        dest: c_int,
+        tag: c_int,
+        c: c_int,
+    ) -> R<Req> {
+        Ok(match self.send_msg(buf, n, dt, dest, tag, c)? {
+            Some((to, seq)) => Req::Send { to, seq },
+            None => Req::Done,
+        })
+    }
+
+    /// Posts a receive as request `h` (a new handle if None); its handle.
+    #[allow(clippy::too_many_arguments)]
+    fn irecv(
+        &mut self,
+        h: Option<c_int>,
+        buf: *mut c_void,
+        n: c_int,
+        dt: c_int,
+        src: c_int,
+        tag: c_int,
+        c: c_int,
+    ) -> R<c_int> {
+        let ctx = self.check_source(c, src, tag)?;
+        let dt = self.dt(dt)?;
+        let count = count(n, "count")?;
+        let r = if src == PROC_NULL {
+            Req::Received(Status::EMPTY)
+        } else {
+            Req::Recv {
+                buf,
+                count,
+                dt,
+                src,
+                tag,
+                ctx,
+            }
+        };
+        let h = match h {
+            Some(h) => {
+                self.reqs.put(h, r);
+                h
+            }
+            None => self.reqs.insert(1, r),
+        };
+        if src != PROC_NULL {
+            self.p2p.posted.push_back(h);
+        }
+        Ok(h)
+    }
+
+    /// What a request handle holds once its operation completed: the handle itself
+    /// for a persistent request (inactive again), else MPI_REQUEST_NULL.
+    fn after(&self, h: c_int) -> c_int {
+        if self.p2p.persist.contains_key(&h) {
+            h
+        } else {
+            0
+        }
+    }
+
+    /// Starts persistent request `h`.
+    fn start_persistent(&mut self, h: c_int) -> R {
+        let p = *self
+            .p2p
+            .persist
+            .get(&h)
+            .ok_or_else(|| fail(code::REQUEST, format!("{h} is not a persistent request")))?;
+        if !matches!(self.reqs.get(h), Some(Req::Done)) {
+            return Err(fail(
+                code::REQUEST,
+                format!("persistent request {h} is already active"),
+            ));
+        }
+        match p {
+            Persist::Send {
+                buf,
+                n,
+                dt,
+                dest,
+                tag,
+                c,
+            } => {
+                let r = self.isend(buf, n, dt, dest, tag, c)?;
+                self.reqs.put(h, r);
+            }
+            Persist::Recv {
+                buf,
+                n,
+                dt,
+                src,
+                tag,
+                c,
+            } => {
+                self.irecv(Some(h), buf, n, dt, src, tag, c)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes a persistent request, inactive; its handle.
+    fn persistent(&mut self, p: Persist) -> c_int {
+        let h = self.reqs.insert(1, Req::Done);
+        self.p2p.persist.insert(h, p);
+        h
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send_init(
+    buf: *const c_void,
+    n: c_int,
+    dt: c_int,
+    dest: c_int,
+    tag: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    call("MPI_Send_init", On::Comm(c), |st| {
+        // checked now, as MPI_Isend would
+        st.comm(c)?;
+        st.dt(dt)?;
+        count(n, "count")?;
+        if req.is_null() {
+            return Err(fail(code::ARG, "request is NULL"));
+        }
+        let h = st.persistent(Persist::Send {
+            buf,
+            n,
+            dt,
+            dest,
+            tag,
+            c,
+        });
+        // SAFETY: MPI's contract: a request out-parameter (checked non-null).
+        unsafe { out(req, h, "request") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_init(
+    buf: *mut c_void,
+    n: c_int,
+    dt: c_int,
+    src: c_int,
+    tag: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    call("MPI_Recv_init", On::Comm(c), |st| {
+        st.check_source(c, src, tag)?;
+        st.dt(dt)?;
+        count(n, "count")?;
+        if req.is_null() {
+            return Err(fail(code::ARG, "request is NULL"));
+        }
+        let h = st.persistent(Persist::Recv {
+            buf,
+            n,
+            dt,
+            src,
+            tag,
+            c,
+        });
+        // SAFETY: MPI's contract: a request out-parameter (checked non-null).
+        unsafe { out(req, h, "request") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
+    call("MPI_Start", On::World, |st| {
+        // SAFETY: MPI's contract: a request handle.
+        let h = unsafe { crate::inp(req, "request")? };
+        st.start_persistent(h)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(n: c_int, reqs: *mut c_int) -> c_int {
+    call("MPI_Startall", On::World, |st| {
+        // SAFETY: MPI's contract: n request handles.
+        let hs = unsafe { crate::arr(reqs.cast_const(), n, "requests")? }.to_vec();
+        hs.into_iter().try_for_each(|h| st.start_persistent(h))
     })
 }
 
@@ -1085,26 +1331,7 @@ pub unsafe extern "C" fn MPI_Irecv(
     req: *mut c_int,
 ) -> c_int {
     call("MPI_Irecv", On::Comm(c), |st| {
-        let ctx = st.check_source(c, src, tag)?;
-        let dt = st.dt(dt)?;
-        let count = count(n, "count")?;
-        if src == PROC_NULL {
-            let h = st.reqs.insert(1, Req::Received(Status::EMPTY));
-            // SAFETY: MPI's contract: a request out-parameter.
-            return unsafe { out(req, h, "request") };
-        }
-        let h = st.reqs.insert(
-            1,
-            Req::Recv {
-                buf,
-                count,
-                dt,
-                src,
-                tag,
-                ctx,
-            },
-        );
-        st.p2p.posted.push_back(h);
+        let h = st.irecv(None, buf, n, dt, src, tag, c)?;
         // SAFETY: MPI's contract: a request out-parameter.
         unsafe { out(req, h, "request") }
     })
@@ -1156,8 +1383,8 @@ pub unsafe extern "C" fn MPI_Probe(
     status: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Probe", On::Comm(c), |st| {
-        let world = st.comm(c)?.world();
-        let s = Waiter::until(world, || probe(st, src, tag, c))?;
+        st.comm(c)?;
+        let s = wait_on(st, |st| probe(st, src, tag, c))?;
         // SAFETY: MPI's contract: a status or MPI_STATUS_IGNORE.
         unsafe { s.store(status) };
         Ok(())
@@ -1190,9 +1417,21 @@ pub unsafe extern "C" fn MPI_Get_count(
 }
 
 /// Waits for request `h`; its status.
-fn wait_one(st: &mut State, h: c_int) -> R<Status> {
-    let world = st.world0();
-    Waiter::until(world, || st.progress_req(h))
+pub(crate) fn wait_one(l: &mut Lease, h: c_int) -> R<Status> {
+    wait_on(l, |st| st.progress_req(h))
+}
+
+/// Waits for a message matching (src, tag) on `c` and receives it into `buf`.
+fn recv_blocking(
+    l: &mut Lease,
+    buf: *mut c_void,
+    n: usize,
+    dt: c_int,
+    src: c_int,
+    tag: c_int,
+    c: c_int,
+) -> R<Status> {
+    wait_on(l, |st| st.try_recv(buf, n, dt, src, tag, c))
 }
 
 #[no_mangle]
@@ -1205,10 +1444,11 @@ pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, status: *mut MpiStatus) -> c_
         } else {
             wait_one(st, h)?
         };
+        let after = st.after(h);
         // SAFETY: MPI's contract: a status, and the request handle to reset.
         unsafe {
             s.store(status);
-            out(req, 0, "request")
+            out(req, after, "request")
         }
     })
 }
@@ -1228,11 +1468,12 @@ pub unsafe extern "C" fn MPI_Test(
             st.progress_req(h)?
         };
         st.progress();
+        let after = st.after(h);
         // SAFETY: MPI's contract: the out-parameters.
         unsafe {
             if let Some(s) = s {
                 s.store(status);
-                out(req, 0, "request")?;
+                out(req, after, "request")?;
             }
             out(flag, c_int::from(s.is_some()), "flag")
         }
@@ -1266,7 +1507,7 @@ pub unsafe extern "C" fn MPI_Waitall(
                     wait_one(st, h)?
                 };
                 s.store(nth(statuses, i));
-                *reqs.add(i) = 0;
+                *reqs.add(i) = st.after(h);
             }
         }
         Ok(())
@@ -1306,10 +1547,11 @@ pub unsafe extern "C" fn MPI_Testall(
                 } else {
                     st.progress_req(h)?.unwrap_or(Status::EMPTY)
                 };
+                let after = st.after(h);
                 // SAFETY: MPI's contract: n requests and statuses.
                 unsafe {
                     s.store(nth(statuses, i));
-                    *reqs.add(i) = 0;
+                    *reqs.add(i) = after;
                 }
             }
         }
@@ -1336,8 +1578,7 @@ pub unsafe extern "C" fn MPI_Waitany(
                 return out(index, crate::comm::UNDEFINED, "index");
             }
         }
-        let world = st.world0();
-        let (i, s) = Waiter::until(world, || {
+        let (i, s) = wait_on(st, |st| {
             for (i, &h) in hs.iter().enumerate() {
                 if h != 0 {
                     if let Some(s) = st.progress_req(h)? {
@@ -1347,10 +1588,11 @@ pub unsafe extern "C" fn MPI_Waitany(
             }
             Ok(None)
         })?;
+        let after = st.after(hs[i]);
         // SAFETY: MPI's contract: the out-parameters and the requests.
         unsafe {
             s.store(status);
-            *reqs.add(i) = 0;
+            *reqs.add(i) = after;
             out(index, i as c_int, "index")
         }
     })
@@ -1368,8 +1610,15 @@ pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
                     "freeing a pending receive is not supported",
                 ));
             }
+            Some(Req::Coll(_)) => {
+                return Err(fail(
+                    code::REQUEST,
+                    "MPI does not allow freeing a nonblocking collective's request",
+                ));
+            }
             Some(_) => {
                 st.reqs.remove(h);
+                st.p2p.persist.remove(&h);
             }
             None => return Err(fail(code::REQUEST, format!("{h} is not a request"))),
         }

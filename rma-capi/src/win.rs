@@ -141,11 +141,13 @@ fn merge_with(
 ) -> R {
     read(&mut public[..len])?;
     // SAFETY: `ptr..ptr + len` is memory the program gave MPI_Win_create or
-    // MPI_Win_attach, valid until MPI_Win_free or MPI_Win_detach (MPI's contract);
-    // this process's other threads do not call MPI (MPI_THREAD_FUNNELED). Memory that
-    // other ranks' calls may write (it lies in a shared window) is merged through a
-    // copy, read and written back with word atomics (`dtype::write_span`).
-    let mut mine = unsafe { crate::dtype::write_span(ptr as usize, len) };
+    // MPI_Win_attach, valid until MPI_Win_free or MPI_Win_detach (MPI's contract).
+    // The program's other threads may load and store it meanwhile (a reconciliation
+    // runs inside calls about other objects, and at any thread level), and other
+    // ranks' calls may write it where it lies in a shared window: so it is never
+    // borrowed, but merged through a copy read with word atomics, of which only the
+    // bytes the merge changed are written back (`dtype::copied_span`).
+    let mut mine = unsafe { crate::dtype::copied_span(ptr as usize, len) };
     let out = merge_bytes(mine.bytes(), shadow, &public[..len], write);
     mine.finish();
     out
@@ -1409,6 +1411,7 @@ pub unsafe extern "C" fn MPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_set_attr(w: c_int, k: c_int, value: *mut c_void) -> c_int {
     call("MPI_Win_set_attr", On::Win(w), |st| {
+        let st: &mut crate::State = st;
         let x = st
             .wins
             .get_mut(w)
@@ -1420,6 +1423,7 @@ pub unsafe extern "C" fn MPI_Win_set_attr(w: c_int, k: c_int, value: *mut c_void
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_delete_attr(w: c_int, k: c_int) -> c_int {
     call("MPI_Win_delete_attr", On::Win(w), |st| {
+        let st: &mut crate::State = st;
         let x = st
             .wins
             .get_mut(w)
@@ -1602,7 +1606,7 @@ unsafe fn accumulate(
     request: bool,
 ) -> c_int {
     rma(name, w, t, |st, win, target| {
-        let op = crate::coll::op_of(op)?;
+        let op = crate::op::builtin(op)?;
         let d = st.dt(odt)?;
         // SAFETY: as in `put`.
         let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
@@ -1694,7 +1698,7 @@ unsafe fn get_accumulate(
     op: c_int,
     request: bool,
 ) -> R {
-    let op = crate::coll::op_of(op)?;
+    let op = crate::op::builtin(op)?;
     let rd = st.dt(rdt)?;
     // SAFETY: MPI's contract: the result buffer holds `rn` elements of rdt.
     let (mut rbytes, rd, rcount) = unsafe { result(r, count(rn, "result_count")?, &rd)? };
@@ -1784,7 +1788,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
         if rank == PROC_NULL {
             return Ok(());
         }
-        let op = crate::coll::op_of(op)?;
+        let op = crate::op::builtin(op)?;
         let d = st.dt(dt)?;
         let n = d.size();
         // SAFETY: MPI's contract: one element of dt at each pointer (the origin is

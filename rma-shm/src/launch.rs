@@ -74,6 +74,9 @@ pub struct LaunchReport {
     pub failures: Vec<(usize, String)>,
     /// Whether the timeout struck.
     pub timed_out: bool,
+    /// Whether a rank asked for the job to end (MPI_Abort), whatever its own exit
+    /// status: the other ranks were then killed at once.
+    pub aborted: bool,
     /// The ranks the launcher killed itself (after another rank failed and the grace
     /// period ran out, or at the timeout), in rank order; they are among `failures`.
     pub killed: Vec<usize>,
@@ -82,7 +85,7 @@ pub struct LaunchReport {
 impl LaunchReport {
     /// Whether every rank exited with status 0.
     pub fn success(&self) -> bool {
-        self.failures.is_empty() && !self.timed_out
+        self.failures.is_empty() && !self.timed_out && !self.aborted
     }
 }
 
@@ -581,6 +584,7 @@ fn run(
     let start = Instant::now();
     let mut statuses: Vec<Option<ExitStatus>> = vec![None; n];
     let mut failures = vec![];
+    let mut aborted = false;
     let mut killed = vec![];
     let mut killing = vec![false; n];
     let mut unlinked = false;
@@ -631,6 +635,11 @@ fn run(
             }
         }
         let now = Instant::now();
+        // a rank called MPI_Abort: every rank ends at once, whatever its exit status
+        if !aborted && ctl.abort_requested() {
+            kill_at = Some(now);
+            aborted = true;
+        }
         if let Some(limit) = opts.timeout {
             if !timed_out && now.duration_since(start) >= limit {
                 timed_out = true;
@@ -669,6 +678,7 @@ fn run(
             .map(|s| s.unwrap_or_default())
             .collect(),
         failures,
+        aborted,
         timed_out,
         killed,
     })

@@ -320,6 +320,8 @@ struct Slot {
 }
 
 /// [`Header::failed`] once the control state was found corrupt.
+/// The header's `abort` word when a rank, not the launcher, asked for it.
+const ABORT_BY_RANK: u32 = 2;
 const FAILED_CORRUPT: u32 = u32::MAX;
 /// [`Header::failed`] once the ranks were found out of step in their collective calls
 /// (the world is *broken*: [`Collective`]).
@@ -623,6 +625,22 @@ impl Control {
         self.header().attached.load(Ordering::Acquire) as usize
     }
 
+    /// A rank asks the launcher to end the job ([`World::abort_job`]).
+    pub(crate) fn request_abort(&self) {
+        let _ = self.header().abort.compare_exchange(
+            0,
+            ABORT_BY_RANK,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        sys::futex_wake_all(&self.header().bar_gen.0);
+    }
+
+    /// Whether a rank asked the launcher to end the job.
+    pub(crate) fn abort_requested(&self) -> bool {
+        self.header().abort.load(Ordering::Acquire) == ABORT_BY_RANK
+    }
+
     pub(crate) fn set_abort(&self) {
         self.header().abort.store(1, Ordering::Release);
         sys::futex_wake_all(&self.header().bar_gen.0);
@@ -632,7 +650,8 @@ impl Control {
         self.seg.unlink();
     }
 
-    /// Whether the launcher aborted this world (or the one it was split from).
+    /// Whether the launcher aborted this world (or the one it was split from), or a
+    /// rank asked it to.
     fn aborted(&self) -> bool {
         self.header().abort.load(Ordering::Acquire) != 0
             || self.parent.as_ref().is_some_and(|p| p.ctl.aborted())
@@ -1163,6 +1182,39 @@ impl World {
             exited: Cell::new(false),
             group_calls: Default::default(),
         }))
+    }
+
+    /// A world of one rank, this process, started without a launcher: what MPI calls
+    /// a singleton start (`./program` run without rmarun). The control segment's name
+    /// is removed at once (the mapping stays), so nothing of it outlives the process.
+    pub fn singleton() -> Result<World> {
+        // what killed worlds of this user left behind goes first
+        Segment::sweep_stale();
+        let ctl = Control::create(1, fresh_key())?;
+        ctl.unlink();
+        ctl.set_started();
+        if !ctl.try_attach(0, std::process::id()) {
+            return Err(Error::arg(
+                "the singleton world's only rank could not join it",
+            ));
+        }
+        rma_core::wait::note_ranks(1);
+        Ok(World {
+            ctl: Arc::new(ctl),
+            rank: 0,
+            mode: LaunchMode::Processes,
+            next_window: Cell::new(0),
+            exited: Cell::new(false),
+            group_calls: Default::default(),
+        })
+    }
+
+    /// Asks the launcher to end every rank of the job at once (MPI_Abort): the
+    /// launcher kills the other ranks as soon as it sees the request, whatever this
+    /// rank's exit status, 0 included. The others' waits meanwhile fail as for an
+    /// aborted world.
+    pub fn abort_job(&self) {
+        self.ctl.request_abort();
     }
 
     /// This rank's index.

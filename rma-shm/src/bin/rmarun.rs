@@ -226,6 +226,9 @@ fn main() -> ExitCode {
             if report.timed_out {
                 warn!("rmarun: timed out; every rank was killed");
             }
+            if report.aborted {
+                warn!("rmarun: a rank aborted the job (MPI_Abort); the other ranks were killed");
+            }
             if !report.success() {
                 // one line a script can grep: which ranks failed by themselves
                 let mut own: Vec<usize> = report

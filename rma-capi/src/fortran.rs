@@ -1,0 +1,1765 @@
+//! MPI's Fortran binding for what one-sided programs use, over the C interface: the
+//! routines a program reaches through `include 'mpif.h'` or `use mpi` (see
+//! `include/mpif.h` and `fortran/mpi.f90`), compiled with `bin/rmafort`.
+//!
+//! # Calling convention
+//!
+//! Each routine is the external procedure gfortran calls for `CALL MPI_XXX(...)`: the
+//! name in lower case with one trailing underscore, every argument by reference, the
+//! error code written to the last `INTEGER` argument (`IERROR`). A `CHARACTER` argument
+//! adds a hidden length after all the others, in the order of the strings, as a
+//! `size_t` (gfortran 8 and later, ifx and flang do so). Each routine calls the C
+//! entry point of the same name, so the C error handlers apply unchanged.
+//!
+//! - **Handles** are the C ints themselves (`MPI_Fint` is `int`): no translation.
+//! - **Status**: an `INTEGER` array of `MPI_STATUS_SIZE` ([`STATUS_SIZE`]) with the
+//!   layout of C's `MPI_Status` (six ints), so it is passed to C as is; the indices
+//!   `MPI_SOURCE`, `MPI_TAG` and `MPI_ERROR` are the field positions.
+//! - **LOGICAL** results (flags) are written as a default `LOGICAL` (4 bytes): 1 for
+//!   `.TRUE.`, 0 for `.FALSE.`, which is gfortran's representation (and one ifx reads
+//!   as true).
+//! - **Strings** going in lose their trailing blanks (info keys and values also their
+//!   leading ones, as MPI says) and end at a NUL if they hold one; strings coming out
+//!   are cut to the Fortran variable's length and padded with blanks.
+//! - **Addresses** (`INTEGER(KIND=MPI_ADDRESS_KIND)`) are `MPI_Aint` (`isize`); a
+//!   `TYPE(C_PTR)` is an address of the same size, so the `_CPTR` forms of
+//!   MPI_ALLOC_MEM, MPI_WIN_ALLOCATE(_SHARED) and MPI_WIN_SHARED_QUERY are the same
+//!   routines under a second name (the `mpi` module makes them one generic name).
+//!
+//! # Sentinels
+//!
+//! `MPI_BOTTOM`, `MPI_IN_PLACE`, `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE` are
+//! Fortran variables, each alone in a common block of its own ([`SENTINELS`] names
+//! them; `include/mpif-constants.h` declares them, generated from that table). This
+//! library defines a symbol of the same name and size for each block. When a program
+//! declares the block, the linker gives the program's copy to everyone: the program's
+//! symbol is exported and interposes the library's, and the address the program passes
+//! for `MPI_BOTTOM` is the address of that one copy. A routine here recognises a
+//! sentinel by address: the argument equals the address `dlsym(RTLD_DEFAULT, symbol)`
+//! resolves (the copy every module of the process uses), or this library's own copy
+//! (the one in use when the program has none). It then hands C its own sentinel
+//! (`NULL` for MPI_BOTTOM, `(void *)-1` for MPI_IN_PLACE, `(MPI_Status *)1` for the
+//! ignored statuses). Rust never reads or writes these blocks: only their addresses
+//! matter, and a program that assigns to them (it must not) changes nothing here.
+
+// The routines are MPI's, with the arguments the standard gives them.
+#![allow(clippy::too_many_arguments)]
+
+use crate::p2p::MpiStatus;
+use crate::{coll, comm, dtype, env, p2p, win};
+use std::cell::UnsafeCell;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+/// Fortran's `MPI_STATUS_SIZE`: the number of `INTEGER`s in a status, C's
+/// `MPI_Status` seen as ints.
+pub const STATUS_SIZE: usize = 6;
+
+const _: () =
+    assert!(std::mem::size_of::<MpiStatus>() == STATUS_SIZE * std::mem::size_of::<c_int>());
+const _: () = assert!(std::mem::align_of::<MpiStatus>() <= std::mem::align_of::<c_int>());
+
+/// The storage of a sentinel's common block: `N` ints whose address alone matters.
+#[repr(transparent)]
+pub struct Sentinel<const N: usize>(UnsafeCell<[c_int; N]>);
+
+// SAFETY: no Rust code reads or writes the cell (only its address is taken); a
+// Fortran program may write it, which UnsafeCell permits, and nothing here observes it.
+unsafe impl<const N: usize> Sync for Sentinel<N> {}
+
+impl<const N: usize> Sentinel<N> {
+    const fn new() -> Sentinel<N> {
+        Sentinel(UnsafeCell::new([0; N]))
+    }
+
+    fn addr(&self) -> usize {
+        self.0.get() as usize
+    }
+}
+
+impl<const N: usize> std::fmt::Debug for Sentinel<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sentinel({:#x})", self.addr())
+    }
+}
+
+macro_rules! sentinels {
+    ($($id:ident: $n:expr, $sym:literal, $decl:literal;)*) => {
+        $(
+            #[export_name = $sym]
+            pub static $id: Sentinel<{ $n }> = Sentinel::new();
+        )*
+
+        /// The Fortran sentinels: their declaration in Fortran (name and shape) and
+        /// their common block's symbol (the block's name in lower case with a trailing
+        /// underscore). `include/mpif-constants.h` is generated from this table.
+        pub const SENTINELS: &[(&str, &str)] = &[$(($decl, $sym)),*];
+
+        /// Addresses of the sentinels: (this library's copy, the copy the process
+        /// resolves), in the order of [`SENTINELS`].
+        fn sentinel_addrs() -> &'static [(usize, usize)] {
+            static A: OnceLock<Vec<(usize, usize)>> = OnceLock::new();
+            A.get_or_init(|| vec![$({
+                let own = $id.addr();
+                let name = concat!($sym, "\0");
+                let name = CStr::from_bytes_with_nul(name.as_bytes()).unwrap_or(c"");
+                // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name has no
+                // other precondition; the result is used only as a number.
+                let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) } as usize;
+                (own, if found == 0 { own } else { found })
+            }),*])
+        }
+    };
+}
+
+sentinels! {
+    BOTTOM: 1, "rma_mpi_bottom_", "MPI_BOTTOM";
+    IN_PLACE: 1, "rma_mpi_in_place_", "MPI_IN_PLACE";
+    STATUS_IGNORE: STATUS_SIZE, "rma_mpi_status_ignore_", "MPI_STATUS_IGNORE(MPI_STATUS_SIZE)";
+    STATUSES_IGNORE: STATUS_SIZE, "rma_mpi_statuses_ignore_", "MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)";
+}
+
+/// Indices into [`SENTINELS`].
+const S_BOTTOM: usize = 0;
+const S_IN_PLACE: usize = 1;
+const S_STATUS_IGNORE: usize = 2;
+const S_STATUSES_IGNORE: usize = 3;
+
+/// Whether `p` is the address of sentinel `i`.
+fn is_sentinel<T>(p: *const T, i: usize) -> bool {
+    let a = p as usize;
+    let (own, found) = sentinel_addrs()[i];
+    a != 0 && (a == own || a == found)
+}
+
+/// A choice buffer as C takes it: MPI_BOTTOM and MPI_IN_PLACE become C's values.
+fn buf(p: *const c_void) -> *const c_void {
+    if is_sentinel(p, S_BOTTOM) {
+        std::ptr::null()
+    } else if is_sentinel(p, S_IN_PLACE) {
+        std::ptr::without_provenance(usize::MAX)
+    } else {
+        p
+    }
+}
+
+/// [`buf`] for a buffer C writes.
+fn buf_mut(p: *mut c_void) -> *mut c_void {
+    buf(p).cast_mut()
+}
+
+/// A status argument as C takes it: the ignored statuses become C's.
+fn status(p: *mut c_int) -> *mut MpiStatus {
+    if is_sentinel(p, S_STATUS_IGNORE) || is_sentinel(p, S_STATUSES_IGNORE) {
+        std::ptr::without_provenance_mut(1)
+    } else {
+        p.cast()
+    }
+}
+
+/// Reads an argument passed by reference.
+///
+/// # Safety
+/// `p` is valid for reading a `T` (Fortran passes every argument so).
+unsafe fn rd<T: Copy>(p: *const T) -> T {
+    // SAFETY: the caller's contract; Fortran data need not be aligned for Rust (a
+    // common block may place an INTEGER(8) at an odd multiple of 4).
+    unsafe { p.read_unaligned() }
+}
+
+/// Stores `rc` in IERROR.
+///
+/// # Safety
+/// `ierror` is null or valid for writing an int.
+unsafe fn done(ierror: *mut c_int, rc: c_int) {
+    if !ierror.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { ierror.write_unaligned(rc) };
+    }
+}
+
+/// Stores a C flag in a default LOGICAL.
+///
+/// # Safety
+/// `p` is valid for writing an int.
+unsafe fn put_logical(p: *mut c_int, v: c_int) {
+    // SAFETY: the caller's contract.
+    unsafe { p.write_unaligned(c_int::from(v != 0)) };
+}
+
+/// A Fortran string argument (`len` bytes at `s`) as a C string: trailing blanks
+/// dropped, and leading ones if `both`; cut at a NUL.
+///
+/// # Safety
+/// `s` is valid for reading `len` bytes.
+unsafe fn str_in(s: *const c_char, len: usize, both: bool) -> CString {
+    let bytes: &[u8] = if len == 0 || s.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller's contract: the string's `len` bytes.
+        unsafe { std::slice::from_raw_parts(s.cast::<u8>(), len) }
+    };
+    let bytes = bytes.split(|&b| b == 0).next().unwrap_or(&[]);
+    let end = bytes.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+    let start = if both {
+        bytes[..end].iter().position(|&b| b != b' ').unwrap_or(end)
+    } else {
+        0
+    };
+    CString::new(&bytes[start..end]).unwrap_or_default()
+}
+
+/// Copies the NUL-terminated contents of `src` into a Fortran string of `len` bytes
+/// at `dst`, cut to fit and padded with blanks; the number of bytes copied.
+///
+/// # Safety
+/// `dst` is valid for writing `len` bytes.
+unsafe fn str_out(src: &[u8], dst: *mut c_char, len: usize) -> c_int {
+    let text = src.split(|&b| b == 0).next().unwrap_or(&[]);
+    let n = text.len().min(len);
+    if len > 0 && !dst.is_null() {
+        // SAFETY: the caller's contract: `len` writable bytes; n <= len.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), dst.cast::<u8>(), n);
+            std::ptr::write_bytes(dst.cast::<u8>().add(n), b' ', len - n);
+        }
+    }
+    n as c_int
+}
+
+/// Room for any string the C interface returns (its longest, MPI_MAX_INFO_VAL, is
+/// 1024 characters, and the NUL).
+const STR_ROOM: usize = 1025;
+
+/// Routines whose arguments are all INTEGERs passed on to C by value.
+macro_rules! by_value {
+    ($($f:ident => $c:path [$($a:ident),*];)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $f($($a: *const c_int,)* ierror: *mut c_int) {
+            // SAFETY: Fortran passes each argument by reference (readable, IERROR
+            // writable); C receives plain ints.
+            unsafe { done(ierror, $c($(rd($a)),*)) }
+        }
+    )*};
+}
+
+/// Routines whose INTEGER arguments all go by value but the last (an INTEGER result,
+/// or an INOUT handle), which C receives as a pointer.
+macro_rules! last_out {
+    ($($f:ident => $c:path [$($a:ident),*; $o:ident];)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $f($($a: *const c_int,)* $o: *mut c_int, ierror: *mut c_int) {
+            // SAFETY: Fortran passes each argument by reference (readable, the result
+            // and IERROR writable); C writes one int through the result's pointer.
+            unsafe { done(ierror, $c($(rd($a),)* $o)) }
+        }
+    )*};
+}
+
+// ---- the environment --------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_init_(ierror: *mut c_int) {
+    // SAFETY: MPI_Init takes null argc/argv; IERROR is Fortran's, writable.
+    unsafe {
+        done(
+            ierror,
+            env::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut()),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_init_thread_(
+    required: *const c_int,
+    provided: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, PROVIDED writable; argc/argv may be null.
+    unsafe {
+        let rc = env::MPI_Init_thread(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            rd(required),
+            provided,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_initialized_(flag: *mut c_int, ierror: *mut c_int) {
+    let mut f = 0;
+    // SAFETY: `f` is a local int; FLAG is a writable LOGICAL, IERROR an int.
+    unsafe {
+        let rc = env::MPI_Initialized(&mut f);
+        put_logical(flag, f);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_finalized_(flag: *mut c_int, ierror: *mut c_int) {
+    let mut f = 0;
+    // SAFETY: `f` is a local int; FLAG is a writable LOGICAL, IERROR an int.
+    unsafe {
+        let rc = env::MPI_Finalized(&mut f);
+        put_logical(flag, f);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_is_thread_main_(flag: *mut c_int, ierror: *mut c_int) {
+    let mut f = 0;
+    // SAFETY: `f` is a local int; FLAG is a writable LOGICAL, IERROR an int.
+    unsafe {
+        let rc = env::MPI_Is_thread_main(&mut f);
+        put_logical(flag, f);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_query_thread_(provided: *mut c_int, ierror: *mut c_int) {
+    // SAFETY: PROVIDED and IERROR are writable ints.
+    unsafe { done(ierror, env::MPI_Query_thread(provided)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_finalize_(ierror: *mut c_int) {
+    // SAFETY: IERROR is a writable int.
+    unsafe { done(ierror, env::MPI_Finalize()) }
+}
+
+by_value! {
+    mpi_abort_ => env::MPI_Abort [comm, errorcode];
+}
+
+#[no_mangle]
+pub extern "C" fn mpi_wtime_() -> f64 {
+    env::MPI_Wtime()
+}
+
+#[no_mangle]
+pub extern "C" fn mpi_wtick_() -> f64 {
+    env::MPI_Wtick()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_version_(
+    version: *mut c_int,
+    subversion: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: writable INTEGER results.
+    unsafe { done(ierror, env::MPI_Get_version(version, subversion)) }
+}
+
+/// The Fortran form of a C routine that writes a string and its length.
+///
+/// # Safety
+/// `f` writes at most [`STR_ROOM`] bytes to its first argument and an int to its
+/// second; `out` is valid for `out_len` bytes, `resultlen` and `ierror` for an int.
+unsafe fn string_result(
+    f: impl FnOnce(*mut c_char, *mut c_int) -> c_int,
+    out: *mut c_char,
+    out_len: usize,
+    resultlen: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut s = [0u8; STR_ROOM];
+    let mut n = 0;
+    let rc = f(s.as_mut_ptr().cast(), &mut n);
+    // SAFETY: the caller's contract for `out`, `resultlen` and `ierror`.
+    unsafe {
+        if rc == 0 {
+            resultlen.write_unaligned(str_out(&s, out, out_len));
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_processor_name_(
+    name: *mut c_char,
+    resultlen: *mut c_int,
+    ierror: *mut c_int,
+    name_len: usize,
+) {
+    // SAFETY: the C routine writes at most MPI_MAX_PROCESSOR_NAME (256) bytes into a
+    // STR_ROOM buffer; NAME has the hidden length Fortran passes.
+    unsafe {
+        string_result(
+            |s, n| env::MPI_Get_processor_name(s, n),
+            name,
+            name_len,
+            resultlen,
+            ierror,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_library_version_(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+    ierror: *mut c_int,
+    version_len: usize,
+) {
+    // SAFETY: the C routine writes at most MPI_MAX_LIBRARY_VERSION_STRING (256) bytes
+    // into a STR_ROOM buffer; VERSION has the hidden length Fortran passes.
+    unsafe {
+        string_result(
+            |s, n| env::MPI_Get_library_version(s, n),
+            version,
+            version_len,
+            resultlen,
+            ierror,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_error_string_(
+    errorcode: *const c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+    ierror: *mut c_int,
+    string_len: usize,
+) {
+    // SAFETY: ERRORCODE is readable; the C routine writes at most MPI_MAX_ERROR_STRING
+    // (512) bytes into a STR_ROOM buffer; STRING has the hidden length Fortran passes.
+    unsafe {
+        let code = rd(errorcode);
+        string_result(
+            |s, n| env::MPI_Error_string(code, s, n),
+            string,
+            string_len,
+            resultlen,
+            ierror,
+        )
+    }
+}
+
+last_out! {
+    mpi_error_class_ => env::MPI_Error_class [errorcode; errorclass];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_alloc_mem_(
+    size: *const isize,
+    info: *const c_int,
+    baseptr: *mut c_void,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; BASEPTR is an address-sized variable
+    // (INTEGER(KIND=MPI_ADDRESS_KIND) or TYPE(C_PTR)) that C stores the address in.
+    unsafe { done(ierror, env::MPI_Alloc_mem(rd(size), rd(info), baseptr)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_alloc_mem_cptr_(
+    size: *const isize,
+    info: *const c_int,
+    baseptr: *mut c_void,
+    ierror: *mut c_int,
+) {
+    // SAFETY: as mpi_alloc_mem_, whose arguments these are.
+    unsafe { mpi_alloc_mem_(size, info, baseptr, ierror) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_free_mem_(base: *mut c_void, ierror: *mut c_int) {
+    // SAFETY: BASE is the memory MPI_ALLOC_MEM gave (MPI's contract).
+    unsafe { done(ierror, env::MPI_Free_mem(buf_mut(base))) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_address_(
+    location: *const c_void,
+    address: *mut isize,
+    ierror: *mut c_int,
+) {
+    // SAFETY: C only takes LOCATION's address; ADDRESS is a writable
+    // INTEGER(KIND=MPI_ADDRESS_KIND).
+    unsafe { done(ierror, dtype::MPI_Get_address(buf(location), address)) }
+}
+
+/// MPI_F_SYNC_REG: does nothing, but the compiler, which cannot see that, must assume
+/// that the call reads and writes `buf`, so it keeps no copy of it in registers across
+/// the call (MPI's cure for window memory that one-sided calls change behind the
+/// compiler's back).
+#[no_mangle]
+pub extern "C" fn mpi_f_sync_reg_(_buf: *mut c_void) {}
+
+// ---- error handlers ---------------------------------------------------------------
+
+by_value! {
+    mpi_comm_set_errhandler_ => comm::MPI_Comm_set_errhandler [comm, errhandler];
+    mpi_win_set_errhandler_ => win::MPI_Win_set_errhandler [win, errhandler];
+}
+
+last_out! {
+    mpi_comm_get_errhandler_ => comm::MPI_Comm_get_errhandler [comm; errhandler];
+    mpi_win_get_errhandler_ => win::MPI_Win_get_errhandler [win; errhandler];
+    mpi_errhandler_free_ => comm::MPI_Errhandler_free [; errhandler];
+}
+
+// ---- communicators and groups -----------------------------------------------------
+
+last_out! {
+    mpi_comm_rank_ => comm::MPI_Comm_rank [comm; rank];
+    mpi_comm_size_ => comm::MPI_Comm_size [comm; size];
+    mpi_comm_split_ => comm::MPI_Comm_split [comm, color, key; newcomm];
+    mpi_comm_split_type_ => comm::MPI_Comm_split_type [comm, split_type, key, info; newcomm];
+    mpi_comm_dup_ => comm::MPI_Comm_dup [comm; newcomm];
+    mpi_comm_free_ => comm::MPI_Comm_free [; comm];
+    mpi_comm_group_ => comm::MPI_Comm_group [comm; group];
+    mpi_comm_compare_ => comm::MPI_Comm_compare [comm1, comm2; result];
+    mpi_group_size_ => comm::MPI_Group_size [group; size];
+    mpi_group_rank_ => comm::MPI_Group_rank [group; rank];
+    mpi_group_free_ => comm::MPI_Group_free [; group];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_group_incl_(
+    group: *const c_int,
+    n: *const c_int,
+    ranks: *const c_int,
+    newgroup: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; RANKS holds N INTEGERs (MPI's contract).
+    unsafe {
+        done(
+            ierror,
+            comm::MPI_Group_incl(rd(group), rd(n), ranks, newgroup),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_group_excl_(
+    group: *const c_int,
+    n: *const c_int,
+    ranks: *const c_int,
+    newgroup: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; RANKS holds N INTEGERs (MPI's contract).
+    unsafe {
+        done(
+            ierror,
+            comm::MPI_Group_excl(rd(group), rd(n), ranks, newgroup),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_group_translate_ranks_(
+    group1: *const c_int,
+    n: *const c_int,
+    ranks1: *const c_int,
+    group2: *const c_int,
+    ranks2: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; RANKS1 and RANKS2 hold N INTEGERs each.
+    unsafe {
+        let rc = comm::MPI_Group_translate_ranks(rd(group1), rd(n), ranks1, rd(group2), ranks2);
+        done(ierror, rc)
+    }
+}
+
+// ---- collectives ------------------------------------------------------------------
+
+by_value! {
+    mpi_barrier_ => coll::MPI_Barrier [comm];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_bcast_(
+    buffer: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; BUFFER holds COUNT elements of DATATYPE (MPI's
+    // contract, which the program keeps as a C program would).
+    unsafe {
+        let rc = coll::MPI_Bcast(buf_mut(buffer), rd(count), rd(datatype), rd(root), rd(comm));
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_reduce_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Reduce(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(root),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_allreduce_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Allreduce(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_gather_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Gather(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_allgather_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Allgather(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+// ---- point to point ---------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_send_(
+    buffer: *const c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    dest: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; BUF is MPI's contract.
+    unsafe {
+        let rc = p2p::MPI_Send(
+            buf(buffer),
+            rd(count),
+            rd(datatype),
+            rd(dest),
+            rd(tag),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_recv_(
+    buffer: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    st: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; BUF is MPI's contract; STATUS is
+    // MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or MPI_STATUS_IGNORE.
+    unsafe {
+        let rc = p2p::MPI_Recv(
+            buf_mut(buffer),
+            rd(count),
+            rd(datatype),
+            rd(source),
+            rd(tag),
+            rd(comm),
+            status(st),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_sendrecv_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    dest: *const c_int,
+    sendtag: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    source: *const c_int,
+    recvtag: *const c_int,
+    comm: *const c_int,
+    st: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract; STATUS is
+    // MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or MPI_STATUS_IGNORE.
+    unsafe {
+        let rc = p2p::MPI_Sendrecv(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            rd(dest),
+            rd(sendtag),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(source),
+            rd(recvtag),
+            rd(comm),
+            status(st),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_isend_(
+    buffer: *const c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    dest: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; BUF is MPI's contract (untouched until the
+    // request completes); REQUEST is a writable INTEGER.
+    unsafe {
+        let rc = p2p::MPI_Isend(
+            buf(buffer),
+            rd(count),
+            rd(datatype),
+            rd(dest),
+            rd(tag),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_irecv_(
+    buffer: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; BUF is MPI's contract (untouched until the
+    // request completes); REQUEST is a writable INTEGER.
+    unsafe {
+        let rc = p2p::MPI_Irecv(
+            buf_mut(buffer),
+            rd(count),
+            rd(datatype),
+            rd(source),
+            rd(tag),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_wait_(request: *mut c_int, st: *mut c_int, ierror: *mut c_int) {
+    // SAFETY: REQUEST is a writable INTEGER; STATUS is MPI_STATUS_SIZE INTEGERs laid
+    // out as C's MPI_Status, or MPI_STATUS_IGNORE.
+    unsafe { done(ierror, p2p::MPI_Wait(request, status(st))) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitall_(
+    count: *const c_int,
+    requests: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: REQUESTS holds COUNT INTEGERs; STATUSES is an (MPI_STATUS_SIZE, COUNT)
+    // array, i.e. COUNT C statuses in a row, or MPI_STATUSES_IGNORE.
+    unsafe {
+        done(
+            ierror,
+            p2p::MPI_Waitall(rd(count), requests, status(statuses)),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_test_(
+    request: *mut c_int,
+    flag: *mut c_int,
+    st: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: REQUEST is a writable INTEGER, FLAG a LOGICAL; STATUS is
+    // MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or MPI_STATUS_IGNORE.
+    unsafe {
+        let rc = p2p::MPI_Test(request, &mut f, status(st));
+        put_logical(flag, f);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_count_(
+    st: *const c_int,
+    datatype: *const c_int,
+    count: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: STATUS is MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status; COUNT
+    // is a writable INTEGER.
+    unsafe {
+        let rc = p2p::MPI_Get_count(st.cast::<MpiStatus>(), rd(datatype), count);
+        done(ierror, rc)
+    }
+}
+
+last_out! {
+    mpi_request_free_ => p2p::MPI_Request_free [; request];
+}
+
+// ---- datatypes --------------------------------------------------------------------
+
+last_out! {
+    mpi_type_contiguous_ => dtype::MPI_Type_contiguous [count, oldtype; newtype];
+    mpi_type_vector_ => dtype::MPI_Type_vector [count, blocklength, stride, oldtype; newtype];
+    mpi_type_dup_ => dtype::MPI_Type_dup [oldtype; newtype];
+    mpi_type_commit_ => dtype::MPI_Type_commit [; datatype];
+    mpi_type_free_ => dtype::MPI_Type_free [; datatype];
+    mpi_type_size_ => dtype::MPI_Type_size [datatype; size];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_hvector_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    stride: *const isize,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, NEWTYPE writable.
+    unsafe {
+        let rc = dtype::MPI_Type_create_hvector(
+            rd(count),
+            rd(blocklength),
+            rd(stride),
+            rd(oldtype),
+            newtype,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_indexed_(
+    count: *const c_int,
+    blocklengths: *const c_int,
+    displacements: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the arrays hold COUNT INTEGERs each.
+    unsafe {
+        let rc =
+            dtype::MPI_Type_indexed(rd(count), blocklengths, displacements, rd(oldtype), newtype);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_hindexed_(
+    count: *const c_int,
+    blocklengths: *const c_int,
+    displacements: *const isize,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the arrays hold COUNT elements each.
+    unsafe {
+        let rc = dtype::MPI_Type_create_hindexed(
+            rd(count),
+            blocklengths,
+            displacements,
+            rd(oldtype),
+            newtype,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_indexed_block_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    displacements: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; DISPLACEMENTS holds COUNT INTEGERs.
+    unsafe {
+        let rc = dtype::MPI_Type_create_indexed_block(
+            rd(count),
+            rd(blocklength),
+            displacements,
+            rd(oldtype),
+            newtype,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_hindexed_block_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    displacements: *const isize,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; DISPLACEMENTS holds COUNT addresses.
+    unsafe {
+        let rc = dtype::MPI_Type_create_hindexed_block(
+            rd(count),
+            rd(blocklength),
+            displacements,
+            rd(oldtype),
+            newtype,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_struct_(
+    count: *const c_int,
+    blocklengths: *const c_int,
+    displacements: *const isize,
+    types: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the arrays hold COUNT elements each.
+    unsafe {
+        let rc =
+            dtype::MPI_Type_create_struct(rd(count), blocklengths, displacements, types, newtype);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_subarray_(
+    ndims: *const c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the arrays hold NDIMS INTEGERs each.
+    unsafe {
+        let rc = dtype::MPI_Type_create_subarray(
+            rd(ndims),
+            sizes,
+            subsizes,
+            starts,
+            rd(order),
+            rd(oldtype),
+            newtype,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_create_resized_(
+    oldtype: *const c_int,
+    lb: *const isize,
+    extent: *const isize,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, NEWTYPE writable.
+    unsafe {
+        let rc = dtype::MPI_Type_create_resized(rd(oldtype), rd(lb), rd(extent), newtype);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_extent_(
+    datatype: *const c_int,
+    lb: *mut isize,
+    extent: *mut isize,
+    ierror: *mut c_int,
+) {
+    // SAFETY: DATATYPE readable; LB and EXTENT writable INTEGER(KIND=MPI_ADDRESS_KIND).
+    unsafe { done(ierror, dtype::MPI_Type_get_extent(rd(datatype), lb, extent)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_true_extent_(
+    datatype: *const c_int,
+    true_lb: *mut isize,
+    true_extent: *mut isize,
+    ierror: *mut c_int,
+) {
+    // SAFETY: DATATYPE readable; the results writable INTEGER(KIND=MPI_ADDRESS_KIND).
+    unsafe {
+        let rc = dtype::MPI_Type_get_true_extent(rd(datatype), true_lb, true_extent);
+        done(ierror, rc)
+    }
+}
+
+// ---- info -------------------------------------------------------------------------
+
+last_out! {
+    mpi_info_create_ => env::MPI_Info_create [; info];
+    mpi_info_free_ => env::MPI_Info_free [; info];
+    mpi_info_dup_ => env::MPI_Info_dup [info; newinfo];
+    mpi_info_get_nkeys_ => env::MPI_Info_get_nkeys [info; nkeys];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_set_(
+    info: *const c_int,
+    key: *const c_char,
+    value: *const c_char,
+    ierror: *mut c_int,
+    key_len: usize,
+    value_len: usize,
+) {
+    // SAFETY: INFO readable; KEY and VALUE are Fortran strings of the hidden lengths.
+    unsafe {
+        let k = str_in(key, key_len, true);
+        let v = str_in(value, value_len, true);
+        done(ierror, env::MPI_Info_set(rd(info), k.as_ptr(), v.as_ptr()))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_delete_(
+    info: *const c_int,
+    key: *const c_char,
+    ierror: *mut c_int,
+    key_len: usize,
+) {
+    // SAFETY: INFO readable; KEY is a Fortran string of the hidden length.
+    unsafe {
+        let k = str_in(key, key_len, true);
+        done(ierror, env::MPI_Info_delete(rd(info), k.as_ptr()))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_(
+    info: *const c_int,
+    key: *const c_char,
+    valuelen: *const c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+    key_len: usize,
+    value_len: usize,
+) {
+    // SAFETY: INFO and VALUELEN readable, FLAG a writable LOGICAL; KEY and VALUE are
+    // Fortran strings of the hidden lengths; C writes at most `n` + 1 bytes into a
+    // buffer of `n` + 1.
+    unsafe {
+        let k = str_in(key, key_len, true);
+        // never more than VALUE can take
+        let n = usize::try_from(rd(valuelen)).unwrap_or(0).min(value_len);
+        let mut v = vec![0u8; n + 1];
+        let mut f = 0;
+        let rc = env::MPI_Info_get(
+            rd(info),
+            k.as_ptr(),
+            n as c_int,
+            v.as_mut_ptr().cast(),
+            &mut f,
+        );
+        if rc == 0 {
+            put_logical(flag, f);
+            if f != 0 {
+                str_out(&v, value, value_len);
+            }
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_valuelen_(
+    info: *const c_int,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+    key_len: usize,
+) {
+    // SAFETY: INFO readable, VALUELEN a writable INTEGER, FLAG a LOGICAL; KEY is a
+    // Fortran string of the hidden length.
+    unsafe {
+        let k = str_in(key, key_len, true);
+        let mut f = 0;
+        let rc = env::MPI_Info_get_valuelen(rd(info), k.as_ptr(), valuelen, &mut f);
+        if rc == 0 {
+            put_logical(flag, f);
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_info_get_nthkey_(
+    info: *const c_int,
+    n: *const c_int,
+    key: *mut c_char,
+    ierror: *mut c_int,
+    key_len: usize,
+) {
+    let mut k = [0u8; STR_ROOM];
+    // SAFETY: INFO and N readable; C writes at most MPI_MAX_INFO_KEY + 1 (256) bytes
+    // into a STR_ROOM buffer; KEY is a Fortran string of the hidden length.
+    unsafe {
+        let rc = env::MPI_Info_get_nthkey(rd(info), rd(n), k.as_mut_ptr().cast());
+        if rc == 0 {
+            str_out(&k, key, key_len);
+        }
+        done(ierror, rc)
+    }
+}
+
+// ---- windows ----------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_create_(
+    base: *mut c_void,
+    size: *const isize,
+    disp_unit: *const c_int,
+    info: *const c_int,
+    comm: *const c_int,
+    win: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, WIN writable; BASE is SIZE bytes of the
+    // program's memory (MPI's contract).
+    unsafe {
+        let rc = win::MPI_Win_create(
+            buf_mut(base),
+            rd(size),
+            rd(disp_unit),
+            rd(info),
+            rd(comm),
+            win,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_allocate_(
+    size: *const isize,
+    disp_unit: *const c_int,
+    info: *const c_int,
+    comm: *const c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, WIN writable; BASEPTR is an address-sized
+    // variable (INTEGER(KIND=MPI_ADDRESS_KIND) or TYPE(C_PTR)) C stores into.
+    unsafe {
+        let rc = win::MPI_Win_allocate(rd(size), rd(disp_unit), rd(info), rd(comm), baseptr, win);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_allocate_cptr_(
+    size: *const isize,
+    disp_unit: *const c_int,
+    info: *const c_int,
+    comm: *const c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: as mpi_win_allocate_, whose arguments these are.
+    unsafe { mpi_win_allocate_(size, disp_unit, info, comm, baseptr, win, ierror) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_allocate_shared_(
+    size: *const isize,
+    disp_unit: *const c_int,
+    info: *const c_int,
+    comm: *const c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, WIN writable; BASEPTR is an address-sized
+    // variable (INTEGER(KIND=MPI_ADDRESS_KIND) or TYPE(C_PTR)) C stores into.
+    unsafe {
+        let rc =
+            win::MPI_Win_allocate_shared(rd(size), rd(disp_unit), rd(info), rd(comm), baseptr, win);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_allocate_shared_cptr_(
+    size: *const isize,
+    disp_unit: *const c_int,
+    info: *const c_int,
+    comm: *const c_int,
+    baseptr: *mut c_void,
+    win: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: as mpi_win_allocate_shared_, whose arguments these are.
+    unsafe { mpi_win_allocate_shared_(size, disp_unit, info, comm, baseptr, win, ierror) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_shared_query_(
+    win: *const c_int,
+    rank: *const c_int,
+    size: *mut isize,
+    disp_unit: *mut c_int,
+    baseptr: *mut c_void,
+    ierror: *mut c_int,
+) {
+    // SAFETY: WIN and RANK readable; SIZE, DISP_UNIT writable; BASEPTR an
+    // address-sized variable C stores into.
+    unsafe {
+        let rc = win::MPI_Win_shared_query(rd(win), rd(rank), size, disp_unit, baseptr);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_shared_query_cptr_(
+    win: *const c_int,
+    rank: *const c_int,
+    size: *mut isize,
+    disp_unit: *mut c_int,
+    baseptr: *mut c_void,
+    ierror: *mut c_int,
+) {
+    // SAFETY: as mpi_win_shared_query_, whose arguments these are.
+    unsafe { mpi_win_shared_query_(win, rank, size, disp_unit, baseptr, ierror) }
+}
+
+last_out! {
+    mpi_win_create_dynamic_ => win::MPI_Win_create_dynamic [info, comm; win];
+    mpi_win_free_ => win::MPI_Win_free [; win];
+    mpi_win_get_group_ => win::MPI_Win_get_group [win; group];
+    mpi_win_get_info_ => win::MPI_Win_get_info [win; info_used];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_attach_(
+    win: *const c_int,
+    base: *mut c_void,
+    size: *const isize,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; BASE is SIZE bytes of the program's memory.
+    unsafe {
+        done(
+            ierror,
+            win::MPI_Win_attach(rd(win), buf_mut(base), rd(size)),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_detach_(
+    win: *const c_int,
+    base: *const c_void,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; C only compares BASE's address.
+    unsafe { done(ierror, win::MPI_Win_detach(rd(win), buf(base))) }
+}
+
+by_value! {
+    mpi_win_set_info_ => win::MPI_Win_set_info [win, info];
+    mpi_win_fence_ => win::MPI_Win_fence [assert, win];
+    mpi_win_start_ => win::MPI_Win_start [group, assert, win];
+    mpi_win_post_ => win::MPI_Win_post [group, assert, win];
+    mpi_win_complete_ => win::MPI_Win_complete [win];
+    mpi_win_wait_ => win::MPI_Win_wait [win];
+    mpi_win_lock_ => win::MPI_Win_lock [lock_type, rank, assert, win];
+    mpi_win_unlock_ => win::MPI_Win_unlock [rank, win];
+    mpi_win_lock_all_ => win::MPI_Win_lock_all [assert, win];
+    mpi_win_unlock_all_ => win::MPI_Win_unlock_all [win];
+    mpi_win_flush_ => win::MPI_Win_flush [rank, win];
+    mpi_win_flush_all_ => win::MPI_Win_flush_all [win];
+    mpi_win_flush_local_ => win::MPI_Win_flush_local [rank, win];
+    mpi_win_flush_local_all_ => win::MPI_Win_flush_local_all [win];
+    mpi_win_sync_ => win::MPI_Win_sync [win];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_test_(win: *const c_int, flag: *mut c_int, ierror: *mut c_int) {
+    let mut f = 0;
+    // SAFETY: WIN readable, FLAG a writable LOGICAL; `f` a local int.
+    unsafe {
+        let rc = win::MPI_Win_test(rd(win), &mut f);
+        put_logical(flag, f);
+        done(ierror, rc)
+    }
+}
+
+// ---- one-sided communication ------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_put_(
+    origin_addr: *const c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    win: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the origin buffer is MPI's contract.
+    unsafe {
+        let rc = win::MPI_Put(
+            buf(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(win),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_(
+    origin_addr: *mut c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    win: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the origin buffer is MPI's contract.
+    unsafe {
+        let rc = win::MPI_Get(
+            buf_mut(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(win),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_accumulate_(
+    origin_addr: *const c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    op: *const c_int,
+    win: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the origin buffer is MPI's contract.
+    unsafe {
+        let rc = win::MPI_Accumulate(
+            buf(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(op),
+            rd(win),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_get_accumulate_(
+    origin_addr: *const c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    result_addr: *mut c_void,
+    result_count: *const c_int,
+    result_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    op: *const c_int,
+    win: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the origin and result buffers are MPI's
+    // contract.
+    unsafe {
+        let rc = win::MPI_Get_accumulate(
+            buf(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            buf_mut(result_addr),
+            rd(result_count),
+            rd(result_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(op),
+            rd(win),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_fetch_and_op_(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    op: *const c_int,
+    win: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the origin and result are one element each
+    // (MPI's contract).
+    unsafe {
+        let rc = win::MPI_Fetch_and_op(
+            buf(origin_addr),
+            buf_mut(result_addr),
+            rd(datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(op),
+            rd(win),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_compare_and_swap_(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    win: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the three buffers are one element each (MPI's
+    // contract).
+    unsafe {
+        let rc = win::MPI_Compare_and_swap(
+            buf(origin_addr),
+            buf(compare_addr),
+            buf_mut(result_addr),
+            rd(datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(win),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_rput_(
+    origin_addr: *const c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    win: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the origin buffer is MPI's
+    // contract (untouched until the request completes).
+    unsafe {
+        let rc = win::MPI_Rput(
+            buf(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(win),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_rget_(
+    origin_addr: *mut c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    win: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the origin buffer is MPI's
+    // contract (untouched until the request completes).
+    unsafe {
+        let rc = win::MPI_Rget(
+            buf_mut(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(win),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_raccumulate_(
+    origin_addr: *const c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    op: *const c_int,
+    win: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the origin buffer is MPI's
+    // contract (untouched until the request completes).
+    unsafe {
+        let rc = win::MPI_Raccumulate(
+            buf(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(op),
+            rd(win),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_rget_accumulate_(
+    origin_addr: *const c_void,
+    origin_count: *const c_int,
+    origin_datatype: *const c_int,
+    result_addr: *mut c_void,
+    result_count: *const c_int,
+    result_datatype: *const c_int,
+    target_rank: *const c_int,
+    target_disp: *const isize,
+    target_count: *const c_int,
+    target_datatype: *const c_int,
+    op: *const c_int,
+    win: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the origin and result
+    // buffers are MPI's contract (untouched until the request completes).
+    unsafe {
+        let rc = win::MPI_Rget_accumulate(
+            buf(origin_addr),
+            rd(origin_count),
+            rd(origin_datatype),
+            buf_mut(result_addr),
+            rd(result_count),
+            rd(result_datatype),
+            rd(target_rank),
+            rd(target_disp),
+            rd(target_count),
+            rd(target_datatype),
+            rd(op),
+            rd(win),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_going_in_lose_their_blanks_and_coming_out_get_them() {
+        let s = b"  no_locks   ";
+        // SAFETY: `s` is the string with its length.
+        let c = unsafe { str_in(s.as_ptr().cast(), s.len(), true) };
+        assert_eq!(c.as_bytes(), b"no_locks");
+        // SAFETY: as above.
+        let c = unsafe { str_in(s.as_ptr().cast(), s.len(), false) };
+        assert_eq!(c.as_bytes(), b"  no_locks");
+        // SAFETY: a zero length reads nothing.
+        let c = unsafe { str_in(std::ptr::null(), 0, true) };
+        assert_eq!(c.as_bytes(), b"");
+        let mut out = [0u8; 6];
+        // SAFETY: `out` is 6 writable bytes.
+        let n = unsafe { str_out(b"abc\0zzz", out.as_mut_ptr().cast(), out.len()) };
+        assert_eq!((n, &out), (3, b"abc   "));
+        // SAFETY: as above.
+        let n = unsafe { str_out(b"abcdefgh\0", out.as_mut_ptr().cast(), out.len()) };
+        assert_eq!((n, &out), (6, b"abcdef"));
+    }
+
+    #[test]
+    fn sentinels_become_c_values_and_other_addresses_pass() {
+        let b = BOTTOM.addr() as *const c_void;
+        let p = IN_PLACE.addr() as *const c_void;
+        assert!(buf(b).is_null());
+        assert_eq!(buf(p) as isize, -1);
+        let s = STATUS_IGNORE.addr() as *mut c_int;
+        let ss = STATUSES_IGNORE.addr() as *mut c_int;
+        assert_eq!(status(s) as usize, 1);
+        assert_eq!(status(ss) as usize, 1);
+        let mut x = [0 as c_int; STATUS_SIZE];
+        assert_eq!(status(x.as_mut_ptr()) as usize, x.as_ptr() as usize);
+        assert_eq!(buf(x.as_ptr().cast()) as usize, x.as_ptr() as usize);
+        assert_eq!(SENTINELS.len(), 4);
+    }
+}
