@@ -56,6 +56,7 @@ fn init(required: c_int) -> R<c_int> {
         graveyard: Vec::new(),
         reqs: Table::new(),
         ops: Table::new(),
+        out_comms: Vec::new(),
         errhs: Table::new(),
         keyvals: BTreeMap::new(),
         next_keyval: 100,

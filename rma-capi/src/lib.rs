@@ -298,6 +298,9 @@ pub(crate) struct State {
     pub(crate) next_keyval: i32,
     pub(crate) p2p: p2p::P2p,
     pub(crate) thread_level: i32,
+    /// Communicators whose world a thread is using with the state released (a window
+    /// synchronization at MPI_THREAD_MULTIPLE, `win::sync`).
+    pub(crate) out_comms: Vec<i32>,
 }
 
 impl Drop for State {
@@ -417,6 +420,50 @@ impl Lease {
     }
 }
 
+impl Lease {
+    /// Runs `f` with the state released, then takes it again: for a call that waits
+    /// for other ranks on an object it took out of the state first (a window), so
+    /// that the process's other threads call MPI meanwhile. Whatever `f` uses must be
+    /// owned by this thread for the time (nothing borrowed from the state: the
+    /// borrow checker sees to it) and kept from others' reach by the caller (see
+    /// `win::sync`). A panic in `f` is caught, so that the caller always puts back
+    /// what it took out.
+    pub(crate) fn unlocked<T>(&mut self, f: impl FnOnce() -> T) -> R<std::thread::Result<T>> {
+        self.guard = None;
+        HELD.with(|h| h.set(false));
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        let guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.is_none() {
+            // MPI_Finalize waits until no thread has anything out (take_state)
+            return Err(fail(
+                code::INTERN,
+                "the state vanished while a window was out",
+            ));
+        }
+        HELD.with(|h| h.set(true));
+        self.guard = Some(guard);
+        Ok(out)
+    }
+
+    /// Waits, letting other threads call, while `blocked` holds (the gate of calls on
+    /// a window or communicator another thread's call is using with the state
+    /// released).
+    fn wait_while(&mut self, mut blocked: impl FnMut(&State) -> bool) -> R {
+        let mut spins = 0u32;
+        while blocked(self) {
+            spins += 1;
+            self.pause(|| {
+                if spins < 100 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+            })?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Lease {
     fn drop(&mut self) {
         if self.guard.take().is_some() {
@@ -456,13 +503,21 @@ pub(crate) fn install_state(st: State) {
     *STATE.lock().unwrap_or_else(PoisonError::into_inner) = Some(StateCell(st));
 }
 
-/// Takes the state out at MPI_Finalize (None if another thread did first).
+/// Takes the state out at MPI_Finalize (None if another thread did first), once no
+/// thread has a window out ([`Lease::unlocked`]): under the same hold of the lock, so
+/// that none can take one out after.
 pub(crate) fn take_state() -> Option<State> {
-    STATE
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take()
-        .map(|c| c.0)
+    loop {
+        let mut g = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+        match g.as_ref() {
+            None => return None,
+            Some(c) if !c.0.any_out() => return g.take().map(|c| c.0),
+            Some(_) => {
+                drop(g);
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+        }
+    }
 }
 
 /// 0 before MPI_Init, 1 while initialized, 2 after MPI_Finalize.
@@ -487,6 +542,12 @@ pub(crate) enum On {
 pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut Lease) -> R) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut lease = Lease::acquire()?;
+        // a window another thread took out (or its communicator) waits for it
+        match on {
+            On::Win(w) => lease.wait_while(|st| st.win_out(w))?,
+            On::Comm(c) => lease.wait_while(|st| st.comm_out(c))?,
+            On::World => {}
+        }
         f(&mut lease)
     }));
     let out = out.unwrap_or_else(|p| {

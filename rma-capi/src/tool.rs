@@ -6,22 +6,22 @@
 //!
 //! | name | type | scope | what |
 //! |---|---|---|---|
-//! | `RMA_TRANSPORT` | string | ALL_EQ, writable | the transport of windows whose info names none ("" for the launch mode's default) |
+//! | `RMA_TRANSPORT` | string | ALL_EQ, writable | the transport of windows whose info names none ("": the launch mode's default) |
 //! | `RMA_CHECK` | string | ALL_EQ, writable | the conflict checker of windows whose info does not set it (`off`, `conflicts`, `conflicts_log`) |
 //! | `RMA_WAIT` | string | CONSTANT | how waits wait (`auto`, `spin`, `park`) |
 //! | `RMA_STALL_MS` | unsigned long long | CONSTANT | how long a wait on state a live peer holds may make no progress |
 //! | `RMA_LIVENESS_MS` | unsigned long long | CONSTANT | how often waits check that the peers are alive |
 //!
-//! The writable ones are read at each window's creation, so a write takes effect for
-//! the windows created after it (it sets the process's environment variable, as
-//! setting it before the launch would). Their scope is MPI_T_SCOPE_ALL_EQ: every rank
-//! must write the same value before the same window creation (ranks whose RMA_CHECK
-//! differ fail that creation with MPI_ERR_INFO). The others are read once per process,
-//! at their first use: writing them is MPI_T_ERR_CVAR_SET_NEVER. A write changes the
-//! process's environment (setenv): rma's own readers take Rust's environment lock,
-//! but a thread of the program that calls getenv or setenv at that moment races with
-//! it, as with any setenv; write while no other thread of the program touches the
-//! environment.
+//! A write to a writable one takes effect for the windows created after it: rma-capi
+//! keeps the value and gives it to each new window as the info key it stands for
+//! (`rma_transport`, `rma_check`) where the program's info does not set that key, as
+//! setting the environment variable before the launch would. The process's
+//! environment is never changed (setenv would race with any thread of the program
+//! reading it). Writing "" drops the written value: the environment's (or the
+//! default) applies again. Their scope is MPI_T_SCOPE_ALL_EQ: every rank must write
+//! the same value before the same window creation (ranks whose RMA_CHECK differ fail
+//! that creation with MPI_ERR_INFO). The others are read once per process, at their
+//! first use: writing them is MPI_T_ERR_CVAR_SET_NEVER.
 //!
 //! MPI_T works before MPI_Init and after MPI_Finalize, is reference-counted
 //! (`MPI_T_init_thread` n times, `MPI_T_finalize` n times) and returns its own error
@@ -117,13 +117,39 @@ fn env_str(key: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Sets (or, for "", removes) an environment variable rma reads at each window's
-/// creation.
-fn set_env(key: &str, value: &str) {
-    if value.is_empty() {
-        std::env::remove_var(key);
-    } else {
-        std::env::set_var(key, value);
+/// The written control variables: (environment variable, info key, value).
+static WRITTEN: std::sync::Mutex<Vec<(&str, &str, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// What a window created now gets for the info keys the program's info does not
+/// set: the written control variables, as (info key, value).
+pub(crate) fn window_defaults() -> Vec<(&'static str, String)> {
+    WRITTEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .map(|(_, k, v)| (*k, v.clone()))
+        .collect()
+}
+
+/// The value of control variable `env`: the written one, else the environment's.
+fn current(env: &str) -> String {
+    let w = WRITTEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match w.iter().find(|(e, _, _)| *e == env) {
+        Some((_, _, v)) => v.clone(),
+        None => env_str(env),
+    }
+}
+
+/// Writes control variable `env` (info key `key`); "" drops the written value.
+fn set(env: &'static str, key: &'static str, value: &str) {
+    let mut w = WRITTEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    w.retain(|(e, _, _)| *e != env);
+    if !value.is_empty() {
+        w.push((env, key, value.to_string()));
     }
 }
 
@@ -131,17 +157,18 @@ static CVARS: [Cvar; 5] = [
     Cvar {
         name: rma_win::ENV_TRANSPORT,
         desc: "The transport of windows whose info names none (rma_transport), where it \
-               can serve them: atomic, queued, mpi; empty for the launch mode's default. \
+               can serve them: atomic, queued, mpi; empty for the launch mode's default \
+               (writing empty drops a written value). \
                Read at each window's creation; the same on every rank.",
         verbosity: k::VERBOSITY_USER_BASIC,
         datatype: k::MPI_CHAR,
         scope: k::SCOPE_ALL_EQ,
-        read: || Value::Str(env_str(rma_win::ENV_TRANSPORT)),
+        read: || Value::Str(current(rma_win::ENV_TRANSPORT)),
         write: Some(|v| {
             let known =
                 v.is_empty() || rma_win::TRANSPORTS.contains(&v) || v == rma_win::MPI_TRANSPORT;
             if known {
-                set_env(rma_win::ENV_TRANSPORT, v);
+                set(rma_win::ENV_TRANSPORT, "rma_transport", v);
             }
             known
         }),
@@ -155,7 +182,7 @@ static CVARS: [Cvar; 5] = [
         datatype: k::MPI_CHAR,
         scope: k::SCOPE_ALL_EQ,
         read: || {
-            let v = env_str(rma_core::CheckMode::ENV);
+            let v = current(rma_core::CheckMode::ENV);
             Value::Str(
                 match rma_core::CheckMode::parse(rma_core::CheckMode::ENV, &v) {
                     Ok(m) => m.as_str().to_string(),
@@ -167,7 +194,7 @@ static CVARS: [Cvar; 5] = [
         write: Some(
             |v| match rma_core::CheckMode::parse(rma_core::CheckMode::ENV, v) {
                 Ok(m) => {
-                    set_env(rma_core::CheckMode::ENV, m.as_str());
+                    set(rma_core::CheckMode::ENV, "rma_check", m.as_str());
                     true
                 }
                 Err(_) => false,

@@ -236,7 +236,8 @@ impl Win {
         if !matches!(self.mem, Mem::Shared) || addr % 8 != 0 {
             return None;
         }
-        parts(self.window()).find_map(|(r, a, n)| {
+        // a window another thread took out is left alone (see `sync`)
+        parts(self.win.as_ref()?).find_map(|(r, a, n)| {
             (n > 0 && addr >= a && addr - a + len <= n).then(|| (self.uid, r, addr - a))
         })
     }
@@ -260,12 +261,19 @@ impl Win {
         if !matches!(self.mem, Mem::Shared) || len == 0 {
             return false;
         }
-        parts(self.window()).any(|(_, a, n)| addr < a + n && a < addr + len)
+        // a window another thread took out is left alone (see `sync`)
+        let Some(win) = self.win.as_ref() else {
+            return false;
+        };
+        parts(win).any(|(_, a, n)| addr < a + n && a < addr + len)
     }
 
     /// Reconciles the private and public copies of a separate-model window.
     fn reconcile(&mut self) -> R {
-        let win = self.win.as_ref().expect("a live window has its Window");
+        // a window another thread took out is reconciled by that thread (see `sync`)
+        let Some(win) = self.win.as_ref() else {
+            return Ok(());
+        };
         match &mut self.mem {
             Mem::Shared | Mem::Mapped => Ok(()),
             Mem::Private {
@@ -348,6 +356,26 @@ impl State {
         self.wins
             .get(w)
             .ok_or_else(|| fail(code::WIN, format!("{w} is not a window")))
+    }
+
+    /// Whether window `w`, or its communicator's world, is out with another thread
+    /// (see `sync`).
+    pub(crate) fn win_out(&self, w: c_int) -> bool {
+        !self.out_comms.is_empty()
+            && self
+                .wins
+                .get(w)
+                .is_some_and(|x| x.win.is_none() || self.out_comms.contains(&x.comm))
+    }
+
+    /// Whether communicator `c`'s world is in use by a thread that released the state.
+    pub(crate) fn comm_out(&self, c: c_int) -> bool {
+        self.out_comms.contains(&c)
+    }
+
+    /// Whether any window is out with a thread.
+    pub(crate) fn any_out(&self) -> bool {
+        !self.out_comms.is_empty()
     }
 
     fn win_mut(&mut self, w: c_int) -> R<&mut Win> {
@@ -521,9 +549,9 @@ impl State {
                     let (uid, r, off, n): (u64, u64, u64, u64) =
                         (word(b, 0)?, word(b, 1)?, word(b, 2)?, word(b, 3)?);
                     let x = self.wins.handles().into_iter().find_map(|h| {
-                        self.wins
-                            .get(h)
-                            .filter(|w| w.uid == uid && matches!(w.mem, Mem::Shared))
+                        self.wins.get(h).filter(|w| {
+                            w.uid == uid && matches!(w.mem, Mem::Shared) && w.win.is_some()
+                        })
                     })?;
                     let seg = x
                         .window()
@@ -630,6 +658,18 @@ fn info_of(st: &State, i: c_int) -> R<Info> {
         .ok_or_else(|| fail(code::INFO, format!("{i} is not an info object")))
 }
 
+/// The info a window is created with: the program's, and for the keys it does not
+/// set, the values written to MPI_T's control variables (see [`crate::tool`]).
+fn creation_info(st: &State, i: c_int) -> R<Info> {
+    let mut info = info_of(st, i)?;
+    for (k, v) in crate::tool::window_defaults() {
+        if info.get(k).is_none() {
+            info = info.with(k, &v);
+        }
+    }
+    Ok(info)
+}
+
 /// `mine`, this rank's check of a window constructor's arguments, once every rank of
 /// `world` has checked its own (collective): a rank whose arguments were refused
 /// returns its error, and every other rank an error of the same class naming that
@@ -678,7 +718,7 @@ pub unsafe extern "C" fn MPI_Win_create(
             if len > 0 && base.is_null() {
                 return Err(fail(code::BASE, "base is NULL"));
             }
-            let info = info_of(st, info)?;
+            let info = creation_info(st, info)?;
             // a window whose info asks for the atomic transport cannot be updated in
             // place by another process: it takes the copy below
             let atomic = rma_win::backend::WinInfo::from_info(&info)?
@@ -763,7 +803,13 @@ unsafe fn allocate(
     flavor: c_int,
 ) -> R {
     let world = st.intra(c)?.world();
-    let args = (|| Ok((size_of(size)?, unit_of(disp_unit)?, info_of(st, info)?)))();
+    let args = (|| {
+        Ok((
+            size_of(size)?,
+            unit_of(disp_unit)?,
+            creation_info(st, info)?,
+        ))
+    })();
     let (len, unit, mut info) = agreed(world, "a window allocation", args)?;
     if flavor == FLAVOR_ALLOCATE {
         // each rank's part on its own pages, as MPI_Win_allocate's memory is
@@ -882,7 +928,7 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, c: c_int, win: *mut c_int) -> c_int {
     call("MPI_Win_create_dynamic", On::Comm(c), |st| {
         let world = st.intra(c)?.world();
-        let mut info = agreed(world, "MPI_Win_create_dynamic", info_of(st, info))?;
+        let mut info = agreed(world, "MPI_Win_create_dynamic", creation_info(st, info))?;
         info.set("rma_dynamic_bytes", &ARENA.to_string());
         let w = Window::create_dynamic(world, &info)?;
         let arena = w.attach(vec![0u8; ARENA])?;
@@ -1103,6 +1149,16 @@ impl Win {
 /// window's calling rank (in the separate model, a lock, unlock or flush of another
 /// rank leaves this rank's copies alone; fences, PSCW, lock_all, unlock_all, win_sync
 /// and calls on this rank itself reconcile).
+///
+/// At MPI_THREAD_MULTIPLE the call itself (which may wait for other ranks: a fence,
+/// a lock, a PSCW wait) runs with the state released, so that the process's other
+/// threads call MPI meanwhile: threads that synchronize windows on different
+/// communicators never hold each other up. The window is taken out of the state for
+/// that time, owned by this thread, and its communicator is marked out: until both
+/// are back, every call on that window or communicator waits (the gate in
+/// `crate::call`), scans of the window table skip it, and MPI_Finalize waits. So no
+/// other thread touches the window, or the world it shares with its communicator,
+/// while this one uses them.
 fn sync(
     name: &str,
     w: c_int,
@@ -1110,12 +1166,47 @@ fn sync(
     f: impl FnOnce(&Window<'static>) -> R,
 ) -> c_int {
     call(name, On::Win(w), |st| {
+        let multiple = st.thread_level == crate::env::THREAD_MULTIPLE;
         let x = st.win_mut(w)?;
         let when = when(x.window().rank());
         if when.before {
             x.reconcile()?;
         }
-        f(x.window())?;
+        if multiple {
+            let comm = x.comm;
+            let win = x.win.take().expect("a live window has its Window");
+            st.out_comms.push(comm);
+            let out = match st.unlocked(|| f(&win)) {
+                Ok(out) => out,
+                Err(e) => {
+                    // cannot happen (MPI_Finalize waits for windows out); were the
+                    // state gone, so would be the world the window borrows: the
+                    // window is leaked rather than dropped after it
+                    std::mem::forget(win);
+                    return Err(e);
+                }
+            };
+            // back in the state, whatever happened (the gate kept every other call
+            // on this window and communicator waiting meanwhile)
+            if let Some(i) = st.out_comms.iter().position(|&c| c == comm) {
+                st.out_comms.swap_remove(i);
+            }
+            match st.wins.get_mut(w) {
+                Some(x) => x.win = Some(win),
+                None => {
+                    // cannot happen either (MPI_Win_free waits at the gate)
+                    std::mem::forget(win);
+                    return Err(crate::fail(code::INTERN, "a window vanished while out"));
+                }
+            }
+            match out {
+                Ok(r) => r?,
+                Err(_) => return Err(crate::fail(code::INTERN, format!("{name} panicked"))),
+            }
+        } else {
+            f(x.window())?;
+        }
+        let x = st.win_mut(w)?;
         if when.after {
             x.reconcile()?;
         }

@@ -68,6 +68,15 @@ static void *work(void *arg) {
     MPI_Win_unlock(rank, wins[t]);
     CHECK(t, got[0] == iters && got[1] == iters, "window %d: %ld %ld, not %d", t, got[0],
           got[1], iters);
+    /* fences on every thread's window at once (each window on its own communicator):
+     * a thread waiting in its fence must not keep the others from theirs */
+    for (int k = 0; k < iters / 10 + 2; k++) {
+        long v = 1000L * k + rank;
+        MPI_Win_fence(0, wins[t]);
+        MPI_Put(&v, 1, MPI_LONG, next, 1, 1, MPI_LONG, wins[t]);
+        MPI_Win_fence(0, wins[t]);
+        CHECK(t, bases[t][1] == 1000L * k + prev, "fence round %d: %ld", k, bases[t][1]);
+    }
     return NULL;
 }
 
