@@ -5,17 +5,24 @@
 //! signature; mpi.h declares them. Handles are ints indexing per-process tables.
 //! What rma does differently from a full MPI library (which functions exist, the
 //! memory model of windows over the caller's memory, point-to-point over Unix
-//! sockets) is in README.md, section "C programs".
+//! sockets) is in README.md, section "C and Fortran programs".
 //!
 //! # Soundness
 //!
 //! The entry points are `unsafe extern "C"`: their contract is MPI's (valid pointers of
 //! the sizes the arguments describe, buffers not touched by the program while a call
-//! that uses them is pending, one thread calling). Inside, each raw pointer becomes a
-//! slice only for the duration of one call, over memory the contract makes valid, and
-//! never over memory of a window another process may write: windows over the caller's
-//! memory expose a copy (see [`win`]), and shared windows are reached through raw
-//! pointers only by the C program itself.
+//! that uses them is pending, calls from the threads the thread level allows).
+//! Inside, each raw pointer becomes a slice only for the duration of one call, over
+//! memory the contract makes valid, and never over memory of a window another
+//! process, or another thread of this one, may write: windows over the caller's
+//! memory are reconciled through word-atomic copies (see [`win`]), and shared windows
+//! are reached through raw pointers only by the C program itself.
+//!
+//! The library's state is one value behind one lock (`Lease`); a call holds it
+//! throughout, except where it waits for other ranks at MPI_THREAD_SERIALIZED or
+//! MULTIPLE: between polls of a wait (`p2p::wait_on`), and around a window
+//! synchronization, for which the window is moved out of the state and every call on
+//! it or its communicator waits until it is back (`win::sync`).
 //!
 //! A Rust panic never crosses into C: each entry point catches it and reports
 //! MPI_ERR_INTERN through the error handler in effect.

@@ -27,12 +27,18 @@ use std::ffi::{c_int, c_void};
 
 const IN_PLACE: isize = -1;
 
+/// One part of a collective: where it comes from, (rank of the communicator, tag),
+/// None for no message (this rank's own part, or MPI_PROC_NULL); and the bytes once
+/// in, None while still expected.
+type Part = (Option<(c_int, c_int)>, Option<Vec<u8>>);
+
 /// A pending nonblocking collective.
 pub(crate) struct Coll {
     ctx: u64,
-    tag: c_int,
-    /// The parts, by rank of the communicator; None while one is still expected.
-    got: Vec<Option<Vec<u8>>>,
+    /// The parts, in the order the finish reads them (by rank of the communicator,
+    /// or by neighbor): where each comes from, (rank, tag), and the part once in
+    /// (None while it is still expected).
+    got: Vec<Part>,
     /// This rank's sends: (MPI_COMM_WORLD rank, send number).
     sends: Vec<(usize, u64)>,
     finish: Finish,
@@ -158,35 +164,56 @@ struct Plan {
 impl State {
     /// Starts a nonblocking collective on `c`; its request handle.
     fn start(&mut self, c: c_int, plan: Plan) -> R<c_int> {
+        let size = self.comm(c)?.size();
+        let me = self.comm(c)?.rank();
+        let mut got: Vec<Part> = (0..size).map(|_| (None, Some(Vec::new()))).collect();
+        for r in plan.expect {
+            got[r] = (Some((r as c_int, 0)), None);
+        }
+        if let Some(own) = plan.own {
+            got[me].1 = Some(own);
+        }
+        let sends = plan.sends.into_iter().map(|(r, d)| (r, 0, d)).collect();
+        self.start_parts(c, sends, got, plan.finish)
+    }
+
+    /// Starts a collective whose parts are `got` (see [`Coll`]; the tags there are
+    /// sub-tags, told apart within the collective) and whose sends are (rank of the
+    /// communicator, sub-tag of the part at its receiver, bytes); its request.
+    fn start_parts(
+        &mut self,
+        c: c_int,
+        plan_sends: Vec<(usize, u8, Vec<u8>)>,
+        mut got: Vec<Part>,
+        finish: Finish,
+    ) -> R<c_int> {
         let comm = self.comm_mut(c)?;
         let seq = comm.nbc;
         comm.nbc += 1;
-        let (ctx, me, size) = (comm.nbc_ctx(), comm.rank(), comm.size());
-        let tag = (seq & 0x3fff_ffff) as c_int;
+        let (ctx, me) = (comm.nbc_ctx(), comm.rank());
+        // the collective's number, with 8 bits for the part's sub-tag
+        let tag = |sub: u8| (((seq & 0x3f_ffff) as c_int) << 8) | c_int::from(sub);
         let ranks = comm.ranks.clone();
+        for (from, _) in got.iter_mut() {
+            if let Some((_, t)) = from {
+                *t = tag(*t as u8);
+            }
+        }
         // what this rank stored into its windows before the call is public once the
         // others can act on its part
         self.progress();
-        let mut sends = Vec::with_capacity(plan.sends.len());
-        for (r, data) in plan.sends {
+        let mut sends = Vec::with_capacity(plan_sends.len());
+        for (r, sub, data) in plan_sends {
             let to = ranks[r];
-            sends.push((to, self.p2p.send(to, ctx, me as c_int, tag, &data)?));
-        }
-        let mut got: Vec<Option<Vec<u8>>> = vec![Some(Vec::new()); size];
-        for r in plan.expect {
-            got[r] = None;
-        }
-        if let Some(own) = plan.own {
-            got[me] = Some(own);
+            sends.push((to, self.p2p.send(to, ctx, me as c_int, tag(sub), &data)?));
         }
         let h = self.reqs.insert(
             1,
             Req::Coll(Box::new(Coll {
                 ctx,
-                tag,
                 got,
                 sends,
-                finish: plan.finish,
+                finish,
             })),
         );
         self.p2p.colls.push(h);
@@ -202,9 +229,9 @@ impl State {
             let Some(Req::Coll(c)) = reqs.get_mut(h) else {
                 return false;
             };
-            for (r, slot) in c.got.iter_mut().enumerate() {
-                if slot.is_none() {
-                    *slot = p2p.take(c.ctx, r as c_int, c.tag);
+            for (from, slot) in c.got.iter_mut() {
+                if let (Some((r, tag)), None) = (*from, &slot) {
+                    *slot = p2p.take(c.ctx, r, tag);
                 }
             }
             true
@@ -216,7 +243,7 @@ impl State {
     pub(crate) fn finish_coll(&mut self, h: c_int) -> R<Option<Status>> {
         let ready = match self.reqs.get(h) {
             Some(Req::Coll(c)) => {
-                c.got.iter().all(Option::is_some)
+                c.got.iter().all(|(_, d)| d.is_some())
                     && c.sends.iter().all(|&(to, seq)| self.p2p.sent(to, seq))
             }
             _ => false,
@@ -228,7 +255,11 @@ impl State {
             return Err(fail(code::INTERN, "a collective request vanished"));
         };
         self.p2p.colls.retain(|&x| x != h);
-        let got = c.got.into_iter().map(Option::unwrap_or_default).collect();
+        let got = c
+            .got
+            .into_iter()
+            .map(|(_, d)| d.unwrap_or_default())
+            .collect();
         // SAFETY: the buffers are the program's, handed to this collective; MPI keeps
         // them valid and untouched until the request completes, which is now.
         unsafe { c.finish.run(got)? };
@@ -1161,5 +1192,546 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
             .collect::<R<Vec<_>>>()?;
         // SAFETY: MPI's contract, forwarded.
         unsafe { ireduce_scatter(st, sbuf, rbuf, counts, dt, op, c, Mode::Request(req)) }
+    })
+}
+
+/// A communicator's neighbors as the neighborhood collectives see them: where each
+/// part of the receive buffer comes from (in-neighbors), and where each part of the
+/// send buffer goes (out-neighbors), each with the sub-tag that tells the part apart
+/// at its receiver; None for MPI_PROC_NULL (off the edge of a Cartesian grid).
+struct Neighbors {
+    ins: Vec<Option<(usize, u8)>>,
+    outs: Vec<Option<(usize, u8)>>,
+}
+
+/// The `n`th earlier occurrence of `v[k]` in `v`, as a sub-tag: parts between one
+/// pair of ranks are matched in the order of their edges.
+fn occurrence(v: &[c_int], k: usize) -> R<u8> {
+    let n = v[..k].iter().filter(|&&x| x == v[k]).count();
+    u8::try_from(n).map_err(|_| {
+        fail(
+            code::UNSUPPORTED,
+            "more than 256 edges between two ranks in a neighborhood collective",
+        )
+    })
+}
+
+fn neighbors(st: &State, c: c_int) -> R<Neighbors> {
+    let me = st.intra(c)?.rank();
+    match st.topo(c)? {
+        crate::topo::Topo::Cart { dims, periods } => {
+            if dims.len() > 127 {
+                return Err(fail(
+                    code::UNSUPPORTED,
+                    "a neighborhood collective on more than 127 dimensions",
+                ));
+            }
+            let list = crate::topo::cart_neighbors(dims, periods, me);
+            // my part for the rank one step back is, at that rank, the one from one
+            // step forward, and the other way round: the receiver's index is k ^ 1
+            Ok(Neighbors {
+                ins: list
+                    .iter()
+                    .enumerate()
+                    .map(|(k, r)| r.map(|r| (r, k as u8)))
+                    .collect(),
+                outs: list
+                    .iter()
+                    .enumerate()
+                    .map(|(k, r)| r.map(|r| (r, (k ^ 1) as u8)))
+                    .collect(),
+            })
+        }
+        crate::topo::Topo::Dist { sources, dests, .. } => Ok(Neighbors {
+            ins: (0..sources.len())
+                .map(|j| Ok(Some((sources[j] as usize, occurrence(sources, j)?))))
+                .collect::<R<_>>()?,
+            outs: (0..dests.len())
+                .map(|k| Ok(Some((dests[k] as usize, occurrence(dests, k)?))))
+                .collect::<R<_>>()?,
+        }),
+    }
+}
+
+/// One side of a neighborhood collective: per neighbor, the count, byte offset and
+/// datatype of its part.
+type Side = (Vec<usize>, Vec<isize>, Vec<Datatype>);
+
+/// A neighborhood collective: part k of the send side goes to out-neighbor k, part k
+/// of the receive side comes from in-neighbor k. `send` None: every out-neighbor gets
+/// the one part `one` (the all-gathers).
+///
+/// # Safety
+/// MPI's contract: the buffers hold the parts described, until the request
+/// completes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn neighborhood(
+    st: &mut Lease,
+    c: c_int,
+    sbuf: *const c_void,
+    send: Result<Side, (usize, Datatype)>,
+    rbuf: *mut c_void,
+    recv: impl FnOnce(usize) -> R<Side>,
+    mode: Mode,
+) -> R {
+    let nb = neighbors(st, c)?;
+    let parts: Vec<Vec<u8>> = match send {
+        Ok((counts, offs, dts)) => {
+            if counts.len() != nb.outs.len() {
+                return Err(fail(code::INTERN, "a send side of the wrong length"));
+            }
+            // SAFETY: the caller's contract.
+            unsafe { pack_each(sbuf, &counts, &offs, &dts)? }
+        }
+        Err((n, dt)) => {
+            // SAFETY: the caller's contract.
+            let one = unsafe { pack(sbuf, n, &dt)? };
+            vec![one; nb.outs.len()]
+        }
+    };
+    let sends = nb
+        .outs
+        .iter()
+        .zip(parts)
+        .filter_map(|(to, data)| to.map(|(r, sub)| (r, sub, data)))
+        .collect();
+    let (counts, offs, dts) = recv(nb.ins.len())?;
+    let got = nb
+        .ins
+        .iter()
+        .map(|from| match from {
+            Some((r, sub)) => (Some((*r as c_int, c_int::from(*sub))), None),
+            None => (None, Some(Vec::new())),
+        })
+        .collect();
+    let finish = Finish::Parts {
+        buf: rbuf,
+        parts: (0..nb.ins.len())
+            .map(|k| nb.ins[k].map(|_| (offs[k], counts[k], dts[k].clone())))
+            .collect(),
+    };
+    let h = st.start_parts(c, sends, got, finish)?;
+    match mode {
+        Mode::Request(req) => {
+            // SAFETY: MPI's contract: a request out-parameter (checked non-null by
+            // the caller).
+            unsafe { out(req, h, "request") }
+        }
+        Mode::Blocking => crate::p2p::wait_one(st, h).map(drop),
+    }
+}
+
+/// Equal parts of `n` elements of `dt`, one per neighbor, one after the other.
+fn equal_side(st: &State, n: c_int, dt: c_int) -> R<impl FnOnce(usize) -> R<Side>> {
+    let dt = st.dt(dt)?;
+    let n = count(n, "count")?;
+    Ok(move |k: usize| {
+        Ok((
+            vec![n; k],
+            (0..k).map(|i| (i * n) as isize * dt.extent()).collect(),
+            vec![dt; k],
+        ))
+    })
+}
+
+/// Parts from the program's counts and displacements (in elements of `dt`), one per
+/// neighbor.
+///
+/// # Safety
+/// MPI's contract: as many counts and displacements as neighbors.
+unsafe fn given_side(
+    st: &State,
+    counts: *const c_int,
+    displs: *const c_int,
+    dt: c_int,
+) -> R<impl FnOnce(usize) -> R<Side>> {
+    let dt = st.dt(dt)?;
+    Ok(move |k: usize| {
+        let (c, d) = given(counts, displs)(k)?;
+        Ok((c, bytes_of(&d, &dt), vec![dt; k]))
+    })
+}
+
+/// Parts from counts, byte displacements and a datatype per neighbor (alltoallw).
+///
+/// # Safety
+/// MPI's contract: as many counts, displacements and datatypes as neighbors.
+unsafe fn typed_side(
+    st: &State,
+    counts: *const c_int,
+    displs: *const isize,
+    dts: *const c_int,
+) -> impl FnOnce(usize) -> R<Side> + '_ {
+    move |k: usize| {
+        let n = k as c_int;
+        // SAFETY: the caller's contract.
+        let (c, d, t) = unsafe {
+            (
+                crate::arr(counts, n, "counts")?,
+                crate::arr(displs, n, "displs")?,
+                crate::arr(dts, n, "types")?,
+            )
+        };
+        Ok((
+            c.iter().map(|&x| count(x, "counts")).collect::<R<_>>()?,
+            d.to_vec(),
+            t.iter().map(|&t| st.dt(t)).collect::<R<_>>()?,
+        ))
+    }
+}
+
+/// The number of out-neighbors of `c`.
+fn outdegree(st: &State, c: c_int) -> R<usize> {
+    Ok(neighbors(st, c)?.outs.len())
+}
+
+fn checked(req: *mut c_int) -> R<Mode> {
+    if req.is_null() {
+        return Err(fail(code::ARG, "request is NULL"));
+    }
+    Ok(Mode::Request(req))
+}
+
+/// MPI_Neighbor_allgather and MPI_Ineighbor_allgather.
+///
+/// # Safety
+/// MPI's contract: the buffers and arrays the arguments describe.
+#[allow(clippy::too_many_arguments)]
+unsafe fn neighbor_allgather(
+    st: &mut Lease,
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    c: c_int,
+    mode: Mode,
+) -> R {
+    // SAFETY: the caller's contract, forwarded.
+    unsafe {
+        let recv = equal_side(st, rn, rdt)?;
+        let send = Err((count(sn, "sendcount")?, st.dt(sdt)?));
+        neighborhood(st, c, sbuf, send, rbuf, recv, mode)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgather(
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    c: c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Neighbor_allgather", On::Comm(c), |st| unsafe {
+        neighbor_allgather(st, sbuf, sn, sdt, rbuf, rn, rdt, c, Mode::Blocking)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_allgather(
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Ineighbor_allgather", On::Comm(c), |st| unsafe {
+        let mode = checked(req)?;
+        neighbor_allgather(st, sbuf, sn, sdt, rbuf, rn, rdt, c, mode)
+    })
+}
+
+/// MPI_Neighbor_allgatherv and MPI_Ineighbor_allgatherv.
+///
+/// # Safety
+/// MPI's contract: the buffers and arrays the arguments describe.
+#[allow(clippy::too_many_arguments)]
+unsafe fn neighbor_allgatherv(
+    st: &mut Lease,
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: c_int,
+    c: c_int,
+    mode: Mode,
+) -> R {
+    // SAFETY: the caller's contract, forwarded.
+    unsafe {
+        let recv = given_side(st, rcounts, displs, rdt)?;
+        let send = Err((count(sn, "sendcount")?, st.dt(sdt)?));
+        neighborhood(st, c, sbuf, send, rbuf, recv, mode)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: c_int,
+    c: c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Neighbor_allgatherv", On::Comm(c), |st| unsafe {
+        neighbor_allgatherv(
+            st,
+            sbuf,
+            sn,
+            sdt,
+            rbuf,
+            rcounts,
+            displs,
+            rdt,
+            c,
+            Mode::Blocking,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Ineighbor_allgatherv", On::Comm(c), |st| unsafe {
+        let mode = checked(req)?;
+        neighbor_allgatherv(st, sbuf, sn, sdt, rbuf, rcounts, displs, rdt, c, mode)
+    })
+}
+
+/// MPI_Neighbor_alltoall and MPI_Ineighbor_alltoall.
+///
+/// # Safety
+/// MPI's contract: the buffers and arrays the arguments describe.
+#[allow(clippy::too_many_arguments)]
+unsafe fn neighbor_alltoall(
+    st: &mut Lease,
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    c: c_int,
+    mode: Mode,
+) -> R {
+    // SAFETY: the caller's contract, forwarded.
+    unsafe {
+        let recv = equal_side(st, rn, rdt)?;
+        let send = Ok(equal_side(st, sn, sdt)?(outdegree(st, c)?)?);
+        neighborhood(st, c, sbuf, send, rbuf, recv, mode)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoall(
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    c: c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Neighbor_alltoall", On::Comm(c), |st| unsafe {
+        neighbor_alltoall(st, sbuf, sn, sdt, rbuf, rn, rdt, c, Mode::Blocking)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
+    sbuf: *const c_void,
+    sn: c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rn: c_int,
+    rdt: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Ineighbor_alltoall", On::Comm(c), |st| unsafe {
+        let mode = checked(req)?;
+        neighbor_alltoall(st, sbuf, sn, sdt, rbuf, rn, rdt, c, mode)
+    })
+}
+
+/// MPI_Neighbor_alltoallv and MPI_Ineighbor_alltoallv.
+///
+/// # Safety
+/// MPI's contract: the buffers and arrays the arguments describe.
+#[allow(clippy::too_many_arguments)]
+unsafe fn neighbor_alltoallv(
+    st: &mut Lease,
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: c_int,
+    c: c_int,
+    mode: Mode,
+) -> R {
+    // SAFETY: the caller's contract, forwarded.
+    unsafe {
+        let recv = given_side(st, rcounts, rdispls, rdt)?;
+        let send = Ok(given_side(st, scounts, sdispls, sdt)?(outdegree(st, c)?)?);
+        neighborhood(st, c, sbuf, send, rbuf, recv, mode)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: c_int,
+    c: c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Neighbor_alltoallv", On::Comm(c), |st| unsafe {
+        neighbor_alltoallv(
+            st,
+            sbuf,
+            scounts,
+            sdispls,
+            sdt,
+            rbuf,
+            rcounts,
+            rdispls,
+            rdt,
+            c,
+            Mode::Blocking,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Ineighbor_alltoallv", On::Comm(c), |st| unsafe {
+        let mode = checked(req)?;
+        neighbor_alltoallv(
+            st, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, mode,
+        )
+    })
+}
+
+/// MPI_Neighbor_alltoallw and MPI_Ineighbor_alltoallw.
+///
+/// # Safety
+/// MPI's contract: the buffers and arrays the arguments describe.
+#[allow(clippy::too_many_arguments)]
+unsafe fn neighbor_alltoallw(
+    st: &mut Lease,
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const isize,
+    stypes: *const c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const isize,
+    rtypes: *const c_int,
+    c: c_int,
+    mode: Mode,
+) -> R {
+    // SAFETY: the caller's contract, forwarded.
+    unsafe {
+        let send = Ok(typed_side(st, scounts, sdispls, stypes)(outdegree(st, c)?)?);
+        let recv = typed_side(st, rcounts, rdispls, rtypes)(neighbors(st, c)?.ins.len())?;
+        neighborhood(st, c, sbuf, send, rbuf, move |_| Ok(recv), mode)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const isize,
+    stypes: *const c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const isize,
+    rtypes: *const c_int,
+    c: c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Neighbor_alltoallw", On::Comm(c), |st| unsafe {
+        neighbor_alltoallw(
+            st,
+            sbuf,
+            scounts,
+            sdispls,
+            stypes,
+            rbuf,
+            rcounts,
+            rdispls,
+            rtypes,
+            c,
+            Mode::Blocking,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const isize,
+    stypes: *const c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const isize,
+    rtypes: *const c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Ineighbor_alltoallw", On::Comm(c), |st| unsafe {
+        let mode = checked(req)?;
+        neighbor_alltoallw(
+            st, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, c, mode,
+        )
     })
 }

@@ -31,7 +31,7 @@ pub(crate) enum Topo {
 }
 
 impl State {
-    fn topo(&self, c: c_int) -> R<&Topo> {
+    pub(crate) fn topo(&self, c: c_int) -> R<&Topo> {
         self.comm(c)?
             .topo
             .as_ref()
@@ -554,4 +554,23 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
         fill(dests, d, maxout)?;
         fill(dweights, dw, maxout)
     })
+}
+
+/// The neighbors of `rank` in a Cartesian grid, as the neighborhood collectives order
+/// them: for each dimension, the rank one step back, then one step forward (None off
+/// the edge of a dimension that is not periodic).
+pub(crate) fn cart_neighbors(dims: &[usize], periods: &[bool], rank: usize) -> Vec<Option<usize>> {
+    let here: Vec<c_int> = coords_of(dims, rank)
+        .into_iter()
+        .map(|x| x as c_int)
+        .collect();
+    let mut out = Vec::with_capacity(2 * dims.len());
+    for k in 0..dims.len() {
+        for step in [-1, 1] {
+            let mut xs = here.clone();
+            xs[k] += step;
+            out.push(rank_of(dims, periods, &xs));
+        }
+    }
+    out
 }

@@ -385,6 +385,25 @@ static void topologies(void) {
     int nd = -1;
     MPI_Cartdim_get(ring, &nd);
     CHECK(nd == 1, "Cartdim_get: %d", nd);
+    /* neighborhood collectives on the ring: neighbors [prev, next] (both the same rank,
+     * or this rank itself, on 2 and 1 ranks) */
+    {
+        int mine = 10 * rank + 1, two[2] = {-1, -1}, send[2] = {100 * rank, 100 * rank + 1};
+        int got[2] = {-1, -1}, prev = (rank + size - 1) % size, next = (rank + 1) % size;
+        MPI_Neighbor_allgather(&mine, 1, MPI_INT, two, 1, MPI_INT, ring);
+        CHECK(two[0] == 10 * prev + 1 && two[1] == 10 * next + 1, "Neighbor_allgather: %d %d",
+              two[0], two[1]);
+        /* block 0 goes back, block 1 forward; block 0 comes from back (its block 1) */
+        MPI_Request q;
+        MPI_Ineighbor_alltoall(send, 1, MPI_INT, got, 1, MPI_INT, ring, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        CHECK(got[0] == 100 * prev + 1 && got[1] == 100 * next, "Ineighbor_alltoall: %d %d",
+              got[0], got[1]);
+        int cnt[2] = {1, 1}, dsp[2] = {1, 0};
+        MPI_Neighbor_alltoallv(send, cnt, dsp, MPI_INT, got, cnt, dsp, MPI_INT, ring);
+        CHECK(got[1] == 100 * prev && got[0] == 100 * next + 1, "Neighbor_alltoallv: %d %d",
+              got[0], got[1]);
+    }
     MPI_Comm_free(&ring);
 
     /* a 2 x (size/2) grid when size is even: rows by Cart_sub */
@@ -398,6 +417,15 @@ static void topologies(void) {
         CHECK(c2[0] == 0 ? (src == MPI_PROC_NULL && dst == rank + size / 2)
                          : (dst == MPI_PROC_NULL && src == rank - size / 2),
               "2-D shift off the edge: %d %d", src, dst);
+        /* a grid edge is MPI_PROC_NULL: its block of the receive buffer stays as it was */
+        {
+            int four[4] = {-7, -7, -7, -7}, me = rank, up = rank - size / 2, down = rank + size / 2;
+            int l = c2[1] > 0 ? rank - 1 : -1, r = c2[1] < size / 2 - 1 ? rank + 1 : -1;
+            MPI_Neighbor_allgather(&me, 1, MPI_INT, four, 1, MPI_INT, grid);
+            CHECK(four[0] == (c2[0] == 1 ? up : -7) && four[1] == (c2[0] == 0 ? down : -7) &&
+                      four[2] == (l >= 0 ? l : -7) && four[3] == (r >= 0 ? r : -7),
+                  "Neighbor_allgather on a grid: %d %d %d %d", four[0], four[1], four[2], four[3]);
+        }
         MPI_Cart_sub(grid, keep, &row);
         MPI_Comm_size(row, &rs);
         CHECK(rs == size / 2, "Cart_sub row size: %d", rs);
@@ -425,6 +453,19 @@ static void topologies(void) {
           outdeg, weighted);
     MPI_Dist_graph_neighbors(gr, 1, s, sw, 1, d, dw);
     CHECK(s[0] == prev && sw[0] == prev && d[0] == next && dw[0] == rank, "neighbors");
+    {
+        int v = 1000 + rank, from = -1;
+        MPI_Request q;
+        MPI_Ineighbor_allgather(&v, 1, MPI_INT, &from, 1, MPI_INT, gr, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        CHECK(from == 1000 + prev, "Ineighbor_allgather on a graph: %d", from);
+        MPI_Aint bd = 0;
+        MPI_Datatype ti = MPI_INT;
+        int one_c = 1;
+        from = -1;
+        MPI_Neighbor_alltoallw(&v, &one_c, &bd, &ti, &from, &one_c, &bd, &ti, gr);
+        CHECK(from == 1000 + prev, "Neighbor_alltoallw on a graph: %d", from);
+    }
     MPI_Comm_free(&gr);
     /* the same graph given by its sources: rank r names the edge r -> next */
     int deg = 1;
