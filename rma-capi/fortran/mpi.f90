@@ -62,6 +62,9 @@ module mpi
     function MPI_WTICK() result(t)
       double precision :: t
     end function
+    subroutine MPI_PCONTROL(level)
+      integer, intent(in) :: level
+    end subroutine
     subroutine MPI_GET_VERSION(version, subversion, ierror)
       integer, intent(out) :: version, subversion, ierror
     end subroutine
@@ -206,6 +209,155 @@ module mpi
       integer, intent(inout) :: group
       integer, intent(out) :: ierror
     end subroutine
+    subroutine MPI_COMM_CREATE(comm, group, newcomm, ierror)
+      integer, intent(in) :: comm, group
+      integer, intent(out) :: newcomm, ierror
+    end subroutine
+    subroutine MPI_COMM_CREATE_GROUP(comm, group, tag, newcomm, ierror)
+      integer, intent(in) :: comm, group, tag
+      integer, intent(out) :: newcomm, ierror
+    end subroutine
+    subroutine MPI_COMM_SET_NAME(comm, comm_name, ierror)
+      integer, intent(in) :: comm
+      character(len=*), intent(in) :: comm_name
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_COMM_GET_NAME(comm, comm_name, resultlen, ierror)
+      integer, intent(in) :: comm
+      character(len=*), intent(out) :: comm_name
+      integer, intent(out) :: resultlen, ierror
+    end subroutine
+    subroutine MPI_COMM_GET_ATTR(comm, comm_keyval, attribute_val, flag, ierror)
+      import :: MPI_ADDRESS_KIND
+      integer, intent(in) :: comm, comm_keyval
+      integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val
+      logical, intent(out) :: flag
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_COMM_CALL_ERRHANDLER(comm, errorcode, ierror)
+      integer, intent(in) :: comm, errorcode
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_COMM_REMOTE_SIZE(comm, size, ierror)
+      integer, intent(in) :: comm
+      integer, intent(out) :: size, ierror
+    end subroutine
+    subroutine MPI_COMM_TEST_INTER(comm, flag, ierror)
+      integer, intent(in) :: comm
+      logical, intent(out) :: flag
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_INTERCOMM_CREATE(local_comm, local_leader, peer_comm, &
+                                    remote_leader, tag, newintercomm, ierror)
+      integer, intent(in) :: local_comm, local_leader, peer_comm, remote_leader, tag
+      integer, intent(out) :: newintercomm, ierror
+    end subroutine
+    subroutine MPI_INTERCOMM_MERGE(intercomm, high, newintracomm, ierror)
+      integer, intent(in) :: intercomm
+      logical, intent(in) :: high
+      integer, intent(out) :: newintracomm, ierror
+    end subroutine
+    subroutine MPI_GROUP_UNION(group1, group2, newgroup, ierror)
+      integer, intent(in) :: group1, group2
+      integer, intent(out) :: newgroup, ierror
+    end subroutine
+    subroutine MPI_GROUP_INTERSECTION(group1, group2, newgroup, ierror)
+      integer, intent(in) :: group1, group2
+      integer, intent(out) :: newgroup, ierror
+    end subroutine
+    subroutine MPI_GROUP_DIFFERENCE(group1, group2, newgroup, ierror)
+      integer, intent(in) :: group1, group2
+      integer, intent(out) :: newgroup, ierror
+    end subroutine
+    subroutine MPI_GROUP_RANGE_INCL(group, n, ranges, newgroup, ierror)
+      integer, intent(in) :: group, n, ranges(3, *)
+      integer, intent(out) :: newgroup, ierror
+    end subroutine
+    subroutine MPI_GROUP_RANGE_EXCL(group, n, ranges, newgroup, ierror)
+      integer, intent(in) :: group, n, ranges(3, *)
+      integer, intent(out) :: newgroup, ierror
+    end subroutine
+    subroutine MPI_GROUP_COMPARE(group1, group2, result, ierror)
+      integer, intent(in) :: group1, group2
+      integer, intent(out) :: result, ierror
+    end subroutine
+  end interface
+
+  ! ---- topologies ----
+  interface
+    subroutine MPI_DIMS_CREATE(nnodes, ndims, dims, ierror)
+      integer, intent(in) :: nnodes, ndims
+      integer, intent(inout) :: dims(*)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_CART_CREATE(comm_old, ndims, dims, periods, reorder, comm_cart, &
+                               ierror)
+      integer, intent(in) :: comm_old, ndims, dims(*)
+      logical, intent(in) :: periods(*), reorder
+      integer, intent(out) :: comm_cart, ierror
+    end subroutine
+    subroutine MPI_CARTDIM_GET(comm, ndims, ierror)
+      integer, intent(in) :: comm
+      integer, intent(out) :: ndims, ierror
+    end subroutine
+    subroutine MPI_CART_GET(comm, maxdims, dims, periods, coords, ierror)
+      integer, intent(in) :: comm, maxdims
+      integer, intent(out) :: dims(*), coords(*)
+      logical, intent(out) :: periods(*)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_CART_COORDS(comm, rank, maxdims, coords, ierror)
+      integer, intent(in) :: comm, rank, maxdims
+      integer, intent(out) :: coords(*), ierror
+    end subroutine
+    subroutine MPI_CART_RANK(comm, coords, rank, ierror)
+      integer, intent(in) :: comm, coords(*)
+      integer, intent(out) :: rank, ierror
+    end subroutine
+    subroutine MPI_CART_SHIFT(comm, direction, disp, rank_source, rank_dest, ierror)
+      integer, intent(in) :: comm, direction, disp
+      integer, intent(out) :: rank_source, rank_dest, ierror
+    end subroutine
+    subroutine MPI_CART_SUB(comm, remain_dims, newcomm, ierror)
+      integer, intent(in) :: comm
+      logical, intent(in) :: remain_dims(*)
+      integer, intent(out) :: newcomm, ierror
+    end subroutine
+    subroutine MPI_TOPO_TEST(comm, status, ierror)
+      integer, intent(in) :: comm
+      integer, intent(out) :: status, ierror
+    end subroutine
+    subroutine MPI_DIST_GRAPH_CREATE_ADJACENT(comm_old, indegree, sources, &
+                                              sourceweights, outdegree, &
+                                              destinations, destweights, info, &
+                                              reorder, comm_dist_graph, ierror)
+      integer, intent(in) :: comm_old, indegree, sources(*), sourceweights(*)
+      integer, intent(in) :: outdegree, destinations(*), destweights(*), info
+      logical, intent(in) :: reorder
+      integer, intent(out) :: comm_dist_graph, ierror
+    end subroutine
+    subroutine MPI_DIST_GRAPH_CREATE(comm_old, n, sources, degrees, destinations, &
+                                     weights, info, reorder, comm_dist_graph, &
+                                     ierror)
+      integer, intent(in) :: comm_old, n, sources(*), degrees(*), destinations(*)
+      integer, intent(in) :: weights(*), info
+      logical, intent(in) :: reorder
+      integer, intent(out) :: comm_dist_graph, ierror
+    end subroutine
+    subroutine MPI_DIST_GRAPH_NEIGHBORS_COUNT(comm, indegree, outdegree, weighted, &
+                                              ierror)
+      integer, intent(in) :: comm
+      integer, intent(out) :: indegree, outdegree
+      logical, intent(out) :: weighted
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_DIST_GRAPH_NEIGHBORS(comm, maxindegree, sources, sourceweights, &
+                                        maxoutdegree, destinations, destweights, &
+                                        ierror)
+      integer, intent(in) :: comm, maxindegree, maxoutdegree
+      integer :: sources(*), sourceweights(*), destinations(*), destweights(*)
+      integer, intent(out) :: ierror
+    end subroutine
   end interface
 
   ! ---- collectives ----
@@ -254,6 +406,399 @@ module mpi
       !DIR$ IGNORE_TKR sendbuf, recvbuf
       type(*), dimension(*) :: sendbuf, recvbuf
       integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_SCATTER(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+                           recvtype, root, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, root, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_GATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+                           displs, recvtype, root, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcounts(*), displs(*)
+      integer, intent(in) :: recvtype, root, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_SCATTERV(sendbuf, sendcounts, displs, sendtype, recvbuf, &
+                            recvcount, recvtype, root, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), displs(*), sendtype
+      integer, intent(in) :: recvcount, recvtype, root, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_ALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+                              displs, recvtype, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcounts(*), displs(*)
+      integer, intent(in) :: recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_ALLTOALL(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+                            recvtype, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_ALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+                             recvcounts, rdispls, recvtype, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sdispls(*), sendtype
+      integer, intent(in) :: recvcounts(*), rdispls(*), recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_ALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+                             recvcounts, rdispls, recvtypes, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sdispls(*), sendtypes(*)
+      integer, intent(in) :: recvcounts(*), rdispls(*), recvtypes(*), comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_SCAN(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: count, datatype, op, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_EXSCAN(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: count, datatype, op, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_REDUCE_SCATTER(sendbuf, recvbuf, recvcounts, datatype, op, &
+                                  comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: recvcounts(*), datatype, op, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_REDUCE_SCATTER_BLOCK(sendbuf, recvbuf, recvcount, datatype, op, &
+                                        comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: recvcount, datatype, op, comm
+      integer, intent(out) :: ierror
+    end subroutine
+  end interface
+
+  ! ---- nonblocking collectives ----
+  interface
+    subroutine MPI_IBARRIER(comm, request, ierror)
+      integer, intent(in) :: comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IBCAST(buffer, count, datatype, root, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      !DIR$ IGNORE_TKR buffer
+      type(*), dimension(*) :: buffer
+      integer, intent(in) :: count, datatype, root, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IALLREDUCE(sendbuf, recvbuf, count, datatype, op, comm, &
+                              request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: count, datatype, op, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IREDUCE(sendbuf, recvbuf, count, datatype, op, root, comm, &
+                           request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: count, datatype, op, root, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+                           recvtype, root, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, root, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IALLGATHER(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+                              recvtype, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_ISCATTER(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+                            recvtype, root, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, root, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IALLTOALL(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+                             recvtype, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+                            displs, recvtype, root, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcounts(*), displs(*)
+      integer, intent(in) :: recvtype, root, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+                               displs, recvtype, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcounts(*), displs(*)
+      integer, intent(in) :: recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_ISCATTERV(sendbuf, sendcounts, displs, sendtype, recvbuf, &
+                             recvcount, recvtype, root, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), displs(*), sendtype
+      integer, intent(in) :: recvcount, recvtype, root, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+                              recvcounts, rdispls, recvtype, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sdispls(*), sendtype
+      integer, intent(in) :: recvcounts(*), rdispls(*), recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+                              recvcounts, rdispls, recvtypes, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sdispls(*), sendtypes(*)
+      integer, intent(in) :: recvcounts(*), rdispls(*), recvtypes(*), comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IREDUCE_SCATTER(sendbuf, recvbuf, recvcounts, datatype, op, &
+                                   comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: recvcounts(*), datatype, op, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IREDUCE_SCATTER_BLOCK(sendbuf, recvbuf, recvcount, datatype, &
+                                         op, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: recvcount, datatype, op, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_ISCAN(sendbuf, recvbuf, count, datatype, op, comm, request, &
+                         ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: count, datatype, op, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_IEXSCAN(sendbuf, recvbuf, count, datatype, op, comm, request, &
+                           ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: count, datatype, op, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+  end interface
+
+  ! ---- neighborhood collectives ----
+  interface
+    subroutine MPI_NEIGHBOR_ALLGATHER(sendbuf, sendcount, sendtype, recvbuf, &
+                                      recvcount, recvtype, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_NEIGHBOR_ALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, &
+                                       recvcounts, displs, recvtype, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcounts(*), displs(*)
+      integer, intent(in) :: recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_NEIGHBOR_ALLTOALL(sendbuf, sendcount, sendtype, recvbuf, &
+                                     recvcount, recvtype, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_NEIGHBOR_ALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, &
+                                      recvbuf, recvcounts, rdispls, recvtype, &
+                                      comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sdispls(*), sendtype
+      integer, intent(in) :: recvcounts(*), rdispls(*), recvtype, comm
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_NEIGHBOR_ALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, &
+                                      recvbuf, recvcounts, rdispls, recvtypes, &
+                                      comm, ierror)
+      import :: MPI_ADDRESS_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sendtypes(*)
+      integer, intent(in) :: recvcounts(*), recvtypes(*), comm
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*), rdispls(*)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_INEIGHBOR_ALLGATHER(sendbuf, sendcount, sendtype, recvbuf, &
+                                       recvcount, recvtype, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_INEIGHBOR_ALLGATHERV(sendbuf, sendcount, sendtype, recvbuf, &
+                                        recvcounts, displs, recvtype, comm, &
+                                        request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcounts(*), displs(*)
+      integer, intent(in) :: recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_INEIGHBOR_ALLTOALL(sendbuf, sendcount, sendtype, recvbuf, &
+                                      recvcount, recvtype, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcount, sendtype, recvcount, recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_INEIGHBOR_ALLTOALLV(sendbuf, sendcounts, sdispls, sendtype, &
+                                       recvbuf, recvcounts, rdispls, recvtype, &
+                                       comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sdispls(*), sendtype
+      integer, intent(in) :: recvcounts(*), rdispls(*), recvtype, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_INEIGHBOR_ALLTOALLW(sendbuf, sendcounts, sdispls, sendtypes, &
+                                       recvbuf, recvcounts, rdispls, recvtypes, &
+                                       comm, request, ierror)
+      import :: MPI_ADDRESS_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      !DIR$ IGNORE_TKR sendbuf, recvbuf
+      type(*), dimension(*) :: sendbuf, recvbuf
+      integer, intent(in) :: sendcounts(*), sendtypes(*)
+      integer, intent(in) :: recvcounts(*), recvtypes(*), comm
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*), rdispls(*)
+      integer, intent(out) :: request, ierror
+    end subroutine
+  end interface
+
+  ! ---- the program's own reduction operations ----
+  interface
+    subroutine MPI_OP_CREATE(user_fn, commute, op, ierror)
+      external :: user_fn
+      logical, intent(in) :: commute
+      integer, intent(out) :: op, ierror
+    end subroutine
+    subroutine MPI_OP_FREE(op, ierror)
+      integer, intent(inout) :: op
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_OP_COMMUTATIVE(op, commute, ierror)
+      integer, intent(in) :: op
+      logical, intent(out) :: commute
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_REDUCE_LOCAL(inbuf, inoutbuf, count, datatype, op, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf, inoutbuf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: inbuf, inoutbuf
+      !DIR$ IGNORE_TKR inbuf, inoutbuf
+      type(*), dimension(*) :: inbuf, inoutbuf
+      integer, intent(in) :: count, datatype, op
       integer, intent(out) :: ierror
     end subroutine
   end interface
@@ -334,6 +879,99 @@ module mpi
     end subroutine
     subroutine MPI_REQUEST_FREE(request, ierror)
       integer, intent(inout) :: request
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_PROBE(source, tag, comm, status, ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: source, tag, comm
+      integer :: status(MPI_STATUS_SIZE)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_IPROBE(source, tag, comm, flag, status, ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: source, tag, comm
+      logical, intent(out) :: flag
+      integer :: status(MPI_STATUS_SIZE)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_WAITANY(count, array_of_requests, index, status, ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: count
+      integer, intent(inout) :: array_of_requests(*)
+      integer, intent(out) :: index
+      integer :: status(MPI_STATUS_SIZE)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TESTANY(count, array_of_requests, index, flag, status, ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: count
+      integer, intent(inout) :: array_of_requests(*)
+      integer, intent(out) :: index
+      logical, intent(out) :: flag
+      integer :: status(MPI_STATUS_SIZE)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TESTALL(count, array_of_requests, flag, array_of_statuses, &
+                           ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: count
+      integer, intent(inout) :: array_of_requests(*)
+      logical, intent(out) :: flag
+      integer :: array_of_statuses(MPI_STATUS_SIZE, *)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_WAITSOME(incount, array_of_requests, outcount, &
+                            array_of_indices, array_of_statuses, ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: incount
+      integer, intent(inout) :: array_of_requests(*)
+      integer, intent(out) :: outcount, array_of_indices(*)
+      integer :: array_of_statuses(MPI_STATUS_SIZE, *)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TESTSOME(incount, array_of_requests, outcount, &
+                            array_of_indices, array_of_statuses, ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: incount
+      integer, intent(inout) :: array_of_requests(*)
+      integer, intent(out) :: outcount, array_of_indices(*)
+      integer :: array_of_statuses(MPI_STATUS_SIZE, *)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_SEND_INIT(buf, count, datatype, dest, tag, comm, request, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      !DIR$ IGNORE_TKR buf
+      type(*), dimension(*) :: buf
+      integer, intent(in) :: count, datatype, dest, tag, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_RECV_INIT(buf, count, datatype, source, tag, comm, request, &
+                             ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      !DEC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      !DIR$ IGNORE_TKR buf
+      type(*), dimension(*) :: buf
+      integer, intent(in) :: count, datatype, source, tag, comm
+      integer, intent(out) :: request, ierror
+    end subroutine
+    subroutine MPI_START(request, ierror)
+      integer, intent(inout) :: request
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_STARTALL(count, array_of_requests, ierror)
+      integer, intent(in) :: count
+      integer, intent(inout) :: array_of_requests(*)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_CANCEL(request, ierror)
+      integer, intent(in) :: request
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TEST_CANCELLED(status, flag, ierror)
+      import :: MPI_STATUS_SIZE
+      integer, intent(in) :: status(MPI_STATUS_SIZE)
+      logical, intent(out) :: flag
       integer, intent(out) :: ierror
     end subroutine
   end interface
@@ -433,6 +1071,58 @@ module mpi
       integer(kind=MPI_ADDRESS_KIND), intent(out) :: true_lb, true_extent
       integer, intent(out) :: ierror
     end subroutine
+    subroutine MPI_TYPE_SIZE_X(datatype, size, ierror)
+      import :: MPI_COUNT_KIND
+      integer, intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND), intent(out) :: size
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TYPE_GET_ENVELOPE(datatype, num_integers, num_addresses, &
+                                     num_datatypes, combiner, ierror)
+      integer, intent(in) :: datatype
+      integer, intent(out) :: num_integers, num_addresses, num_datatypes, combiner
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TYPE_GET_CONTENTS(datatype, max_integers, max_addresses, &
+                                     max_datatypes, array_of_integers, &
+                                     array_of_addresses, array_of_datatypes, ierror)
+      import :: MPI_ADDRESS_KIND
+      integer, intent(in) :: datatype, max_integers, max_addresses, max_datatypes
+      integer, intent(out) :: array_of_integers(*), array_of_datatypes(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(out) :: array_of_addresses(*)
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TYPE_SET_NAME(datatype, type_name, ierror)
+      integer, intent(in) :: datatype
+      character(len=*), intent(in) :: type_name
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_TYPE_GET_NAME(datatype, type_name, resultlen, ierror)
+      integer, intent(in) :: datatype
+      character(len=*), intent(out) :: type_name
+      integer, intent(out) :: resultlen, ierror
+    end subroutine
+    subroutine MPI_TYPE_HVECTOR(count, blocklength, stride, oldtype, newtype, &
+                                ierror)
+      integer, intent(in) :: count, blocklength, stride, oldtype
+      integer, intent(out) :: newtype, ierror
+    end subroutine
+    subroutine MPI_TYPE_HINDEXED(count, array_of_blocklengths, &
+                                 array_of_displacements, oldtype, newtype, ierror)
+      integer, intent(in) :: count, array_of_blocklengths(*)
+      integer, intent(in) :: array_of_displacements(*), oldtype
+      integer, intent(out) :: newtype, ierror
+    end subroutine
+    function MPI_AINT_ADD(base, disp) result(sum)
+      import :: MPI_ADDRESS_KIND
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: base, disp
+      integer(kind=MPI_ADDRESS_KIND) :: sum
+    end function
+    function MPI_AINT_DIFF(addr1, addr2) result(diff)
+      import :: MPI_ADDRESS_KIND
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: addr1, addr2
+      integer(kind=MPI_ADDRESS_KIND) :: diff
+    end function
   end interface
 
   ! ---- info ----
@@ -592,6 +1282,27 @@ module mpi
     end subroutine
     subroutine MPI_WIN_SYNC(win, ierror)
       integer, intent(in) :: win
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_WIN_SET_NAME(win, win_name, ierror)
+      integer, intent(in) :: win
+      character(len=*), intent(in) :: win_name
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_WIN_GET_NAME(win, win_name, resultlen, ierror)
+      integer, intent(in) :: win
+      character(len=*), intent(out) :: win_name
+      integer, intent(out) :: resultlen, ierror
+    end subroutine
+    subroutine MPI_WIN_GET_ATTR(win, win_keyval, attribute_val, flag, ierror)
+      import :: MPI_ADDRESS_KIND
+      integer, intent(in) :: win, win_keyval
+      integer(kind=MPI_ADDRESS_KIND), intent(out) :: attribute_val
+      logical, intent(out) :: flag
+      integer, intent(out) :: ierror
+    end subroutine
+    subroutine MPI_WIN_CALL_ERRHANDLER(win, errorcode, ierror)
+      integer, intent(in) :: win, errorcode
       integer, intent(out) :: ierror
     end subroutine
   end interface

@@ -1,10 +1,11 @@
 ! mpif.h for rma's library (librma_capi): MPI's named constants, the
-! sentinels (MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE and
-! MPI_STATUSES_IGNORE) and the types of the MPI functions, for a
-! program that says INCLUDE 'mpif.h' (in fixed or in free source form:
-! this file and the one it includes are valid in both). The values are
-! rma's own, in mpif-constants.h, generated from mpi.h. Compile and
-! link with rmafort; run the program with rmarun.
+! sentinels (MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE,
+! MPI_STATUSES_IGNORE, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY) and the
+! types of the MPI functions (MPI_WTIME, MPI_WTICK, MPI_AINT_ADD and
+! MPI_AINT_DIFF), for a program that says INCLUDE 'mpif.h' (in fixed or
+! in free source form: this file and the one it includes are valid in
+! both). The values are rma's own, in mpif-constants.h, generated from
+! mpi.h. Compile and link with rmafort; run the program with rmarun.
 !
 ! The MPI routines have no explicit interface here: the compiler cannot
 ! check their arguments. Declare addresses and displacements (SIZE of
@@ -14,3 +15,5 @@
       INCLUDE 'mpif-constants.h'
       DOUBLE PRECISION MPI_WTIME, MPI_WTICK
       EXTERNAL MPI_WTIME, MPI_WTICK
+      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF
+      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF

@@ -1,6 +1,9 @@
-//! MPI's Fortran binding for what one-sided programs use, over the C interface: the
-//! routines a program reaches through `include 'mpif.h'` or `use mpi` (see
-//! `include/mpif.h` and `fortran/mpi.f90`), compiled with `bin/rmafort`.
+//! MPI's Fortran binding over the C interface, for what one-sided programs use and
+//! what else a Fortran MPI program commonly calls (collectives of every kind, the
+//! program's own reduction operations, probes and persistent requests, topologies,
+//! communicator and group constructors, names and attributes): the routines a program
+//! reaches through `include 'mpif.h'` or `use mpi` (see `include/mpif.h` and
+//! `fortran/mpi.f90`), compiled with `bin/rmafort`.
 //!
 //! # Calling convention
 //!
@@ -17,7 +20,22 @@
 //!   `MPI_SOURCE`, `MPI_TAG` and `MPI_ERROR` are the field positions.
 //! - **LOGICAL** results (flags) are written as a default `LOGICAL` (4 bytes): 1 for
 //!   `.TRUE.`, 0 for `.FALSE.`, which is gfortran's representation (and one ifx reads
-//!   as true).
+//!   as true). A `LOGICAL` argument going in is true unless it is 0 (gfortran's
+//!   `.TRUE.` is 1, ifx's -1, `.FALSE.` 0 in both), and a `LOGICAL` array going in
+//!   (MPI_CART_CREATE's PERIODS, MPI_CART_SUB's REMAIN_DIMS) is passed to C as it is:
+//!   C reads each of its ints as a flag, any value but 0 being true, which is the
+//!   same reading.
+//! - **Indices** into an array of requests (MPI_WAITANY, MPI_TESTANY, MPI_WAITSOME,
+//!   MPI_TESTSOME) count from 1, C's from 0: the routines add 1 (MPI_UNDEFINED stays).
+//! - **Attributes** (MPI_COMM_GET_ATTR, MPI_WIN_GET_ATTR) are
+//!   `INTEGER(KIND=MPI_ADDRESS_KIND)` values: for a predefined attribute whose C value
+//!   points to an int or an `MPI_Aint` (MPI_TAG_UB, MPI_UNIVERSE_SIZE, MPI_WIN_SIZE,
+//!   MPI_WIN_DISP_UNIT ...), the value pointed to; for MPI_WIN_BASE and attributes a C
+//!   part of the program set, the C value, an address (MPI 3.1, section 17.2.7).
+//! - **User functions**: MPI_OP_CREATE's USER_FN is a subroutine
+//!   `USER_FN(INVEC, INOUTVEC, LEN, DATATYPE)`, every argument by reference, which is
+//!   the C `MPI_User_function`'s own shape (C calls it with pointers to its length and
+//!   datatype): the procedure goes to C as it is.
 //! - **Strings** going in lose their trailing blanks (info keys and values also their
 //!   leading ones, as MPI says) and end at a NUL if they hold one; strings coming out
 //!   are cut to the Fortran variable's length and padded with blanks.
@@ -28,25 +46,28 @@
 //!
 //! # Sentinels
 //!
-//! `MPI_BOTTOM`, `MPI_IN_PLACE`, `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE` are
-//! Fortran variables, each alone in a common block of its own ([`SENTINELS`] names
-//! them; `include/mpif-constants.h` declares them, generated from that table). This
-//! library defines a symbol of the same name and size for each block. When a program
-//! declares the block, the linker gives the program's copy to everyone: the program's
-//! symbol is exported and interposes the library's, and the address the program passes
-//! for `MPI_BOTTOM` is the address of that one copy. A routine here recognises a
+//! `MPI_BOTTOM`, `MPI_IN_PLACE`, `MPI_STATUS_IGNORE`, `MPI_STATUSES_IGNORE`,
+//! `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY` are Fortran variables (the last two arrays
+//! of one INTEGER, so that they can stand where an INTEGER array goes), each alone in
+//! a common block of its own ([`SENTINELS`] names them; `include/mpif-constants.h`
+//! declares them, generated from that table). This library defines a symbol of the
+//! same name and size for each block. When a program declares the block, the linker
+//! gives the program's copy to everyone: the program's symbol is exported and
+//! interposes the library's, and the address the program passes for `MPI_BOTTOM` is
+//! the address of that one copy. A routine here recognises a
 //! sentinel by address: the argument equals the address `dlsym(RTLD_DEFAULT, symbol)`
 //! resolves (the copy every module of the process uses), or this library's own copy
 //! (the one in use when the program has none). It then hands C its own sentinel
 //! (`NULL` for MPI_BOTTOM, `(void *)-1` for MPI_IN_PLACE, `(MPI_Status *)1` for the
-//! ignored statuses). Rust never reads or writes these blocks: only their addresses
+//! ignored statuses, `(int *)2` for MPI_UNWEIGHTED, `(int *)3` for
+//! MPI_WEIGHTS_EMPTY). Rust never reads or writes these blocks: only their addresses
 //! matter, and a program that assigns to them (it must not) changes nothing here.
 
 // The routines are MPI's, with the arguments the standard gives them.
 #![allow(clippy::too_many_arguments)]
 
 use crate::p2p::MpiStatus;
-use crate::{coll, comm, dtype, env, p2p, win};
+use crate::{coll, comm, dtype, env, nbc, op, p2p, tool, topo, win};
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
@@ -117,6 +138,8 @@ sentinels! {
     IN_PLACE: 1, "rma_mpi_in_place_", "MPI_IN_PLACE";
     STATUS_IGNORE: STATUS_SIZE, "rma_mpi_status_ignore_", "MPI_STATUS_IGNORE(MPI_STATUS_SIZE)";
     STATUSES_IGNORE: STATUS_SIZE, "rma_mpi_statuses_ignore_", "MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)";
+    UNWEIGHTED: 1, "rma_mpi_unweighted_", "MPI_UNWEIGHTED(1)";
+    WEIGHTS_EMPTY: 1, "rma_mpi_weights_empty_", "MPI_WEIGHTS_EMPTY(1)";
 }
 
 /// Indices into [`SENTINELS`].
@@ -124,6 +147,8 @@ const S_BOTTOM: usize = 0;
 const S_IN_PLACE: usize = 1;
 const S_STATUS_IGNORE: usize = 2;
 const S_STATUSES_IGNORE: usize = 3;
+const S_UNWEIGHTED: usize = 4;
+const S_WEIGHTS_EMPTY: usize = 5;
 
 /// Whether `p` is the address of sentinel `i`.
 fn is_sentinel<T>(p: *const T, i: usize) -> bool {
@@ -157,6 +182,33 @@ fn status(p: *mut c_int) -> *mut MpiStatus {
     }
 }
 
+/// A weights argument of the distributed-graph routines as C takes it: MPI_UNWEIGHTED
+/// and MPI_WEIGHTS_EMPTY become mpi.h's `(int *)2` and `(int *)3`.
+fn weights(p: *const c_int) -> *const c_int {
+    if is_sentinel(p, S_UNWEIGHTED) {
+        std::ptr::without_provenance(2)
+    } else if is_sentinel(p, S_WEIGHTS_EMPTY) {
+        std::ptr::without_provenance(3)
+    } else {
+        p
+    }
+}
+
+/// [`weights`] for an array C writes.
+fn weights_mut(p: *mut c_int) -> *mut c_int {
+    weights(p).cast_mut()
+}
+
+/// A Fortran index into an array of requests (from 1) for C's (from 0); MPI_UNDEFINED
+/// (and any other negative value) stays itself.
+fn index_out(i: c_int) -> c_int {
+    if i >= 0 {
+        i + 1
+    } else {
+        i
+    }
+}
+
 /// Reads an argument passed by reference.
 ///
 /// # Safety
@@ -185,6 +237,15 @@ unsafe fn done(ierror: *mut c_int, rc: c_int) {
 unsafe fn put_logical(p: *mut c_int, v: c_int) {
     // SAFETY: the caller's contract.
     unsafe { p.write_unaligned(c_int::from(v != 0)) };
+}
+
+/// Reads a default LOGICAL argument as a C flag: 0 for `.FALSE.`, 1 for anything else.
+///
+/// # Safety
+/// `p` is valid for reading an int.
+unsafe fn get_logical(p: *const c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    c_int::from(unsafe { rd(p) } != 0)
 }
 
 /// A Fortran string argument (`len` bytes at `s`) as a C string: trailing blanks
@@ -254,6 +315,165 @@ macro_rules! last_out {
             unsafe { done(ierror, $c($(rd($a),)* $o)) }
         }
     )*};
+}
+
+/// C functions reached by their exported names, with mpi.h's signatures, rather than
+/// through the module that defines them: those rma refused when this binding was
+/// written (each reports MPI_ERR_UNSUPPORTED_OPERATION: `src/refused.rs`) and the
+/// neighborhood collectives, new in the C interface. The Fortran routine does what the
+/// C function does, refusal or not, wherever it is defined.
+mod c {
+    use crate::p2p::MpiStatus;
+    use std::ffi::{c_int, c_void};
+
+    extern "C" {
+        pub(super) fn MPI_Testany(
+            count: c_int,
+            requests: *mut c_int,
+            index: *mut c_int,
+            flag: *mut c_int,
+            status: *mut MpiStatus,
+        ) -> c_int;
+        pub(super) fn MPI_Testsome(
+            incount: c_int,
+            requests: *mut c_int,
+            outcount: *mut c_int,
+            indices: *mut c_int,
+            statuses: *mut MpiStatus,
+        ) -> c_int;
+        pub(super) fn MPI_Waitsome(
+            incount: c_int,
+            requests: *mut c_int,
+            outcount: *mut c_int,
+            indices: *mut c_int,
+            statuses: *mut MpiStatus,
+        ) -> c_int;
+        pub(super) fn MPI_Cancel(request: *mut c_int) -> c_int;
+        pub(super) fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int;
+        pub(super) fn MPI_Iscan(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            count: c_int,
+            datatype: c_int,
+            op: c_int,
+            comm: c_int,
+            request: *mut c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Iexscan(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            count: c_int,
+            datatype: c_int,
+            op: c_int,
+            comm: c_int,
+            request: *mut c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Neighbor_allgather(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcount: c_int,
+            recvtype: c_int,
+            comm: c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Ineighbor_allgather(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcount: c_int,
+            recvtype: c_int,
+            comm: c_int,
+            request: *mut c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Neighbor_allgatherv(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            displs: *const c_int,
+            recvtype: c_int,
+            comm: c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Ineighbor_allgatherv(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            displs: *const c_int,
+            recvtype: c_int,
+            comm: c_int,
+            request: *mut c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Neighbor_alltoall(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcount: c_int,
+            recvtype: c_int,
+            comm: c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Ineighbor_alltoall(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcount: c_int,
+            recvtype: c_int,
+            comm: c_int,
+            request: *mut c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Neighbor_alltoallv(
+            sendbuf: *const c_void,
+            sendcounts: *const c_int,
+            sdispls: *const c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            rdispls: *const c_int,
+            recvtype: c_int,
+            comm: c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Ineighbor_alltoallv(
+            sendbuf: *const c_void,
+            sendcounts: *const c_int,
+            sdispls: *const c_int,
+            sendtype: c_int,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            rdispls: *const c_int,
+            recvtype: c_int,
+            comm: c_int,
+            request: *mut c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Neighbor_alltoallw(
+            sendbuf: *const c_void,
+            sendcounts: *const c_int,
+            sdispls: *const isize,
+            sendtypes: *const c_int,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            rdispls: *const isize,
+            recvtypes: *const c_int,
+            comm: c_int,
+        ) -> c_int;
+        pub(super) fn MPI_Ineighbor_alltoallw(
+            sendbuf: *const c_void,
+            sendcounts: *const c_int,
+            sdispls: *const isize,
+            sendtypes: *const c_int,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            rdispls: *const isize,
+            recvtypes: *const c_int,
+            comm: c_int,
+            request: *mut c_int,
+        ) -> c_int;
+    }
 }
 
 // ---- the environment --------------------------------------------------------------
@@ -344,6 +564,14 @@ pub extern "C" fn mpi_wtime_() -> f64 {
 #[no_mangle]
 pub extern "C" fn mpi_wtick_() -> f64 {
     env::MPI_Wtick()
+}
+
+/// MPI_PCONTROL(LEVEL): no IERROR in Fortran.
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pcontrol_(level: *const c_int) {
+    // SAFETY: LEVEL is readable.
+    let level = unsafe { rd(level) };
+    tool::MPI_Pcontrol(level);
 }
 
 #[no_mangle]
@@ -572,6 +800,456 @@ pub unsafe extern "C" fn mpi_group_translate_ranks_(
     }
 }
 
+last_out! {
+    mpi_comm_create_ => comm::MPI_Comm_create [comm, group; newcomm];
+    mpi_comm_create_group_ => comm::MPI_Comm_create_group [comm, group, tag; newcomm];
+    mpi_comm_remote_size_ => comm::MPI_Comm_remote_size [comm; size];
+    mpi_intercomm_create_ => comm::MPI_Intercomm_create
+        [local_comm, local_leader, peer_comm, remote_leader, tag; newintercomm];
+    mpi_group_union_ => comm::MPI_Group_union [group1, group2; newgroup];
+    mpi_group_intersection_ => comm::MPI_Group_intersection [group1, group2; newgroup];
+    mpi_group_difference_ => comm::MPI_Group_difference [group1, group2; newgroup];
+    mpi_group_compare_ => comm::MPI_Group_compare [group1, group2; result];
+}
+
+by_value! {
+    mpi_comm_call_errhandler_ => comm::MPI_Comm_call_errhandler [comm, errorcode];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_test_inter_(
+    comm: *const c_int,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: COMM readable, FLAG a writable LOGICAL; `f` a local int.
+    unsafe {
+        let rc = comm::MPI_Comm_test_inter(rd(comm), &mut f);
+        if rc == 0 {
+            put_logical(flag, f);
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_intercomm_merge_(
+    intercomm: *const c_int,
+    high: *const c_int,
+    newintracomm: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, HIGH a LOGICAL, NEWINTRACOMM writable.
+    unsafe {
+        let rc = comm::MPI_Intercomm_merge(rd(intercomm), get_logical(high), newintracomm);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_set_name_(
+    comm: *const c_int,
+    comm_name: *const c_char,
+    ierror: *mut c_int,
+    comm_name_len: usize,
+) {
+    // SAFETY: COMM readable; COMM_NAME is a Fortran string of the hidden length.
+    unsafe {
+        let name = str_in(comm_name, comm_name_len, false);
+        done(ierror, comm::MPI_Comm_set_name(rd(comm), name.as_ptr()))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_get_name_(
+    comm: *const c_int,
+    comm_name: *mut c_char,
+    resultlen: *mut c_int,
+    ierror: *mut c_int,
+    comm_name_len: usize,
+) {
+    // SAFETY: COMM readable; the C routine writes at most MPI_MAX_OBJECT_NAME (128)
+    // bytes into a STR_ROOM buffer; COMM_NAME has the hidden length Fortran passes.
+    unsafe {
+        let c = rd(comm);
+        string_result(
+            |s, n| comm::MPI_Comm_get_name(c, s, n),
+            comm_name,
+            comm_name_len,
+            resultlen,
+            ierror,
+        )
+    }
+}
+
+/// Which object an attribute belongs to, for [`attr_value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AttrOf {
+    Comm,
+    Win,
+}
+
+/// mpi.h's predefined communicator attributes, MPI_TAG_UB (11) to MPI_LASTUSEDCODE
+/// (17), whose C values point to an int.
+const COMM_INT_ATTRS: std::ops::RangeInclusive<c_int> = 11..=17;
+/// mpi.h's MPI_WIN_SIZE, whose C value points to an MPI_Aint.
+const WIN_SIZE: c_int = 2;
+/// mpi.h's MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR and MPI_WIN_MODEL, whose C values
+/// point to an int.
+const WIN_INT_ATTRS: std::ops::RangeInclusive<c_int> = 3..=5;
+
+/// The Fortran value of attribute `keyval` whose C value is `v`: what `v` points to for
+/// a predefined attribute that C gives as a pointer to an int or an MPI_Aint, `v`
+/// itself (an address) for the others (MPI_WIN_BASE, the program's own).
+///
+/// # Safety
+/// `v` is the value C's MPI_Comm_get_attr or MPI_Win_get_attr gave for `keyval` of
+/// an object of kind `of`.
+unsafe fn attr_value(of: AttrOf, keyval: c_int, v: *const c_void) -> isize {
+    // SAFETY: the caller's contract: for these keyvals C's value points to the library's
+    // int or MPI_Aint.
+    unsafe {
+        match of {
+            AttrOf::Comm if COMM_INT_ATTRS.contains(&keyval) => {
+                v.cast::<c_int>().read_unaligned() as isize
+            }
+            AttrOf::Win if keyval == WIN_SIZE => v.cast::<isize>().read_unaligned(),
+            AttrOf::Win if WIN_INT_ATTRS.contains(&keyval) => {
+                v.cast::<c_int>().read_unaligned() as isize
+            }
+            _ => v as isize,
+        }
+    }
+}
+
+/// MPI_COMM_GET_ATTR and MPI_WIN_GET_ATTR over C's `get`.
+///
+/// # Safety
+/// `get` is C's MPI_Comm_get_attr (`of` Comm) or MPI_Win_get_attr (`of` Win); the
+/// other arguments are Fortran's: HANDLE and KEYVAL readable, ATTRIBUTE_VAL a writable
+/// INTEGER(KIND=MPI_ADDRESS_KIND), FLAG a writable LOGICAL.
+unsafe fn get_attr(
+    of: AttrOf,
+    get: unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_int) -> c_int,
+    handle: *const c_int,
+    keyval: *const c_int,
+    attribute_val: *mut isize,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut v: *mut c_void = std::ptr::null_mut();
+    let mut f = 0;
+    // SAFETY: the caller's contract; C stores a pointer in `v` and a flag in `f`.
+    unsafe {
+        let k = rd(keyval);
+        let rc = get(rd(handle), k, (&raw mut v).cast(), &mut f);
+        if rc == 0 {
+            put_logical(flag, f);
+            if f != 0 {
+                attribute_val.write_unaligned(attr_value(of, k, v));
+            }
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_comm_get_attr_(
+    comm: *const c_int,
+    comm_keyval: *const c_int,
+    attribute_val: *mut isize,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: Fortran's arguments, as `get_attr` requires them; C's MPI_Comm_get_attr.
+    unsafe {
+        get_attr(
+            AttrOf::Comm,
+            comm::MPI_Comm_get_attr,
+            comm,
+            comm_keyval,
+            attribute_val,
+            flag,
+            ierror,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_group_range_incl_(
+    group: *const c_int,
+    n: *const c_int,
+    ranges: *const c_int,
+    newgroup: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; RANGES is an INTEGER array (3, N), i.e. N
+    // triplets in a row, C's `int ranges[][3]`.
+    unsafe {
+        let rc = comm::MPI_Group_range_incl(rd(group), rd(n), ranges.cast(), newgroup);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_group_range_excl_(
+    group: *const c_int,
+    n: *const c_int,
+    ranges: *const c_int,
+    newgroup: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; RANGES is an INTEGER array (3, N), i.e. N
+    // triplets in a row, C's `int ranges[][3]`.
+    unsafe {
+        let rc = comm::MPI_Group_range_excl(rd(group), rd(n), ranges.cast(), newgroup);
+        done(ierror, rc)
+    }
+}
+
+// ---- topologies -------------------------------------------------------------------
+
+last_out! {
+    mpi_cartdim_get_ => topo::MPI_Cartdim_get [comm; ndims];
+    mpi_topo_test_ => topo::MPI_Topo_test [comm; status];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_dims_create_(
+    nnodes: *const c_int,
+    ndims: *const c_int,
+    dims: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; DIMS holds NDIMS INTEGERs, read and written.
+    unsafe { done(ierror, topo::MPI_Dims_create(rd(nnodes), rd(ndims), dims)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_cart_create_(
+    comm_old: *const c_int,
+    ndims: *const c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    reorder: *const c_int,
+    comm_cart: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; DIMS holds NDIMS INTEGERs and PERIODS NDIMS
+    // LOGICALs, which C reads as flags (0 false, anything else true: a LOGICAL's
+    // reading); REORDER is a LOGICAL, COMM_CART writable.
+    unsafe {
+        let rc = topo::MPI_Cart_create(
+            rd(comm_old),
+            rd(ndims),
+            dims,
+            periods,
+            get_logical(reorder),
+            comm_cart,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_cart_get_(
+    comm: *const c_int,
+    maxdims: *const c_int,
+    dims: *mut c_int,
+    periods: *mut c_int,
+    coords: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; DIMS, PERIODS (LOGICALs) and COORDS hold
+    // MAXDIMS elements each, of which C writes the first min(MAXDIMS, ndims), the
+    // flags into `p`, which has MAXDIMS.
+    unsafe {
+        let (c, max) = (rd(comm), rd(maxdims));
+        let mut p = vec![0; usize::try_from(max).unwrap_or(0)];
+        let rc = topo::MPI_Cart_get(c, max, dims, p.as_mut_ptr(), coords);
+        let mut nd = 0;
+        // the communicator MPI_Cart_get just read: Cartdim_get cannot fail on it
+        if rc == 0 && topo::MPI_Cartdim_get(c, &mut nd) == 0 {
+            for (i, &f) in p.iter().enumerate().take(usize::try_from(nd).unwrap_or(0)) {
+                put_logical(periods.add(i), f);
+            }
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_cart_coords_(
+    comm: *const c_int,
+    rank: *const c_int,
+    maxdims: *const c_int,
+    coords: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; COORDS holds MAXDIMS INTEGERs.
+    unsafe {
+        let rc = topo::MPI_Cart_coords(rd(comm), rd(rank), rd(maxdims), coords);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_cart_rank_(
+    comm: *const c_int,
+    coords: *const c_int,
+    rank: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; COORDS holds an INTEGER a dimension, RANK is
+    // writable.
+    unsafe { done(ierror, topo::MPI_Cart_rank(rd(comm), coords, rank)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_cart_shift_(
+    comm: *const c_int,
+    direction: *const c_int,
+    disp: *const c_int,
+    rank_source: *mut c_int,
+    rank_dest: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, the two ranks writable.
+    unsafe {
+        let rc = topo::MPI_Cart_shift(rd(comm), rd(direction), rd(disp), rank_source, rank_dest);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_cart_sub_(
+    comm: *const c_int,
+    remain_dims: *const c_int,
+    newcomm: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; REMAIN_DIMS holds a LOGICAL a dimension, which
+    // C reads as flags (0 false, anything else true: a LOGICAL's reading); NEWCOMM is
+    // writable.
+    unsafe { done(ierror, topo::MPI_Cart_sub(rd(comm), remain_dims, newcomm)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_dist_graph_create_adjacent_(
+    comm_old: *const c_int,
+    indegree: *const c_int,
+    sources: *const c_int,
+    sourceweights: *const c_int,
+    outdegree: *const c_int,
+    destinations: *const c_int,
+    destweights: *const c_int,
+    info: *const c_int,
+    reorder: *const c_int,
+    comm_dist_graph: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the arrays hold INDEGREE and OUTDEGREE INTEGERs,
+    // the weights being arrays or MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY (C's once
+    // translated); REORDER is a LOGICAL, COMM_DIST_GRAPH writable.
+    unsafe {
+        let rc = topo::MPI_Dist_graph_create_adjacent(
+            rd(comm_old),
+            rd(indegree),
+            sources,
+            weights(sourceweights),
+            rd(outdegree),
+            destinations,
+            weights(destweights),
+            rd(info),
+            get_logical(reorder),
+            comm_dist_graph,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_dist_graph_create_(
+    comm_old: *const c_int,
+    n: *const c_int,
+    sources: *const c_int,
+    degrees: *const c_int,
+    destinations: *const c_int,
+    edge_weights: *const c_int,
+    info: *const c_int,
+    reorder: *const c_int,
+    comm_dist_graph: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; SOURCES and DEGREES hold N INTEGERs,
+    // DESTINATIONS and WEIGHTS the sum of DEGREES (WEIGHTS may be MPI_UNWEIGHTED or
+    // MPI_WEIGHTS_EMPTY, C's once translated); REORDER is a LOGICAL, COMM_DIST_GRAPH
+    // writable.
+    unsafe {
+        let rc = topo::MPI_Dist_graph_create(
+            rd(comm_old),
+            rd(n),
+            sources,
+            degrees,
+            destinations,
+            weights(edge_weights),
+            rd(info),
+            get_logical(reorder),
+            comm_dist_graph,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_dist_graph_neighbors_count_(
+    comm: *const c_int,
+    indegree: *mut c_int,
+    outdegree: *mut c_int,
+    weighted: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: COMM readable; the degrees writable INTEGERs, WEIGHTED a LOGICAL; `f` a
+    // local int.
+    unsafe {
+        let rc = topo::MPI_Dist_graph_neighbors_count(rd(comm), indegree, outdegree, &mut f);
+        if rc == 0 {
+            put_logical(weighted, f);
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_dist_graph_neighbors_(
+    comm: *const c_int,
+    maxindegree: *const c_int,
+    sources: *mut c_int,
+    sourceweights: *mut c_int,
+    maxoutdegree: *const c_int,
+    destinations: *mut c_int,
+    destweights: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; SOURCES and SOURCEWEIGHTS hold MAXINDEGREE
+    // INTEGERs, DESTINATIONS and DESTWEIGHTS MAXOUTDEGREE, the weights being arrays or
+    // MPI_UNWEIGHTED (C's once translated, and not written).
+    unsafe {
+        let rc = topo::MPI_Dist_graph_neighbors(
+            rd(comm),
+            rd(maxindegree),
+            sources,
+            weights_mut(sourceweights),
+            rd(maxoutdegree),
+            destinations,
+            weights_mut(destweights),
+        );
+        done(ierror, rc)
+    }
+}
+
 // ---- collectives ------------------------------------------------------------------
 
 by_value! {
@@ -698,6 +1376,1181 @@ pub unsafe extern "C" fn mpi_allgather_(
             rd(recvcount),
             rd(recvtype),
             rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_scatter_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Scatter(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_gatherv_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers, RECVCOUNTS and DISPLS (one INTEGER
+    // a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = coll::MPI_Gatherv(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            displs,
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_scatterv_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers, SENDCOUNTS and DISPLS (one INTEGER
+    // a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = coll::MPI_Scatterv(
+            buf(sendbuf),
+            sendcounts,
+            displs,
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_allgatherv_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers, RECVCOUNTS and DISPLS (one INTEGER
+    // a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = coll::MPI_Allgatherv(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            displs,
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_alltoall_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Alltoall(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_alltoallv_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers and the count and displacement
+    // arrays (one INTEGER a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = coll::MPI_Alltoallv(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_alltoallw_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers and the count, displacement and
+    // datatype arrays (one INTEGER a rank) are MPI's contract, MPI_IN_PLACE becoming
+    // C's.
+    unsafe {
+        let rc = nbc::MPI_Alltoallw(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            sendtypes,
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            recvtypes,
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_scan_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Scan(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_exscan_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Exscan(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_reduce_scatter_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers and RECVCOUNTS (one INTEGER a rank)
+    // are MPI's contract, MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = coll::MPI_Reduce_scatter(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            recvcounts,
+            rd(datatype),
+            rd(op),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_reduce_scatter_block_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = coll::MPI_Reduce_scatter_block(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+// ---- nonblocking collectives ------------------------------------------------------
+
+last_out! {
+    mpi_ibarrier_ => nbc::MPI_Ibarrier [comm; request];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ibcast_(
+    buffer: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; BUFFER holds COUNT elements of
+    // DATATYPE, untouched until the request completes (MPI's contract).
+    unsafe {
+        let rc = nbc::MPI_Ibcast(
+            buf_mut(buffer),
+            rd(count),
+            rd(datatype),
+            rd(root),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iallreduce_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Iallreduce(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ireduce_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Ireduce(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(root),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_igather_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Igather(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_igatherv_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers, RECVCOUNTS and
+    // DISPLS are MPI's contract (untouched until the request completes), MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Igatherv(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            displs,
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iallgather_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Iallgather(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iallgatherv_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers, RECVCOUNTS and
+    // DISPLS are MPI's contract (untouched until the request completes), MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Iallgatherv(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            displs,
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iscatter_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Iscatter(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iscatterv_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    root: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers, SENDCOUNTS and
+    // DISPLS are MPI's contract (untouched until the request completes), MPI_IN_PLACE
+    // becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Iscatterv(
+            buf(sendbuf),
+            sendcounts,
+            displs,
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(root),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ialltoall_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Ialltoall(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ialltoallv_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count and
+    // displacement arrays are MPI's contract (untouched until the request completes),
+    // MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Ialltoallv(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ialltoallw_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count,
+    // displacement and datatype arrays are MPI's contract (untouched until the request
+    // completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Ialltoallw(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            sendtypes,
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            recvtypes,
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ireduce_scatter_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers and RECVCOUNTS are
+    // MPI's contract (untouched until the request completes), MPI_IN_PLACE becoming
+    // C's.
+    unsafe {
+        let rc = nbc::MPI_Ireduce_scatter(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            recvcounts,
+            rd(datatype),
+            rd(op),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ireduce_scatter_block_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
+    unsafe {
+        let rc = nbc::MPI_Ireduce_scatter_block(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iscan_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's; the C
+    // function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Iscan(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iexscan_(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_IN_PLACE becoming C's; the C
+    // function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Iexscan(
+            buf(sendbuf),
+            buf_mut(recvbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+// ---- neighborhood collectives ----------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_neighbor_allgather_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's; the C function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Neighbor_allgather(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ineighbor_allgather_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_BOTTOM becoming C's; the C
+    // function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Ineighbor_allgather(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_neighbor_allgatherv_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers and the count and displacement arrays
+    // (an element a neighbour) are MPI's contract, MPI_BOTTOM becoming C's; the C
+    // function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Neighbor_allgatherv(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            displs,
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ineighbor_allgatherv_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count and
+    // displacement arrays (an element a neighbour) are MPI's contract (untouched until
+    // the request completes), MPI_BOTTOM becoming C's; the C function has mpi.h's
+    // signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Ineighbor_allgatherv(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            displs,
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_neighbor_alltoall_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
+    // becoming C's; the C function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Neighbor_alltoall(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ineighbor_alltoall_(
+    sendbuf: *const c_void,
+    sendcount: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcount: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
+    // (untouched until the request completes), MPI_BOTTOM becoming C's; the C
+    // function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Ineighbor_alltoall(
+            buf(sendbuf),
+            rd(sendcount),
+            rd(sendtype),
+            buf_mut(recvbuf),
+            rd(recvcount),
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_neighbor_alltoallv_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers and the count and displacement arrays
+    // (an element a neighbour) are MPI's contract, MPI_BOTTOM becoming C's; the C
+    // function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Neighbor_alltoallv(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            rd(recvtype),
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ineighbor_alltoallv_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count and
+    // displacement arrays (an element a neighbour) are MPI's contract (untouched until
+    // the request completes), MPI_BOTTOM becoming C's; the C function has mpi.h's
+    // signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Ineighbor_alltoallv(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            rd(sendtype),
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            rd(recvtype),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_neighbor_alltoallw_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const isize,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const isize,
+    recvtypes: *const c_int,
+    comm: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers and the count, displacement
+    // (INTEGER(KIND=MPI_ADDRESS_KIND)) and datatype arrays (an element a neighbour) are
+    // MPI's contract, MPI_BOTTOM becoming C's; the C function has mpi.h's signature,
+    // which `c` declares.
+    unsafe {
+        let rc = c::MPI_Neighbor_alltoallw(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            sendtypes,
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            recvtypes,
+            rd(comm),
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_ineighbor_alltoallw_(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const isize,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const isize,
+    recvtypes: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count,
+    // displacement (INTEGER(KIND=MPI_ADDRESS_KIND)) and datatype arrays (an element a
+    // neighbour) are MPI's contract (untouched until the request completes),
+    // MPI_BOTTOM becoming C's; the C function has mpi.h's signature, which `c`
+    // declares.
+    unsafe {
+        let rc = c::MPI_Ineighbor_alltoallw(
+            buf(sendbuf),
+            sendcounts,
+            sdispls,
+            sendtypes,
+            buf_mut(recvbuf),
+            recvcounts,
+            rdispls,
+            recvtypes,
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+// ---- the program's own reduction operations ---------------------------------------
+
+/// The Fortran MPI_User_function, `SUBROUTINE USER_FN(INVEC, INOUTVEC, LEN,
+/// DATATYPE)`: every argument by reference, as C's `MPI_User_function` takes them.
+type UserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_op_create_(
+    user_fn: Option<UserFunction>,
+    commute: *const c_int,
+    op: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: USER_FN is the address of the program's subroutine (Fortran passes a
+    // procedure so), which C calls with pointers to the vectors, the length and the
+    // datatype: the by-reference arguments it takes. COMMUTE is a LOGICAL, OP a
+    // writable INTEGER.
+    unsafe { done(ierror, op::MPI_Op_create(user_fn, get_logical(commute), op)) }
+}
+
+last_out! {
+    mpi_op_free_ => op::MPI_Op_free [; op];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_op_commutative_(
+    op: *const c_int,
+    commute: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: OP readable, COMMUTE a writable LOGICAL; `f` a local int.
+    unsafe {
+        let rc = op::MPI_Op_commutative(rd(op), &mut f);
+        if rc == 0 {
+            put_logical(commute, f);
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_reduce_local_(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    op: *const c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the buffers hold COUNT elements of DATATYPE
+    // (MPI's contract).
+    unsafe {
+        let rc = op::MPI_Reduce_local(
+            buf(inbuf),
+            buf_mut(inoutbuf),
+            rd(count),
+            rd(datatype),
+            rd(op),
         );
         done(ierror, rc)
     }
@@ -903,6 +2756,272 @@ pub unsafe extern "C" fn mpi_get_count_(
     }
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn mpi_probe_(
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    st: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; STATUS is MPI_STATUS_SIZE INTEGERs laid out as
+    // C's MPI_Status, or MPI_STATUS_IGNORE.
+    unsafe {
+        let rc = p2p::MPI_Probe(rd(source), rd(tag), rd(comm), status(st));
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_iprobe_(
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    flag: *mut c_int,
+    st: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: by-reference arguments, FLAG a writable LOGICAL; STATUS is
+    // MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or MPI_STATUS_IGNORE.
+    unsafe {
+        let rc = p2p::MPI_Iprobe(rd(source), rd(tag), rd(comm), &mut f, status(st));
+        if rc == 0 {
+            put_logical(flag, f);
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitany_(
+    count: *const c_int,
+    requests: *mut c_int,
+    index: *mut c_int,
+    st: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut i = 0;
+    // SAFETY: REQUESTS holds COUNT INTEGERs, INDEX is writable; STATUS is
+    // MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or MPI_STATUS_IGNORE.
+    unsafe {
+        let rc = p2p::MPI_Waitany(rd(count), requests, &mut i, status(st));
+        if rc == 0 {
+            index.write_unaligned(index_out(i));
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_testall_(
+    count: *const c_int,
+    requests: *mut c_int,
+    flag: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: REQUESTS holds COUNT INTEGERs, FLAG is a writable LOGICAL; STATUSES is
+    // an (MPI_STATUS_SIZE, COUNT) array, i.e. COUNT C statuses in a row, or
+    // MPI_STATUSES_IGNORE.
+    unsafe {
+        let rc = p2p::MPI_Testall(rd(count), requests, &mut f, status(statuses));
+        if rc == 0 {
+            put_logical(flag, f);
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_testany_(
+    count: *const c_int,
+    requests: *mut c_int,
+    index: *mut c_int,
+    flag: *mut c_int,
+    st: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let (mut i, mut f) = (0, 0);
+    // SAFETY: REQUESTS holds COUNT INTEGERs, INDEX and FLAG (a LOGICAL) are writable;
+    // STATUS is MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or
+    // MPI_STATUS_IGNORE; the C function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Testany(rd(count), requests, &mut i, &mut f, status(st));
+        if rc == 0 {
+            index.write_unaligned(index_out(i));
+            put_logical(flag, f);
+        }
+        done(ierror, rc)
+    }
+}
+
+/// MPI_WAITSOME and MPI_TESTSOME, over C's function `f`: the indices it writes made
+/// Fortran's.
+///
+/// # Safety
+/// As those routines': REQUESTS and INDICES hold INCOUNT INTEGERs, OUTCOUNT is
+/// writable, STATUSES is INCOUNT statuses or MPI_STATUSES_IGNORE; `f` is C's
+/// MPI_Waitsome or MPI_Testsome.
+unsafe fn some(
+    f: unsafe extern "C" fn(c_int, *mut c_int, *mut c_int, *mut c_int, *mut MpiStatus) -> c_int,
+    incount: *const c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut n = 0;
+    // SAFETY: the caller's contract; C writes `n` indices (or none, `n` being
+    // MPI_UNDEFINED), at most INCOUNT.
+    unsafe {
+        let rc = f(rd(incount), requests, &mut n, indices, status(statuses));
+        if rc == 0 {
+            outcount.write_unaligned(n);
+            for k in 0..usize::try_from(n).unwrap_or(0) {
+                let p = indices.add(k);
+                p.write_unaligned(index_out(p.read_unaligned()));
+            }
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_waitsome_(
+    incount: *const c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: Fortran's arguments, as `some` requires them; C's MPI_Waitsome.
+    unsafe {
+        some(
+            c::MPI_Waitsome,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+            ierror,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_testsome_(
+    incount: *const c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: Fortran's arguments, as `some` requires them; C's MPI_Testsome.
+    unsafe {
+        some(
+            c::MPI_Testsome,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+            ierror,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_send_init_(
+    buffer: *const c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    dest: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; BUF is MPI's contract (valid
+    // while the persistent request lives).
+    unsafe {
+        let rc = p2p::MPI_Send_init(
+            buf(buffer),
+            rd(count),
+            rd(datatype),
+            rd(dest),
+            rd(tag),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_recv_init_(
+    buffer: *mut c_void,
+    count: *const c_int,
+    datatype: *const c_int,
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const c_int,
+    request: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, REQUEST writable; BUF is MPI's contract (valid
+    // while the persistent request lives).
+    unsafe {
+        let rc = p2p::MPI_Recv_init(
+            buf_mut(buffer),
+            rd(count),
+            rd(datatype),
+            rd(source),
+            rd(tag),
+            rd(comm),
+            request,
+        );
+        done(ierror, rc)
+    }
+}
+
+last_out! {
+    mpi_start_ => p2p::MPI_Start [; request];
+    mpi_cancel_ => c::MPI_Cancel [; request];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_startall_(
+    count: *const c_int,
+    requests: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: REQUESTS holds COUNT INTEGERs (MPI's contract).
+    unsafe { done(ierror, p2p::MPI_Startall(rd(count), requests)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_test_cancelled_(
+    st: *const c_int,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: STATUS is MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, FLAG a
+    // writable LOGICAL; the C function has mpi.h's signature, which `c` declares.
+    unsafe {
+        let rc = c::MPI_Test_cancelled(st.cast::<MpiStatus>(), &mut f);
+        if rc == 0 {
+            put_logical(flag, f);
+        }
+        done(ierror, rc)
+    }
+}
+
 last_out! {
     mpi_request_free_ => p2p::MPI_Request_free [; request];
 }
@@ -1104,6 +3223,168 @@ pub unsafe extern "C" fn mpi_type_get_true_extent_(
         let rc = dtype::MPI_Type_get_true_extent(rd(datatype), true_lb, true_extent);
         done(ierror, rc)
     }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hvector_(
+    count: *const c_int,
+    blocklength: *const c_int,
+    stride: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments, NEWTYPE writable. MPI-1's Fortran routine takes
+    // the stride as a default INTEGER (MPI_TYPE_CREATE_HVECTOR an address).
+    unsafe {
+        let rc = dtype::MPI_Type_hvector(
+            rd(count),
+            rd(blocklength),
+            rd(stride) as isize,
+            rd(oldtype),
+            newtype,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_hindexed_(
+    count: *const c_int,
+    blocklengths: *const c_int,
+    displacements: *const c_int,
+    oldtype: *const c_int,
+    newtype: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the arrays hold COUNT INTEGERs each. MPI-1's
+    // Fortran routine takes the displacements as default INTEGERs (bytes), which C
+    // takes as addresses.
+    unsafe {
+        let n = rd(count);
+        let d: Vec<isize> = (0..usize::try_from(n).unwrap_or(0))
+            .map(|i| rd(displacements.add(i)) as isize)
+            .collect();
+        let rc = dtype::MPI_Type_hindexed(n, blocklengths, d.as_ptr(), rd(oldtype), newtype);
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_size_x_(
+    datatype: *const c_int,
+    size: *mut i64,
+    ierror: *mut c_int,
+) {
+    let mut n = 0;
+    // SAFETY: DATATYPE readable, SIZE a writable INTEGER(KIND=MPI_COUNT_KIND).
+    unsafe {
+        let rc = dtype::MPI_Type_size_x(rd(datatype), &mut n);
+        if rc == 0 {
+            size.write_unaligned(n);
+        }
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_envelope_(
+    datatype: *const c_int,
+    num_integers: *mut c_int,
+    num_addresses: *mut c_int,
+    num_datatypes: *mut c_int,
+    combiner: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: DATATYPE readable; the four results writable INTEGERs.
+    unsafe {
+        let rc = dtype::MPI_Type_get_envelope(
+            rd(datatype),
+            num_integers,
+            num_addresses,
+            num_datatypes,
+            combiner,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_contents_(
+    datatype: *const c_int,
+    max_integers: *const c_int,
+    max_addresses: *const c_int,
+    max_datatypes: *const c_int,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut isize,
+    array_of_datatypes: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: by-reference arguments; the arrays hold MAX_INTEGERS INTEGERs,
+    // MAX_ADDRESSES INTEGER(KIND=MPI_ADDRESS_KIND)s and MAX_DATATYPES INTEGERs.
+    unsafe {
+        let rc = dtype::MPI_Type_get_contents(
+            rd(datatype),
+            rd(max_integers),
+            rd(max_addresses),
+            rd(max_datatypes),
+            array_of_integers,
+            array_of_addresses,
+            array_of_datatypes,
+        );
+        done(ierror, rc)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_set_name_(
+    datatype: *const c_int,
+    type_name: *const c_char,
+    ierror: *mut c_int,
+    type_name_len: usize,
+) {
+    // SAFETY: DATATYPE readable; TYPE_NAME is a Fortran string of the hidden length.
+    unsafe {
+        let name = str_in(type_name, type_name_len, false);
+        done(
+            ierror,
+            dtype::MPI_Type_set_name(rd(datatype), name.as_ptr()),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_type_get_name_(
+    datatype: *const c_int,
+    type_name: *mut c_char,
+    resultlen: *mut c_int,
+    ierror: *mut c_int,
+    type_name_len: usize,
+) {
+    // SAFETY: DATATYPE readable; the C routine writes at most MPI_MAX_OBJECT_NAME (128)
+    // bytes into a STR_ROOM buffer; TYPE_NAME has the hidden length Fortran passes.
+    unsafe {
+        let t = rd(datatype);
+        string_result(
+            |s, n| dtype::MPI_Type_get_name(t, s, n),
+            type_name,
+            type_name_len,
+            resultlen,
+            ierror,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_aint_add_(base: *const isize, disp: *const isize) -> isize {
+    // SAFETY: both INTEGER(KIND=MPI_ADDRESS_KIND) arguments are readable.
+    unsafe { dtype::MPI_Aint_add(rd(base), rd(disp)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_aint_diff_(addr1: *const isize, addr2: *const isize) -> isize {
+    // SAFETY: both INTEGER(KIND=MPI_ADDRESS_KIND) arguments are readable.
+    unsafe { dtype::MPI_Aint_diff(rd(addr1), rd(addr2)) }
 }
 
 // ---- info -------------------------------------------------------------------------
@@ -1406,6 +3687,68 @@ pub unsafe extern "C" fn mpi_win_test_(win: *const c_int, flag: *mut c_int, ierr
         let rc = win::MPI_Win_test(rd(win), &mut f);
         put_logical(flag, f);
         done(ierror, rc)
+    }
+}
+
+by_value! {
+    mpi_win_call_errhandler_ => win::MPI_Win_call_errhandler [win, errorcode];
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_set_name_(
+    win: *const c_int,
+    win_name: *const c_char,
+    ierror: *mut c_int,
+    win_name_len: usize,
+) {
+    // SAFETY: WIN readable; WIN_NAME is a Fortran string of the hidden length.
+    unsafe {
+        let name = str_in(win_name, win_name_len, false);
+        done(ierror, win::MPI_Win_set_name(rd(win), name.as_ptr()))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_get_name_(
+    win: *const c_int,
+    win_name: *mut c_char,
+    resultlen: *mut c_int,
+    ierror: *mut c_int,
+    win_name_len: usize,
+) {
+    // SAFETY: WIN readable; the C routine writes at most MPI_MAX_OBJECT_NAME (128)
+    // bytes into a STR_ROOM buffer; WIN_NAME has the hidden length Fortran passes.
+    unsafe {
+        let w = rd(win);
+        string_result(
+            |s, n| win::MPI_Win_get_name(w, s, n),
+            win_name,
+            win_name_len,
+            resultlen,
+            ierror,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mpi_win_get_attr_(
+    win: *const c_int,
+    win_keyval: *const c_int,
+    attribute_val: *mut isize,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: Fortran's arguments, as `get_attr` requires them; C's MPI_Win_get_attr.
+    unsafe {
+        get_attr(
+            AttrOf::Win,
+            win::MPI_Win_get_attr,
+            win,
+            win_keyval,
+            attribute_val,
+            flag,
+            ierror,
+        )
     }
 }
 
@@ -1760,6 +4103,68 @@ mod tests {
         let mut x = [0 as c_int; STATUS_SIZE];
         assert_eq!(status(x.as_mut_ptr()) as usize, x.as_ptr() as usize);
         assert_eq!(buf(x.as_ptr().cast()) as usize, x.as_ptr() as usize);
-        assert_eq!(SENTINELS.len(), 4);
+        assert_eq!(SENTINELS.len(), 6);
+        let u = UNWEIGHTED.addr() as *const c_int;
+        let e = WEIGHTS_EMPTY.addr() as *const c_int;
+        assert_eq!(weights(u) as usize, 2);
+        assert_eq!(weights(e) as usize, 3);
+        assert_eq!(weights(x.as_ptr()) as usize, x.as_ptr() as usize);
+        assert_eq!(weights_mut(u.cast_mut()) as usize, 2);
+    }
+
+    #[test]
+    fn indices_count_from_one_and_undefined_stays() {
+        assert_eq!(index_out(0), 1);
+        assert_eq!(index_out(4), 5);
+        assert_eq!(index_out(comm::UNDEFINED), comm::UNDEFINED);
+    }
+
+    /// The keyvals `attr_value` knows are mpi.h's.
+    #[test]
+    fn the_predefined_attributes_are_mpi_h_s() {
+        let h = include_str!("../include/mpi.h");
+        let def = |name: &str| -> c_int {
+            let l = h
+                .lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(name))
+                .unwrap_or_else(|| panic!("mpi.h defines {name}"));
+            l.split_whitespace().nth(2).unwrap().parse().unwrap()
+        };
+        assert_eq!(COMM_INT_ATTRS, def("MPI_TAG_UB")..=def("MPI_LASTUSEDCODE"));
+        for n in [
+            "MPI_HOST",
+            "MPI_IO",
+            "MPI_WTIME_IS_GLOBAL",
+            "MPI_UNIVERSE_SIZE",
+            "MPI_APPNUM",
+        ] {
+            assert!(COMM_INT_ATTRS.contains(&def(n)), "{n}");
+        }
+        assert_eq!(WIN_SIZE, def("MPI_WIN_SIZE"));
+        assert_eq!(
+            WIN_INT_ATTRS,
+            def("MPI_WIN_DISP_UNIT")..=def("MPI_WIN_MODEL")
+        );
+        assert_eq!(def("MPI_WIN_CREATE_FLAVOR"), def("MPI_WIN_DISP_UNIT") + 1);
+        let base = def("MPI_WIN_BASE");
+        assert!(base != WIN_SIZE && !WIN_INT_ATTRS.contains(&base));
+        // a pointer to an int and to an MPI_Aint, read as Fortran's values
+        let (i, a): (c_int, isize) = (32767, 1 << 40);
+        // SAFETY: the pointers are to `i` and `a`, of the types those keyvals give.
+        unsafe {
+            let tag_ub = def("MPI_TAG_UB");
+            assert_eq!(
+                attr_value(AttrOf::Comm, tag_ub, (&raw const i).cast()),
+                32767
+            );
+            assert_eq!(
+                attr_value(AttrOf::Win, WIN_SIZE, (&raw const a).cast()),
+                1 << 40
+            );
+            assert_eq!(attr_value(AttrOf::Win, 3, (&raw const i).cast()), 32767);
+            let p = (&raw const a).cast::<c_void>();
+            assert_eq!(attr_value(AttrOf::Win, base, p), p as isize);
+            assert_eq!(attr_value(AttrOf::Comm, 100, p), p as isize);
+        }
     }
 }

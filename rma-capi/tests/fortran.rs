@@ -4,7 +4,10 @@
 //! the library, and Fortran programs of `tests/f`, compiled with `bin/rmafort`, pass
 //! their own checks under rma-shm's launcher (what `rmarun` runs): three written after
 //! the one-sided chapter's Examples 11.1 to 11.3, one in fixed form over mpif.h, and
-//! one through the rest of the binding.
+//! two through the rest of the binding (`tour.f90`: the environment, messages,
+//! datatypes, info and every one-sided routine; `breadth.f90`: the v-, nonblocking and
+//! user-operation collectives, probes and persistent requests, topologies,
+//! communicator and group constructors, attributes, names and envelopes).
 //!
 //! The programs need a Fortran compiler (`gfortran`, or `$RMA_FC`); without one those
 //! tests print a note and pass. CI installs gfortran.
@@ -484,6 +487,17 @@ fn a_tour_of_the_binding_through_the_mpi_module_passes_its_checks() {
         return;
     };
     let p = compile(&fc, "tour.f90", STRICT);
+    for ranks in [2, 3, 4] {
+        run(&p, ranks);
+    }
+}
+
+#[test]
+fn collectives_user_operations_topologies_and_the_rest_pass_their_checks() {
+    let Some(fc) = compiler("breadth") else {
+        return;
+    };
+    let p = compile(&fc, "breadth.f90", STRICT);
     for ranks in [2, 3, 4] {
         run(&p, ranks);
     }

@@ -2,7 +2,10 @@ C     A fixed-form program over INCLUDE 'mpif.h': the constants, the
 C     sentinels (MPI_IN_PLACE, MPI_STATUS_IGNORE, MPI_BOTTOM) seen from
 C     two program units that each include the header, the typed
 C     function MPI_WTIME, and a window over a REAL array with fences,
-C     MPI_PUT and MPI_ACCUMULATE.
+C     MPI_PUT and MPI_ACCUMULATE; a distributed graph given
+C     MPI_UNWEIGHTED, the typed functions MPI_AINT_ADD and
+C     MPI_AINT_DIFF, and a reduction operation of the program's, named
+C     by EXTERNAL.
 C
 C     Rank 0 prints "No Errors" when every rank's checks pass; the
 C     program stops with a failure status otherwise.
@@ -54,6 +57,10 @@ C     a ring of messages, the status ignored (in another program unit)
 
 C     MPI_BOTTOM: a message whose datatype holds IBUF's address
       CALL BOTTOM(ME, LEFT, RIGHT, IBUF, N)
+
+C     the ring as a graph; a user operation
+      CALL GRAPH(LEFT, RIGHT)
+      CALL USEROP(ME)
 
 C     a window over WBUF: everyone puts its row into its right
 C     neighbour, then adds 1 to every entry of its left neighbour
@@ -150,4 +157,60 @@ C     and one with its status
      &               'a receive into MPI_BOTTOM')
    20 CONTINUE
       CALL MPI_TYPE_FREE(ABST, IERR)
+      END
+
+      SUBROUTINE GRAPH(LEFT, RIGHT)
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER LEFT, RIGHT, IERR, G, INDEG, OUTDEG, SRCS(1), DSTS(1)
+      LOGICAL WTD
+      INTEGER(KIND=MPI_ADDRESS_KIND) A, B
+      SRCS(1) = LEFT
+      DSTS(1) = RIGHT
+      CALL MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 1, SRCS,
+     &     MPI_UNWEIGHTED, 1, DSTS, MPI_UNWEIGHTED, MPI_INFO_NULL,
+     &     .FALSE., G, IERR)
+      CALL MPI_DIST_GRAPH_NEIGHBORS_COUNT(G, INDEG, OUTDEG, WTD, IERR)
+      CALL EXPECT(INDEG .EQ. 1 .AND. OUTDEG .EQ. 1 .AND. .NOT. WTD,
+     &            'an unweighted graph')
+      SRCS(1) = -1
+      DSTS(1) = -1
+      CALL MPI_DIST_GRAPH_NEIGHBORS(G, 1, SRCS, MPI_UNWEIGHTED, 1,
+     &     DSTS, MPI_UNWEIGHTED, IERR)
+      CALL EXPECT(SRCS(1) .EQ. LEFT .AND. DSTS(1) .EQ. RIGHT,
+     &            'the graph''s neighbours')
+      CALL MPI_COMM_FREE(G, IERR)
+      A = 100
+      B = MPI_AINT_ADD(A, A)
+      CALL EXPECT(B .EQ. 200 .AND. MPI_AINT_DIFF(B, A) .EQ. 100,
+     &            'MPI_AINT_ADD and MPI_AINT_DIFF')
+      END
+
+C     a x b = a: associative, not commutative; rank 0's values win
+      SUBROUTINE FIRST(INVEC, INOUT, LEN, DTYPE)
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER LEN, DTYPE, INVEC(LEN), INOUT(LEN), I
+      IF (DTYPE .NE. MPI_INTEGER) RETURN
+      DO 10 I = 1, LEN
+         INOUT(I) = INVEC(I)
+   10 CONTINUE
+      END
+
+      SUBROUTINE USEROP(ME)
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER ME, OP, IERR, V(2), R(2)
+      LOGICAL COMMUT
+      EXTERNAL FIRST
+      CALL MPI_OP_CREATE(FIRST, .FALSE., OP, IERR)
+      CALL MPI_OP_COMMUTATIVE(OP, COMMUT, IERR)
+      CALL EXPECT(.NOT. COMMUT, 'MPI_OP_COMMUTATIVE')
+      V(1) = ME + 5
+      V(2) = -ME
+      CALL MPI_ALLREDUCE(V, R, 2, MPI_INTEGER, OP, MPI_COMM_WORLD, IERR)
+      CALL EXPECT(R(1) .EQ. 5 .AND. R(2) .EQ. 0,
+     &            'a user operation in rank order')
+      CALL MPI_OP_FREE(OP, IERR)
+      CALL EXPECT(OP .EQ. MPI_OP_NULL, 'MPI_OP_FREE')
       END
