@@ -800,6 +800,34 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_extent_x(t: c_int, lb: *mut i64, extent: *mut i64) -> c_int {
+    call("MPI_Type_get_extent_x", On::World, |st| {
+        let (l, e, _, _) = st.ty(t)?.bounds();
+        // SAFETY: MPI's contract: two MPI_Count out-parameters.
+        unsafe {
+            out(lb, l as i64, "lb")?;
+            out(extent, e as i64, "extent")
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
+    t: c_int,
+    lb: *mut i64,
+    extent: *mut i64,
+) -> c_int {
+    call("MPI_Type_get_true_extent_x", On::World, |st| {
+        let (_, _, l, e) = st.ty(t)?.bounds();
+        // SAFETY: MPI's contract: two MPI_Count out-parameters.
+        unsafe {
+            out(lb, l as i64, "true_lb")?;
+            out(extent, e as i64, "true_extent")
+        }
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_true_extent(
     t: c_int,
     lb: *mut isize,

@@ -292,27 +292,126 @@ unsafe fn str_out(src: &[u8], dst: *mut c_char, len: usize) -> c_int {
 /// 1024 characters, and the NUL).
 const STR_ROOM: usize = 1025;
 
-/// Routines whose arguments are all INTEGERs passed on to C by value.
-macro_rules! by_value {
-    ($($f:ident => $c:path [$($a:ident),*];)*) => {$(
+/// The routines that only hand their arguments on: each calls the C entry point of
+/// the same name with every argument translated by its kind and writes the result
+/// code to IERROR (the last argument, after those listed). One line a routine:
+/// `mpi_xxx_ => module::MPI_Xxx(argument: kind, ...);`, with the C function's
+/// arguments in its order. The kinds, by what Fortran passes (a reference to the
+/// argument) and what C receives:
+///
+/// - `int`: an INTEGER (a count, rank, tag, handle ...), `*const c_int`: its value.
+/// - `aint`: an `INTEGER(KIND=MPI_ADDRESS_KIND)`, `*const isize`: its value.
+/// - `logical`: a default LOGICAL going in, `*const c_int`: C's flag
+///   ([`get_logical`]).
+/// - `arr`: an INTEGER array (counts, displacements, ranks, handles) C reads,
+///   `*const c_int`: as it is; also a LOGICAL array (MPI_CART_CREATE's PERIODS,
+///   MPI_CART_SUB's REMAIN_DIMS), whose ints C reads as flags, a LOGICAL's reading.
+/// - `out`: an INTEGER (or array) C writes, or reads and writes (an INOUT handle),
+///   `*mut c_int`: as it is.
+/// - `aint_arr`, `aint_out`: the same for `INTEGER(KIND=MPI_ADDRESS_KIND)`, `isize`.
+/// - `in_buf`: a choice buffer C reads (or whose address alone it takes),
+///   `*const c_void`: [`buf`] (MPI_BOTTOM, MPI_IN_PLACE).
+/// - `out_buf`: a choice buffer C writes (or reads and writes), `*mut c_void`:
+///   [`buf_mut`].
+/// - `addr_out`: an address-sized variable (`INTEGER(KIND=MPI_ADDRESS_KIND)` or
+///   `TYPE(C_PTR)`) that C stores an address in, `*mut c_void`: as it is.
+/// - `status`: an INTEGER array of MPI_STATUS_SIZE C writes, laid out as C's
+///   `MPI_Status` (or one (MPI_STATUS_SIZE, COUNT), COUNT C statuses in a row),
+///   `*mut c_int`: [`status`] (MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE).
+/// - `weights`, `weights_out`: a weights array of the distributed-graph routines,
+///   `*const c_int` / `*mut c_int`: [`weights`] / [`weights_mut`] (MPI_UNWEIGHTED,
+///   MPI_WEIGHTS_EMPTY).
+/// - `triplets`: an INTEGER array (3, N), N triplets in a row, `*const c_int`: C's
+///   `int ranges[][3]`.
+macro_rules! fortran {
+    (@ty int) => { *const c_int };
+    (@ty aint) => { *const isize };
+    (@ty logical) => { *const c_int };
+    (@ty arr) => { *const c_int };
+    (@ty out) => { *mut c_int };
+    (@ty aint_arr) => { *const isize };
+    (@ty aint_out) => { *mut isize };
+    (@ty in_buf) => { *const c_void };
+    (@ty out_buf) => { *mut c_void };
+    (@ty addr_out) => { *mut c_void };
+    (@ty status) => { *mut c_int };
+    (@ty weights) => { *const c_int };
+    (@ty weights_out) => { *mut c_int };
+    (@ty triplets) => { *const c_int };
+
+    (@arg int $a:ident) => { rd($a) };
+    (@arg aint $a:ident) => { rd($a) };
+    (@arg logical $a:ident) => { get_logical($a) };
+    (@arg arr $a:ident) => { $a };
+    (@arg out $a:ident) => { $a };
+    (@arg aint_arr $a:ident) => { $a };
+    (@arg aint_out $a:ident) => { $a };
+    (@arg in_buf $a:ident) => { buf($a) };
+    (@arg out_buf $a:ident) => { buf_mut($a) };
+    (@arg addr_out $a:ident) => { $a };
+    (@arg status $a:ident) => { status($a) };
+    (@arg weights $a:ident) => { weights($a) };
+    (@arg weights_out $a:ident) => { weights_mut($a) };
+    (@arg triplets $a:ident) => { $a.cast() };
+
+    ($(
+        $(#[$attr:meta])*
+        $f:ident => $m:ident::$c:ident($($a:ident: $k:ident),* $(,)?);
+    )*) => {$(
+        $(#[$attr])*
         #[no_mangle]
-        pub unsafe extern "C" fn $f($($a: *const c_int,)* ierror: *mut c_int) {
-            // SAFETY: Fortran passes each argument by reference (readable, IERROR
-            // writable); C receives plain ints.
-            unsafe { done(ierror, $c($(rd($a)),*)) }
+        pub unsafe extern "C" fn $f($($a: fortran!(@ty $k),)* ierror: *mut c_int) {
+            // SAFETY: Fortran passes every argument by reference (gfortran's
+            // convention), so each `int`, `aint` and `logical` is readable for `rd`
+            // and `get_logical`, IERROR writable for `done`; the other kinds are
+            // pointers C receives as the program gave them (the sentinels replaced by
+            // C's own), to arrays and buffers of the sizes the call's other arguments
+            // give, and for a nonblocking or persistent call left alone until its
+            // request completes or is freed: MPI's contract, which the program keeps
+            // as a C program would. C writes only through the pointers it is given
+            // to write (`out`, `aint_out`, `addr_out`, `out_buf`, `status`,
+            // `weights_out`). The functions of `c` have mpi.h's signatures.
+            unsafe { done(ierror, $m::$c($(fortran!(@arg $k $a)),*)) }
         }
     )*};
 }
 
-/// Routines whose INTEGER arguments all go by value but the last (an INTEGER result,
-/// or an INOUT handle), which C receives as a pointer.
-macro_rules! last_out {
-    ($($f:ident => $c:path [$($a:ident),*; $o:ident];)*) => {$(
+/// MPI_COMM_SET_NAME and MPI_COMM_GET_NAME, and their likes for the other objects
+/// with names (`set, get => C's set, C's get`): the object's handle, then the name, a
+/// Fortran string with its hidden length, going in without its trailing blanks or
+/// coming out cut to the variable and padded ([`str_in`], [`string_result`]).
+macro_rules! object_names {
+    ($($set:ident, $get:ident => $cset:path, $cget:path;)*) => {$(
         #[no_mangle]
-        pub unsafe extern "C" fn $f($($a: *const c_int,)* $o: *mut c_int, ierror: *mut c_int) {
-            // SAFETY: Fortran passes each argument by reference (readable, the result
-            // and IERROR writable); C writes one int through the result's pointer.
-            unsafe { done(ierror, $c($(rd($a),)* $o)) }
+        pub unsafe extern "C" fn $set(
+            obj: *const c_int,
+            name: *const c_char,
+            ierror: *mut c_int,
+            name_len: usize,
+        ) {
+            // SAFETY: the handle is readable; NAME is a Fortran string of the hidden
+            // length; IERROR is writable.
+            unsafe {
+                let name = str_in(name, name_len, false);
+                done(ierror, $cset(rd(obj), name.as_ptr()))
+            }
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            obj: *const c_int,
+            name: *mut c_char,
+            resultlen: *mut c_int,
+            ierror: *mut c_int,
+            name_len: usize,
+        ) {
+            // SAFETY: the handle is readable; the C routine writes at most
+            // MPI_MAX_OBJECT_NAME (128) bytes into a STR_ROOM buffer; NAME has the
+            // hidden length Fortran passes, RESULTLEN and IERROR are writable.
+            unsafe {
+                let o = rd(obj);
+                string_result(|s, n| $cget(o, s, n), name, name_len, resultlen, ierror)
+            }
         }
     )*};
 }
@@ -540,20 +639,10 @@ pub unsafe extern "C" fn mpi_is_thread_main_(flag: *mut c_int, ierror: *mut c_in
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_query_thread_(provided: *mut c_int, ierror: *mut c_int) {
-    // SAFETY: PROVIDED and IERROR are writable ints.
-    unsafe { done(ierror, env::MPI_Query_thread(provided)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_finalize_(ierror: *mut c_int) {
-    // SAFETY: IERROR is a writable int.
-    unsafe { done(ierror, env::MPI_Finalize()) }
-}
-
-by_value! {
-    mpi_abort_ => env::MPI_Abort [comm, errorcode];
+fortran! {
+    mpi_query_thread_ => env::MPI_Query_thread(provided: out);
+    mpi_finalize_ => env::MPI_Finalize();
+    mpi_abort_ => env::MPI_Abort(comm: int, errorcode: int);
 }
 
 #[no_mangle]
@@ -574,14 +663,8 @@ pub unsafe extern "C" fn mpi_pcontrol_(level: *const c_int) {
     tool::MPI_Pcontrol(level);
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_get_version_(
-    version: *mut c_int,
-    subversion: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: writable INTEGER results.
-    unsafe { done(ierror, env::MPI_Get_version(version, subversion)) }
+fortran! {
+    mpi_get_version_ => env::MPI_Get_version(version: out, subversion: out);
 }
 
 /// The Fortran form of a C routine that writes a string and its length.
@@ -670,20 +753,9 @@ pub unsafe extern "C" fn mpi_error_string_(
     }
 }
 
-last_out! {
-    mpi_error_class_ => env::MPI_Error_class [errorcode; errorclass];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_alloc_mem_(
-    size: *const isize,
-    info: *const c_int,
-    baseptr: *mut c_void,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; BASEPTR is an address-sized variable
-    // (INTEGER(KIND=MPI_ADDRESS_KIND) or TYPE(C_PTR)) that C stores the address in.
-    unsafe { done(ierror, env::MPI_Alloc_mem(rd(size), rd(info), baseptr)) }
+fortran! {
+    mpi_error_class_ => env::MPI_Error_class(errorcode: int, errorclass: out);
+    mpi_alloc_mem_ => env::MPI_Alloc_mem(size: aint, info: int, baseptr: addr_out);
 }
 
 #[no_mangle]
@@ -697,21 +769,9 @@ pub unsafe extern "C" fn mpi_alloc_mem_cptr_(
     unsafe { mpi_alloc_mem_(size, info, baseptr, ierror) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_free_mem_(base: *mut c_void, ierror: *mut c_int) {
-    // SAFETY: BASE is the memory MPI_ALLOC_MEM gave (MPI's contract).
-    unsafe { done(ierror, env::MPI_Free_mem(buf_mut(base))) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_get_address_(
-    location: *const c_void,
-    address: *mut isize,
-    ierror: *mut c_int,
-) {
-    // SAFETY: C only takes LOCATION's address; ADDRESS is a writable
-    // INTEGER(KIND=MPI_ADDRESS_KIND).
-    unsafe { done(ierror, dtype::MPI_Get_address(buf(location), address)) }
+fortran! {
+    mpi_free_mem_ => env::MPI_Free_mem(base: out_buf);
+    mpi_get_address_ => dtype::MPI_Get_address(location: in_buf, address: aint_out);
 }
 
 /// MPI_F_SYNC_REG: does nothing, but the compiler, which cannot see that, must assume
@@ -723,97 +783,46 @@ pub extern "C" fn mpi_f_sync_reg_(_buf: *mut c_void) {}
 
 // ---- error handlers ---------------------------------------------------------------
 
-by_value! {
-    mpi_comm_set_errhandler_ => comm::MPI_Comm_set_errhandler [comm, errhandler];
-    mpi_win_set_errhandler_ => win::MPI_Win_set_errhandler [win, errhandler];
-}
-
-last_out! {
-    mpi_comm_get_errhandler_ => comm::MPI_Comm_get_errhandler [comm; errhandler];
-    mpi_win_get_errhandler_ => win::MPI_Win_get_errhandler [win; errhandler];
-    mpi_errhandler_free_ => comm::MPI_Errhandler_free [; errhandler];
+fortran! {
+    mpi_comm_set_errhandler_ => comm::MPI_Comm_set_errhandler(comm: int, errhandler: int);
+    mpi_win_set_errhandler_ => win::MPI_Win_set_errhandler(win: int, errhandler: int);
+    mpi_comm_get_errhandler_ => comm::MPI_Comm_get_errhandler(comm: int, errhandler: out);
+    mpi_win_get_errhandler_ => win::MPI_Win_get_errhandler(win: int, errhandler: out);
+    mpi_errhandler_free_ => comm::MPI_Errhandler_free(errhandler: out);
 }
 
 // ---- communicators and groups -----------------------------------------------------
 
-last_out! {
-    mpi_comm_rank_ => comm::MPI_Comm_rank [comm; rank];
-    mpi_comm_size_ => comm::MPI_Comm_size [comm; size];
-    mpi_comm_split_ => comm::MPI_Comm_split [comm, color, key; newcomm];
-    mpi_comm_split_type_ => comm::MPI_Comm_split_type [comm, split_type, key, info; newcomm];
-    mpi_comm_dup_ => comm::MPI_Comm_dup [comm; newcomm];
-    mpi_comm_free_ => comm::MPI_Comm_free [; comm];
-    mpi_comm_group_ => comm::MPI_Comm_group [comm; group];
-    mpi_comm_compare_ => comm::MPI_Comm_compare [comm1, comm2; result];
-    mpi_group_size_ => comm::MPI_Group_size [group; size];
-    mpi_group_rank_ => comm::MPI_Group_rank [group; rank];
-    mpi_group_free_ => comm::MPI_Group_free [; group];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_group_incl_(
-    group: *const c_int,
-    n: *const c_int,
-    ranks: *const c_int,
-    newgroup: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; RANKS holds N INTEGERs (MPI's contract).
-    unsafe {
-        done(
-            ierror,
-            comm::MPI_Group_incl(rd(group), rd(n), ranks, newgroup),
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_group_excl_(
-    group: *const c_int,
-    n: *const c_int,
-    ranks: *const c_int,
-    newgroup: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; RANKS holds N INTEGERs (MPI's contract).
-    unsafe {
-        done(
-            ierror,
-            comm::MPI_Group_excl(rd(group), rd(n), ranks, newgroup),
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_group_translate_ranks_(
-    group1: *const c_int,
-    n: *const c_int,
-    ranks1: *const c_int,
-    group2: *const c_int,
-    ranks2: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; RANKS1 and RANKS2 hold N INTEGERs each.
-    unsafe {
-        let rc = comm::MPI_Group_translate_ranks(rd(group1), rd(n), ranks1, rd(group2), ranks2);
-        done(ierror, rc)
-    }
-}
-
-last_out! {
-    mpi_comm_create_ => comm::MPI_Comm_create [comm, group; newcomm];
-    mpi_comm_create_group_ => comm::MPI_Comm_create_group [comm, group, tag; newcomm];
-    mpi_comm_remote_size_ => comm::MPI_Comm_remote_size [comm; size];
-    mpi_intercomm_create_ => comm::MPI_Intercomm_create
-        [local_comm, local_leader, peer_comm, remote_leader, tag; newintercomm];
-    mpi_group_union_ => comm::MPI_Group_union [group1, group2; newgroup];
-    mpi_group_intersection_ => comm::MPI_Group_intersection [group1, group2; newgroup];
-    mpi_group_difference_ => comm::MPI_Group_difference [group1, group2; newgroup];
-    mpi_group_compare_ => comm::MPI_Group_compare [group1, group2; result];
-}
-
-by_value! {
-    mpi_comm_call_errhandler_ => comm::MPI_Comm_call_errhandler [comm, errorcode];
+fortran! {
+    mpi_comm_rank_ => comm::MPI_Comm_rank(comm: int, rank: out);
+    mpi_comm_size_ => comm::MPI_Comm_size(comm: int, size: out);
+    mpi_comm_split_ => comm::MPI_Comm_split(comm: int, color: int, key: int, newcomm: out);
+    mpi_comm_split_type_ => comm::MPI_Comm_split_type(
+        comm: int, split_type: int, key: int, info: int, newcomm: out);
+    mpi_comm_dup_ => comm::MPI_Comm_dup(comm: int, newcomm: out);
+    mpi_comm_free_ => comm::MPI_Comm_free(comm: out);
+    mpi_comm_group_ => comm::MPI_Comm_group(comm: int, group: out);
+    mpi_comm_compare_ => comm::MPI_Comm_compare(comm1: int, comm2: int, result: out);
+    mpi_group_size_ => comm::MPI_Group_size(group: int, size: out);
+    mpi_group_rank_ => comm::MPI_Group_rank(group: int, rank: out);
+    mpi_group_free_ => comm::MPI_Group_free(group: out);
+    mpi_group_incl_ => comm::MPI_Group_incl(group: int, n: int, ranks: arr, newgroup: out);
+    mpi_group_excl_ => comm::MPI_Group_excl(group: int, n: int, ranks: arr, newgroup: out);
+    mpi_group_translate_ranks_ => comm::MPI_Group_translate_ranks(
+        group1: int, n: int, ranks1: arr, group2: int, ranks2: out);
+    mpi_comm_create_ => comm::MPI_Comm_create(comm: int, group: int, newcomm: out);
+    mpi_comm_create_group_ => comm::MPI_Comm_create_group(
+        comm: int, group: int, tag: int, newcomm: out);
+    mpi_comm_remote_size_ => comm::MPI_Comm_remote_size(comm: int, size: out);
+    mpi_intercomm_create_ => comm::MPI_Intercomm_create(
+        local_comm: int, local_leader: int, peer_comm: int, remote_leader: int, tag: int,
+        newintercomm: out);
+    mpi_group_union_ => comm::MPI_Group_union(group1: int, group2: int, newgroup: out);
+    mpi_group_intersection_ => comm::MPI_Group_intersection(
+        group1: int, group2: int, newgroup: out);
+    mpi_group_difference_ => comm::MPI_Group_difference(group1: int, group2: int, newgroup: out);
+    mpi_group_compare_ => comm::MPI_Group_compare(group1: int, group2: int, result: out);
+    mpi_comm_call_errhandler_ => comm::MPI_Comm_call_errhandler(comm: int, errorcode: int);
 }
 
 #[no_mangle]
@@ -833,54 +842,13 @@ pub unsafe extern "C" fn mpi_comm_test_inter_(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_intercomm_merge_(
-    intercomm: *const c_int,
-    high: *const c_int,
-    newintracomm: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, HIGH a LOGICAL, NEWINTRACOMM writable.
-    unsafe {
-        let rc = comm::MPI_Intercomm_merge(rd(intercomm), get_logical(high), newintracomm);
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_intercomm_merge_ => comm::MPI_Intercomm_merge(
+        intercomm: int, high: logical, newintracomm: out);
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_comm_set_name_(
-    comm: *const c_int,
-    comm_name: *const c_char,
-    ierror: *mut c_int,
-    comm_name_len: usize,
-) {
-    // SAFETY: COMM readable; COMM_NAME is a Fortran string of the hidden length.
-    unsafe {
-        let name = str_in(comm_name, comm_name_len, false);
-        done(ierror, comm::MPI_Comm_set_name(rd(comm), name.as_ptr()))
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_comm_get_name_(
-    comm: *const c_int,
-    comm_name: *mut c_char,
-    resultlen: *mut c_int,
-    ierror: *mut c_int,
-    comm_name_len: usize,
-) {
-    // SAFETY: COMM readable; the C routine writes at most MPI_MAX_OBJECT_NAME (128)
-    // bytes into a STR_ROOM buffer; COMM_NAME has the hidden length Fortran passes.
-    unsafe {
-        let c = rd(comm);
-        string_result(
-            |s, n| comm::MPI_Comm_get_name(c, s, n),
-            comm_name,
-            comm_name_len,
-            resultlen,
-            ierror,
-        )
-    }
+object_names! {
+    mpi_comm_set_name_, mpi_comm_get_name_ => comm::MPI_Comm_set_name, comm::MPI_Comm_get_name;
 }
 
 /// Which object an attribute belongs to, for [`attr_value`].
@@ -1010,46 +978,12 @@ pub unsafe extern "C" fn mpi_group_range_excl_(
 
 // ---- topologies -------------------------------------------------------------------
 
-last_out! {
-    mpi_cartdim_get_ => topo::MPI_Cartdim_get [comm; ndims];
-    mpi_topo_test_ => topo::MPI_Topo_test [comm; status];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_dims_create_(
-    nnodes: *const c_int,
-    ndims: *const c_int,
-    dims: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; DIMS holds NDIMS INTEGERs, read and written.
-    unsafe { done(ierror, topo::MPI_Dims_create(rd(nnodes), rd(ndims), dims)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_cart_create_(
-    comm_old: *const c_int,
-    ndims: *const c_int,
-    dims: *const c_int,
-    periods: *const c_int,
-    reorder: *const c_int,
-    comm_cart: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; DIMS holds NDIMS INTEGERs and PERIODS NDIMS
-    // LOGICALs, which C reads as flags (0 false, anything else true: a LOGICAL's
-    // reading); REORDER is a LOGICAL, COMM_CART writable.
-    unsafe {
-        let rc = topo::MPI_Cart_create(
-            rd(comm_old),
-            rd(ndims),
-            dims,
-            periods,
-            get_logical(reorder),
-            comm_cart,
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_cartdim_get_ => topo::MPI_Cartdim_get(comm: int, ndims: out);
+    mpi_topo_test_ => topo::MPI_Topo_test(comm: int, status: out);
+    mpi_dims_create_ => topo::MPI_Dims_create(nnodes: int, ndims: int, dims: out);
+    mpi_cart_create_ => topo::MPI_Cart_create(
+        comm_old: int, ndims: int, dims: arr, periods: arr, reorder: logical, comm_cart: out);
 }
 
 #[no_mangle]
@@ -1079,127 +1013,18 @@ pub unsafe extern "C" fn mpi_cart_get_(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_cart_coords_(
-    comm: *const c_int,
-    rank: *const c_int,
-    maxdims: *const c_int,
-    coords: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; COORDS holds MAXDIMS INTEGERs.
-    unsafe {
-        let rc = topo::MPI_Cart_coords(rd(comm), rd(rank), rd(maxdims), coords);
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_cart_rank_(
-    comm: *const c_int,
-    coords: *const c_int,
-    rank: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; COORDS holds an INTEGER a dimension, RANK is
-    // writable.
-    unsafe { done(ierror, topo::MPI_Cart_rank(rd(comm), coords, rank)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_cart_shift_(
-    comm: *const c_int,
-    direction: *const c_int,
-    disp: *const c_int,
-    rank_source: *mut c_int,
-    rank_dest: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, the two ranks writable.
-    unsafe {
-        let rc = topo::MPI_Cart_shift(rd(comm), rd(direction), rd(disp), rank_source, rank_dest);
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_cart_sub_(
-    comm: *const c_int,
-    remain_dims: *const c_int,
-    newcomm: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; REMAIN_DIMS holds a LOGICAL a dimension, which
-    // C reads as flags (0 false, anything else true: a LOGICAL's reading); NEWCOMM is
-    // writable.
-    unsafe { done(ierror, topo::MPI_Cart_sub(rd(comm), remain_dims, newcomm)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_dist_graph_create_adjacent_(
-    comm_old: *const c_int,
-    indegree: *const c_int,
-    sources: *const c_int,
-    sourceweights: *const c_int,
-    outdegree: *const c_int,
-    destinations: *const c_int,
-    destweights: *const c_int,
-    info: *const c_int,
-    reorder: *const c_int,
-    comm_dist_graph: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the arrays hold INDEGREE and OUTDEGREE INTEGERs,
-    // the weights being arrays or MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY (C's once
-    // translated); REORDER is a LOGICAL, COMM_DIST_GRAPH writable.
-    unsafe {
-        let rc = topo::MPI_Dist_graph_create_adjacent(
-            rd(comm_old),
-            rd(indegree),
-            sources,
-            weights(sourceweights),
-            rd(outdegree),
-            destinations,
-            weights(destweights),
-            rd(info),
-            get_logical(reorder),
-            comm_dist_graph,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_dist_graph_create_(
-    comm_old: *const c_int,
-    n: *const c_int,
-    sources: *const c_int,
-    degrees: *const c_int,
-    destinations: *const c_int,
-    edge_weights: *const c_int,
-    info: *const c_int,
-    reorder: *const c_int,
-    comm_dist_graph: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; SOURCES and DEGREES hold N INTEGERs,
-    // DESTINATIONS and WEIGHTS the sum of DEGREES (WEIGHTS may be MPI_UNWEIGHTED or
-    // MPI_WEIGHTS_EMPTY, C's once translated); REORDER is a LOGICAL, COMM_DIST_GRAPH
-    // writable.
-    unsafe {
-        let rc = topo::MPI_Dist_graph_create(
-            rd(comm_old),
-            rd(n),
-            sources,
-            degrees,
-            destinations,
-            weights(edge_weights),
-            rd(info),
-            get_logical(reorder),
-            comm_dist_graph,
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_cart_coords_ => topo::MPI_Cart_coords(comm: int, rank: int, maxdims: int, coords: out);
+    mpi_cart_rank_ => topo::MPI_Cart_rank(comm: int, coords: arr, rank: out);
+    mpi_cart_shift_ => topo::MPI_Cart_shift(
+        comm: int, direction: int, disp: int, rank_source: out, rank_dest: out);
+    mpi_cart_sub_ => topo::MPI_Cart_sub(comm: int, remain_dims: arr, newcomm: out);
+    mpi_dist_graph_create_adjacent_ => topo::MPI_Dist_graph_create_adjacent(
+        comm_old: int, indegree: int, sources: arr, sourceweights: weights, outdegree: int,
+        destinations: arr, destweights: weights, info: int, reorder: logical, comm_dist_graph: out);
+    mpi_dist_graph_create_ => topo::MPI_Dist_graph_create(
+        comm_old: int, n: int, sources: arr, degrees: arr, destinations: arr, edge_weights: weights,
+        info: int, reorder: logical, comm_dist_graph: out);
 }
 
 #[no_mangle]
@@ -1222,1274 +1047,145 @@ pub unsafe extern "C" fn mpi_dist_graph_neighbors_count_(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_dist_graph_neighbors_(
-    comm: *const c_int,
-    maxindegree: *const c_int,
-    sources: *mut c_int,
-    sourceweights: *mut c_int,
-    maxoutdegree: *const c_int,
-    destinations: *mut c_int,
-    destweights: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; SOURCES and SOURCEWEIGHTS hold MAXINDEGREE
-    // INTEGERs, DESTINATIONS and DESTWEIGHTS MAXOUTDEGREE, the weights being arrays or
-    // MPI_UNWEIGHTED (C's once translated, and not written).
-    unsafe {
-        let rc = topo::MPI_Dist_graph_neighbors(
-            rd(comm),
-            rd(maxindegree),
-            sources,
-            weights_mut(sourceweights),
-            rd(maxoutdegree),
-            destinations,
-            weights_mut(destweights),
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_dist_graph_neighbors_ => topo::MPI_Dist_graph_neighbors(
+        comm: int, maxindegree: int, sources: out, sourceweights: weights_out, maxoutdegree: int,
+        destinations: out, destweights: weights_out);
 }
 
 // ---- collectives ------------------------------------------------------------------
 
-by_value! {
-    mpi_barrier_ => coll::MPI_Barrier [comm];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_bcast_(
-    buffer: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; BUFFER holds COUNT elements of DATATYPE (MPI's
-    // contract, which the program keeps as a C program would).
-    unsafe {
-        let rc = coll::MPI_Bcast(buf_mut(buffer), rd(count), rd(datatype), rd(root), rd(comm));
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_reduce_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Reduce(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(root),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_allreduce_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Allreduce(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_gather_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Gather(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_allgather_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Allgather(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_scatter_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Scatter(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_gatherv_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers, RECVCOUNTS and DISPLS (one INTEGER
-    // a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = coll::MPI_Gatherv(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            displs,
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_scatterv_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers, SENDCOUNTS and DISPLS (one INTEGER
-    // a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = coll::MPI_Scatterv(
-            buf(sendbuf),
-            sendcounts,
-            displs,
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_allgatherv_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers, RECVCOUNTS and DISPLS (one INTEGER
-    // a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = coll::MPI_Allgatherv(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            displs,
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_alltoall_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Alltoall(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_alltoallv_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers and the count and displacement
-    // arrays (one INTEGER a rank) are MPI's contract, MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = coll::MPI_Alltoallv(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_alltoallw_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers and the count, displacement and
-    // datatype arrays (one INTEGER a rank) are MPI's contract, MPI_IN_PLACE becoming
-    // C's.
-    unsafe {
-        let rc = nbc::MPI_Alltoallw(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            sendtypes,
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            recvtypes,
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_scan_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Scan(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_exscan_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Exscan(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_reduce_scatter_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers and RECVCOUNTS (one INTEGER a rank)
-    // are MPI's contract, MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = coll::MPI_Reduce_scatter(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            recvcounts,
-            rd(datatype),
-            rd(op),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_reduce_scatter_block_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = coll::MPI_Reduce_scatter_block(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_barrier_ => coll::MPI_Barrier(comm: int);
+    mpi_bcast_ => coll::MPI_Bcast(buffer: out_buf, count: int, datatype: int, root: int, comm: int);
+    mpi_reduce_ => coll::MPI_Reduce(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, root: int,
+        comm: int);
+    mpi_allreduce_ => coll::MPI_Allreduce(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, comm: int);
+    mpi_gather_ => coll::MPI_Gather(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, root: int, comm: int);
+    mpi_allgather_ => coll::MPI_Allgather(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int);
+    mpi_scatter_ => coll::MPI_Scatter(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, root: int, comm: int);
+    mpi_gatherv_ => coll::MPI_Gatherv(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcounts: arr,
+        displs: arr, recvtype: int, root: int, comm: int);
+    mpi_scatterv_ => coll::MPI_Scatterv(
+        sendbuf: in_buf, sendcounts: arr, displs: arr, sendtype: int, recvbuf: out_buf,
+        recvcount: int, recvtype: int, root: int, comm: int);
+    mpi_allgatherv_ => coll::MPI_Allgatherv(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcounts: arr,
+        displs: arr, recvtype: int, comm: int);
+    mpi_alltoall_ => coll::MPI_Alltoall(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int);
+    mpi_alltoallv_ => coll::MPI_Alltoallv(
+        sendbuf: in_buf, sendcounts: arr, sdispls: arr, sendtype: int, recvbuf: out_buf,
+        recvcounts: arr, rdispls: arr, recvtype: int, comm: int);
+    mpi_alltoallw_ => nbc::MPI_Alltoallw(
+        sendbuf: in_buf, sendcounts: arr, sdispls: arr, sendtypes: arr, recvbuf: out_buf,
+        recvcounts: arr, rdispls: arr, recvtypes: arr, comm: int);
+    mpi_scan_ => coll::MPI_Scan(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, comm: int);
+    mpi_exscan_ => coll::MPI_Exscan(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, comm: int);
+    mpi_reduce_scatter_ => coll::MPI_Reduce_scatter(
+        sendbuf: in_buf, recvbuf: out_buf, recvcounts: arr, datatype: int, op: int, comm: int);
+    mpi_reduce_scatter_block_ => coll::MPI_Reduce_scatter_block(
+        sendbuf: in_buf, recvbuf: out_buf, recvcount: int, datatype: int, op: int, comm: int);
 }
 
 // ---- nonblocking collectives ------------------------------------------------------
 
-last_out! {
-    mpi_ibarrier_ => nbc::MPI_Ibarrier [comm; request];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ibcast_(
-    buffer: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; BUFFER holds COUNT elements of
-    // DATATYPE, untouched until the request completes (MPI's contract).
-    unsafe {
-        let rc = nbc::MPI_Ibcast(
-            buf_mut(buffer),
-            rd(count),
-            rd(datatype),
-            rd(root),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_iallreduce_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Iallreduce(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ireduce_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Ireduce(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(root),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_igather_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Igather(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_igatherv_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers, RECVCOUNTS and
-    // DISPLS are MPI's contract (untouched until the request completes), MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Igatherv(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            displs,
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_iallgather_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Iallgather(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_iallgatherv_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers, RECVCOUNTS and
-    // DISPLS are MPI's contract (untouched until the request completes), MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Iallgatherv(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            displs,
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_iscatter_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Iscatter(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_iscatterv_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    root: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers, SENDCOUNTS and
-    // DISPLS are MPI's contract (untouched until the request completes), MPI_IN_PLACE
-    // becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Iscatterv(
-            buf(sendbuf),
-            sendcounts,
-            displs,
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(root),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ialltoall_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Ialltoall(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ialltoallv_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count and
-    // displacement arrays are MPI's contract (untouched until the request completes),
-    // MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Ialltoallv(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ialltoallw_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count,
-    // displacement and datatype arrays are MPI's contract (untouched until the request
-    // completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Ialltoallw(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            sendtypes,
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            recvtypes,
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ireduce_scatter_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers and RECVCOUNTS are
-    // MPI's contract (untouched until the request completes), MPI_IN_PLACE becoming
-    // C's.
-    unsafe {
-        let rc = nbc::MPI_Ireduce_scatter(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            recvcounts,
-            rd(datatype),
-            rd(op),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ireduce_scatter_block_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's.
-    unsafe {
-        let rc = nbc::MPI_Ireduce_scatter_block(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_iscan_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's; the C
-    // function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Iscan(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_iexscan_(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_IN_PLACE becoming C's; the C
-    // function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Iexscan(
-            buf(sendbuf),
-            buf_mut(recvbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_ibarrier_ => nbc::MPI_Ibarrier(comm: int, request: out);
+    mpi_ibcast_ => nbc::MPI_Ibcast(
+        buffer: out_buf, count: int, datatype: int, root: int, comm: int, request: out);
+    mpi_iallreduce_ => nbc::MPI_Iallreduce(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, comm: int,
+        request: out);
+    mpi_ireduce_ => nbc::MPI_Ireduce(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, root: int, comm: int,
+        request: out);
+    mpi_igather_ => nbc::MPI_Igather(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, root: int, comm: int, request: out);
+    mpi_igatherv_ => nbc::MPI_Igatherv(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcounts: arr,
+        displs: arr, recvtype: int, root: int, comm: int, request: out);
+    mpi_iallgather_ => nbc::MPI_Iallgather(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int, request: out);
+    mpi_iallgatherv_ => nbc::MPI_Iallgatherv(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcounts: arr,
+        displs: arr, recvtype: int, comm: int, request: out);
+    mpi_iscatter_ => nbc::MPI_Iscatter(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, root: int, comm: int, request: out);
+    mpi_iscatterv_ => nbc::MPI_Iscatterv(
+        sendbuf: in_buf, sendcounts: arr, displs: arr, sendtype: int, recvbuf: out_buf,
+        recvcount: int, recvtype: int, root: int, comm: int, request: out);
+    mpi_ialltoall_ => nbc::MPI_Ialltoall(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int, request: out);
+    mpi_ialltoallv_ => nbc::MPI_Ialltoallv(
+        sendbuf: in_buf, sendcounts: arr, sdispls: arr, sendtype: int, recvbuf: out_buf,
+        recvcounts: arr, rdispls: arr, recvtype: int, comm: int, request: out);
+    mpi_ialltoallw_ => nbc::MPI_Ialltoallw(
+        sendbuf: in_buf, sendcounts: arr, sdispls: arr, sendtypes: arr, recvbuf: out_buf,
+        recvcounts: arr, rdispls: arr, recvtypes: arr, comm: int, request: out);
+    mpi_ireduce_scatter_ => nbc::MPI_Ireduce_scatter(
+        sendbuf: in_buf, recvbuf: out_buf, recvcounts: arr, datatype: int, op: int, comm: int,
+        request: out);
+    mpi_ireduce_scatter_block_ => nbc::MPI_Ireduce_scatter_block(
+        sendbuf: in_buf, recvbuf: out_buf, recvcount: int, datatype: int, op: int, comm: int,
+        request: out);
+    mpi_iscan_ => c::MPI_Iscan(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, comm: int,
+        request: out);
+    mpi_iexscan_ => c::MPI_Iexscan(
+        sendbuf: in_buf, recvbuf: out_buf, count: int, datatype: int, op: int, comm: int,
+        request: out);
 }
 
 // ---- neighborhood collectives ----------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_neighbor_allgather_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's; the C function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Neighbor_allgather(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ineighbor_allgather_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_BOTTOM becoming C's; the C
-    // function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Ineighbor_allgather(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_neighbor_allgatherv_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers and the count and displacement arrays
-    // (an element a neighbour) are MPI's contract, MPI_BOTTOM becoming C's; the C
-    // function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Neighbor_allgatherv(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            displs,
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ineighbor_allgatherv_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count and
-    // displacement arrays (an element a neighbour) are MPI's contract (untouched until
-    // the request completes), MPI_BOTTOM becoming C's; the C function has mpi.h's
-    // signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Ineighbor_allgatherv(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            displs,
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_neighbor_alltoall_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract, MPI_IN_PLACE
-    // becoming C's; the C function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Neighbor_alltoall(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ineighbor_alltoall_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers are MPI's contract
-    // (untouched until the request completes), MPI_BOTTOM becoming C's; the C
-    // function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Ineighbor_alltoall(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_neighbor_alltoallv_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers and the count and displacement arrays
-    // (an element a neighbour) are MPI's contract, MPI_BOTTOM becoming C's; the C
-    // function has mpi.h's signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Neighbor_alltoallv(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            rd(recvtype),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ineighbor_alltoallv_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count and
-    // displacement arrays (an element a neighbour) are MPI's contract (untouched until
-    // the request completes), MPI_BOTTOM becoming C's; the C function has mpi.h's
-    // signature, which `c` declares.
-    unsafe {
-        let rc = c::MPI_Ineighbor_alltoallv(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            rd(sendtype),
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            rd(recvtype),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_neighbor_alltoallw_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const isize,
-    sendtypes: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const isize,
-    recvtypes: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers and the count, displacement
-    // (INTEGER(KIND=MPI_ADDRESS_KIND)) and datatype arrays (an element a neighbour) are
-    // MPI's contract, MPI_BOTTOM becoming C's; the C function has mpi.h's signature,
-    // which `c` declares.
-    unsafe {
-        let rc = c::MPI_Neighbor_alltoallw(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            sendtypes,
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            recvtypes,
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_ineighbor_alltoallw_(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const isize,
-    sendtypes: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const isize,
-    recvtypes: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the buffers and the count,
-    // displacement (INTEGER(KIND=MPI_ADDRESS_KIND)) and datatype arrays (an element a
-    // neighbour) are MPI's contract (untouched until the request completes),
-    // MPI_BOTTOM becoming C's; the C function has mpi.h's signature, which `c`
-    // declares.
-    unsafe {
-        let rc = c::MPI_Ineighbor_alltoallw(
-            buf(sendbuf),
-            sendcounts,
-            sdispls,
-            sendtypes,
-            buf_mut(recvbuf),
-            recvcounts,
-            rdispls,
-            recvtypes,
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_neighbor_allgather_ => c::MPI_Neighbor_allgather(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int);
+    mpi_ineighbor_allgather_ => c::MPI_Ineighbor_allgather(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int, request: out);
+    mpi_neighbor_allgatherv_ => c::MPI_Neighbor_allgatherv(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcounts: arr,
+        displs: arr, recvtype: int, comm: int);
+    mpi_ineighbor_allgatherv_ => c::MPI_Ineighbor_allgatherv(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcounts: arr,
+        displs: arr, recvtype: int, comm: int, request: out);
+    mpi_neighbor_alltoall_ => c::MPI_Neighbor_alltoall(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int);
+    mpi_ineighbor_alltoall_ => c::MPI_Ineighbor_alltoall(
+        sendbuf: in_buf, sendcount: int, sendtype: int, recvbuf: out_buf, recvcount: int,
+        recvtype: int, comm: int, request: out);
+    mpi_neighbor_alltoallv_ => c::MPI_Neighbor_alltoallv(
+        sendbuf: in_buf, sendcounts: arr, sdispls: arr, sendtype: int, recvbuf: out_buf,
+        recvcounts: arr, rdispls: arr, recvtype: int, comm: int);
+    mpi_ineighbor_alltoallv_ => c::MPI_Ineighbor_alltoallv(
+        sendbuf: in_buf, sendcounts: arr, sdispls: arr, sendtype: int, recvbuf: out_buf,
+        recvcounts: arr, rdispls: arr, recvtype: int, comm: int, request: out);
+    mpi_neighbor_alltoallw_ => c::MPI_Neighbor_alltoallw(
+        sendbuf: in_buf, sendcounts: arr, sdispls: aint_arr, sendtypes: arr, recvbuf: out_buf,
+        recvcounts: arr, rdispls: aint_arr, recvtypes: arr, comm: int);
+    mpi_ineighbor_alltoallw_ => c::MPI_Ineighbor_alltoallw(
+        sendbuf: in_buf, sendcounts: arr, sdispls: aint_arr, sendtypes: arr, recvbuf: out_buf,
+        recvcounts: arr, rdispls: aint_arr, recvtypes: arr, comm: int, request: out);
 }
 
 // ---- the program's own reduction operations ---------------------------------------
@@ -2512,8 +1208,8 @@ pub unsafe extern "C" fn mpi_op_create_(
     unsafe { done(ierror, op::MPI_Op_create(user_fn, get_logical(commute), op)) }
 }
 
-last_out! {
-    mpi_op_free_ => op::MPI_Op_free [; op];
+fortran! {
+    mpi_op_free_ => op::MPI_Op_free(op: out);
 }
 
 #[no_mangle]
@@ -2533,195 +1229,27 @@ pub unsafe extern "C" fn mpi_op_commutative_(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_reduce_local_(
-    inbuf: *const c_void,
-    inoutbuf: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    op: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers hold COUNT elements of DATATYPE
-    // (MPI's contract).
-    unsafe {
-        let rc = op::MPI_Reduce_local(
-            buf(inbuf),
-            buf_mut(inoutbuf),
-            rd(count),
-            rd(datatype),
-            rd(op),
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_reduce_local_ => op::MPI_Reduce_local(
+        inbuf: in_buf, inoutbuf: out_buf, count: int, datatype: int, op: int);
 }
 
 // ---- point to point ---------------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_send_(
-    buffer: *const c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    dest: *const c_int,
-    tag: *const c_int,
-    comm: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; BUF is MPI's contract.
-    unsafe {
-        let rc = p2p::MPI_Send(
-            buf(buffer),
-            rd(count),
-            rd(datatype),
-            rd(dest),
-            rd(tag),
-            rd(comm),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_recv_(
-    buffer: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    source: *const c_int,
-    tag: *const c_int,
-    comm: *const c_int,
-    st: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; BUF is MPI's contract; STATUS is
-    // MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or MPI_STATUS_IGNORE.
-    unsafe {
-        let rc = p2p::MPI_Recv(
-            buf_mut(buffer),
-            rd(count),
-            rd(datatype),
-            rd(source),
-            rd(tag),
-            rd(comm),
-            status(st),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_sendrecv_(
-    sendbuf: *const c_void,
-    sendcount: *const c_int,
-    sendtype: *const c_int,
-    dest: *const c_int,
-    sendtag: *const c_int,
-    recvbuf: *mut c_void,
-    recvcount: *const c_int,
-    recvtype: *const c_int,
-    source: *const c_int,
-    recvtag: *const c_int,
-    comm: *const c_int,
-    st: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the buffers are MPI's contract; STATUS is
-    // MPI_STATUS_SIZE INTEGERs laid out as C's MPI_Status, or MPI_STATUS_IGNORE.
-    unsafe {
-        let rc = p2p::MPI_Sendrecv(
-            buf(sendbuf),
-            rd(sendcount),
-            rd(sendtype),
-            rd(dest),
-            rd(sendtag),
-            buf_mut(recvbuf),
-            rd(recvcount),
-            rd(recvtype),
-            rd(source),
-            rd(recvtag),
-            rd(comm),
-            status(st),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_isend_(
-    buffer: *const c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    dest: *const c_int,
-    tag: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; BUF is MPI's contract (untouched until the
-    // request completes); REQUEST is a writable INTEGER.
-    unsafe {
-        let rc = p2p::MPI_Isend(
-            buf(buffer),
-            rd(count),
-            rd(datatype),
-            rd(dest),
-            rd(tag),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_irecv_(
-    buffer: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    source: *const c_int,
-    tag: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; BUF is MPI's contract (untouched until the
-    // request completes); REQUEST is a writable INTEGER.
-    unsafe {
-        let rc = p2p::MPI_Irecv(
-            buf_mut(buffer),
-            rd(count),
-            rd(datatype),
-            rd(source),
-            rd(tag),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_wait_(request: *mut c_int, st: *mut c_int, ierror: *mut c_int) {
-    // SAFETY: REQUEST is a writable INTEGER; STATUS is MPI_STATUS_SIZE INTEGERs laid
-    // out as C's MPI_Status, or MPI_STATUS_IGNORE.
-    unsafe { done(ierror, p2p::MPI_Wait(request, status(st))) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_waitall_(
-    count: *const c_int,
-    requests: *mut c_int,
-    statuses: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: REQUESTS holds COUNT INTEGERs; STATUSES is an (MPI_STATUS_SIZE, COUNT)
-    // array, i.e. COUNT C statuses in a row, or MPI_STATUSES_IGNORE.
-    unsafe {
-        done(
-            ierror,
-            p2p::MPI_Waitall(rd(count), requests, status(statuses)),
-        )
-    }
+fortran! {
+    mpi_send_ => p2p::MPI_Send(
+        buffer: in_buf, count: int, datatype: int, dest: int, tag: int, comm: int);
+    mpi_recv_ => p2p::MPI_Recv(
+        buffer: out_buf, count: int, datatype: int, source: int, tag: int, comm: int, st: status);
+    mpi_sendrecv_ => p2p::MPI_Sendrecv(
+        sendbuf: in_buf, sendcount: int, sendtype: int, dest: int, sendtag: int, recvbuf: out_buf,
+        recvcount: int, recvtype: int, source: int, recvtag: int, comm: int, st: status);
+    mpi_isend_ => p2p::MPI_Isend(
+        buffer: in_buf, count: int, datatype: int, dest: int, tag: int, comm: int, request: out);
+    mpi_irecv_ => p2p::MPI_Irecv(
+        buffer: out_buf, count: int, datatype: int, source: int, tag: int, comm: int, request: out);
+    mpi_wait_ => p2p::MPI_Wait(request: out, st: status);
+    mpi_waitall_ => p2p::MPI_Waitall(count: int, requests: out, statuses: status);
 }
 
 #[no_mangle]
@@ -2756,20 +1284,8 @@ pub unsafe extern "C" fn mpi_get_count_(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_probe_(
-    source: *const c_int,
-    tag: *const c_int,
-    comm: *const c_int,
-    st: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; STATUS is MPI_STATUS_SIZE INTEGERs laid out as
-    // C's MPI_Status, or MPI_STATUS_IGNORE.
-    unsafe {
-        let rc = p2p::MPI_Probe(rd(source), rd(tag), rd(comm), status(st));
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_probe_ => p2p::MPI_Probe(source: int, tag: int, comm: int, st: status);
 }
 
 #[no_mangle]
@@ -2935,73 +1451,14 @@ pub unsafe extern "C" fn mpi_testsome_(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_send_init_(
-    buffer: *const c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    dest: *const c_int,
-    tag: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; BUF is MPI's contract (valid
-    // while the persistent request lives).
-    unsafe {
-        let rc = p2p::MPI_Send_init(
-            buf(buffer),
-            rd(count),
-            rd(datatype),
-            rd(dest),
-            rd(tag),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_recv_init_(
-    buffer: *mut c_void,
-    count: *const c_int,
-    datatype: *const c_int,
-    source: *const c_int,
-    tag: *const c_int,
-    comm: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; BUF is MPI's contract (valid
-    // while the persistent request lives).
-    unsafe {
-        let rc = p2p::MPI_Recv_init(
-            buf_mut(buffer),
-            rd(count),
-            rd(datatype),
-            rd(source),
-            rd(tag),
-            rd(comm),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-last_out! {
-    mpi_start_ => p2p::MPI_Start [; request];
-    mpi_cancel_ => c::MPI_Cancel [; request];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_startall_(
-    count: *const c_int,
-    requests: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: REQUESTS holds COUNT INTEGERs (MPI's contract).
-    unsafe { done(ierror, p2p::MPI_Startall(rd(count), requests)) }
+fortran! {
+    mpi_send_init_ => p2p::MPI_Send_init(
+        buffer: in_buf, count: int, datatype: int, dest: int, tag: int, comm: int, request: out);
+    mpi_recv_init_ => p2p::MPI_Recv_init(
+        buffer: out_buf, count: int, datatype: int, source: int, tag: int, comm: int, request: out);
+    mpi_start_ => p2p::MPI_Start(request: out);
+    mpi_cancel_ => c::MPI_Cancel(request: out);
+    mpi_startall_ => p2p::MPI_Startall(count: int, requests: out);
 }
 
 #[no_mangle]
@@ -3022,207 +1479,40 @@ pub unsafe extern "C" fn mpi_test_cancelled_(
     }
 }
 
-last_out! {
-    mpi_request_free_ => p2p::MPI_Request_free [; request];
+fortran! {
+    mpi_request_free_ => p2p::MPI_Request_free(request: out);
 }
 
 // ---- datatypes --------------------------------------------------------------------
 
-last_out! {
-    mpi_type_contiguous_ => dtype::MPI_Type_contiguous [count, oldtype; newtype];
-    mpi_type_vector_ => dtype::MPI_Type_vector [count, blocklength, stride, oldtype; newtype];
-    mpi_type_dup_ => dtype::MPI_Type_dup [oldtype; newtype];
-    mpi_type_commit_ => dtype::MPI_Type_commit [; datatype];
-    mpi_type_free_ => dtype::MPI_Type_free [; datatype];
-    mpi_type_size_ => dtype::MPI_Type_size [datatype; size];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_create_hvector_(
-    count: *const c_int,
-    blocklength: *const c_int,
-    stride: *const isize,
-    oldtype: *const c_int,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, NEWTYPE writable.
-    unsafe {
-        let rc = dtype::MPI_Type_create_hvector(
-            rd(count),
-            rd(blocklength),
-            rd(stride),
-            rd(oldtype),
-            newtype,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_indexed_(
-    count: *const c_int,
-    blocklengths: *const c_int,
-    displacements: *const c_int,
-    oldtype: *const c_int,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the arrays hold COUNT INTEGERs each.
-    unsafe {
-        let rc =
-            dtype::MPI_Type_indexed(rd(count), blocklengths, displacements, rd(oldtype), newtype);
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_create_hindexed_(
-    count: *const c_int,
-    blocklengths: *const c_int,
-    displacements: *const isize,
-    oldtype: *const c_int,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the arrays hold COUNT elements each.
-    unsafe {
-        let rc = dtype::MPI_Type_create_hindexed(
-            rd(count),
-            blocklengths,
-            displacements,
-            rd(oldtype),
-            newtype,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_create_indexed_block_(
-    count: *const c_int,
-    blocklength: *const c_int,
-    displacements: *const c_int,
-    oldtype: *const c_int,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; DISPLACEMENTS holds COUNT INTEGERs.
-    unsafe {
-        let rc = dtype::MPI_Type_create_indexed_block(
-            rd(count),
-            rd(blocklength),
-            displacements,
-            rd(oldtype),
-            newtype,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_create_hindexed_block_(
-    count: *const c_int,
-    blocklength: *const c_int,
-    displacements: *const isize,
-    oldtype: *const c_int,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; DISPLACEMENTS holds COUNT addresses.
-    unsafe {
-        let rc = dtype::MPI_Type_create_hindexed_block(
-            rd(count),
-            rd(blocklength),
-            displacements,
-            rd(oldtype),
-            newtype,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_create_struct_(
-    count: *const c_int,
-    blocklengths: *const c_int,
-    displacements: *const isize,
-    types: *const c_int,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the arrays hold COUNT elements each.
-    unsafe {
-        let rc =
-            dtype::MPI_Type_create_struct(rd(count), blocklengths, displacements, types, newtype);
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_create_subarray_(
-    ndims: *const c_int,
-    sizes: *const c_int,
-    subsizes: *const c_int,
-    starts: *const c_int,
-    order: *const c_int,
-    oldtype: *const c_int,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the arrays hold NDIMS INTEGERs each.
-    unsafe {
-        let rc = dtype::MPI_Type_create_subarray(
-            rd(ndims),
-            sizes,
-            subsizes,
-            starts,
-            rd(order),
-            rd(oldtype),
-            newtype,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_create_resized_(
-    oldtype: *const c_int,
-    lb: *const isize,
-    extent: *const isize,
-    newtype: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, NEWTYPE writable.
-    unsafe {
-        let rc = dtype::MPI_Type_create_resized(rd(oldtype), rd(lb), rd(extent), newtype);
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_get_extent_(
-    datatype: *const c_int,
-    lb: *mut isize,
-    extent: *mut isize,
-    ierror: *mut c_int,
-) {
-    // SAFETY: DATATYPE readable; LB and EXTENT writable INTEGER(KIND=MPI_ADDRESS_KIND).
-    unsafe { done(ierror, dtype::MPI_Type_get_extent(rd(datatype), lb, extent)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_get_true_extent_(
-    datatype: *const c_int,
-    true_lb: *mut isize,
-    true_extent: *mut isize,
-    ierror: *mut c_int,
-) {
-    // SAFETY: DATATYPE readable; the results writable INTEGER(KIND=MPI_ADDRESS_KIND).
-    unsafe {
-        let rc = dtype::MPI_Type_get_true_extent(rd(datatype), true_lb, true_extent);
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_type_contiguous_ => dtype::MPI_Type_contiguous(count: int, oldtype: int, newtype: out);
+    mpi_type_vector_ => dtype::MPI_Type_vector(
+        count: int, blocklength: int, stride: int, oldtype: int, newtype: out);
+    mpi_type_dup_ => dtype::MPI_Type_dup(oldtype: int, newtype: out);
+    mpi_type_commit_ => dtype::MPI_Type_commit(datatype: out);
+    mpi_type_free_ => dtype::MPI_Type_free(datatype: out);
+    mpi_type_size_ => dtype::MPI_Type_size(datatype: int, size: out);
+    mpi_type_create_hvector_ => dtype::MPI_Type_create_hvector(
+        count: int, blocklength: int, stride: aint, oldtype: int, newtype: out);
+    mpi_type_indexed_ => dtype::MPI_Type_indexed(
+        count: int, blocklengths: arr, displacements: arr, oldtype: int, newtype: out);
+    mpi_type_create_hindexed_ => dtype::MPI_Type_create_hindexed(
+        count: int, blocklengths: arr, displacements: aint_arr, oldtype: int, newtype: out);
+    mpi_type_create_indexed_block_ => dtype::MPI_Type_create_indexed_block(
+        count: int, blocklength: int, displacements: arr, oldtype: int, newtype: out);
+    mpi_type_create_hindexed_block_ => dtype::MPI_Type_create_hindexed_block(
+        count: int, blocklength: int, displacements: aint_arr, oldtype: int, newtype: out);
+    mpi_type_create_struct_ => dtype::MPI_Type_create_struct(
+        count: int, blocklengths: arr, displacements: aint_arr, types: arr, newtype: out);
+    mpi_type_create_subarray_ => dtype::MPI_Type_create_subarray(
+        ndims: int, sizes: arr, subsizes: arr, starts: arr, order: int, oldtype: int, newtype: out);
+    mpi_type_create_resized_ => dtype::MPI_Type_create_resized(
+        oldtype: int, lb: aint, extent: aint, newtype: out);
+    mpi_type_get_extent_ => dtype::MPI_Type_get_extent(
+        datatype: int, lb: aint_out, extent: aint_out);
+    mpi_type_get_true_extent_ => dtype::MPI_Type_get_true_extent(
+        datatype: int, true_lb: aint_out, true_extent: aint_out);
 }
 
 #[no_mangle]
@@ -3287,92 +1577,16 @@ pub unsafe extern "C" fn mpi_type_size_x_(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_get_envelope_(
-    datatype: *const c_int,
-    num_integers: *mut c_int,
-    num_addresses: *mut c_int,
-    num_datatypes: *mut c_int,
-    combiner: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: DATATYPE readable; the four results writable INTEGERs.
-    unsafe {
-        let rc = dtype::MPI_Type_get_envelope(
-            rd(datatype),
-            num_integers,
-            num_addresses,
-            num_datatypes,
-            combiner,
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_type_get_envelope_ => dtype::MPI_Type_get_envelope(
+        datatype: int, num_integers: out, num_addresses: out, num_datatypes: out, combiner: out);
+    mpi_type_get_contents_ => dtype::MPI_Type_get_contents(
+        datatype: int, max_integers: int, max_addresses: int, max_datatypes: int,
+        array_of_integers: out, array_of_addresses: aint_out, array_of_datatypes: out);
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_get_contents_(
-    datatype: *const c_int,
-    max_integers: *const c_int,
-    max_addresses: *const c_int,
-    max_datatypes: *const c_int,
-    array_of_integers: *mut c_int,
-    array_of_addresses: *mut isize,
-    array_of_datatypes: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the arrays hold MAX_INTEGERS INTEGERs,
-    // MAX_ADDRESSES INTEGER(KIND=MPI_ADDRESS_KIND)s and MAX_DATATYPES INTEGERs.
-    unsafe {
-        let rc = dtype::MPI_Type_get_contents(
-            rd(datatype),
-            rd(max_integers),
-            rd(max_addresses),
-            rd(max_datatypes),
-            array_of_integers,
-            array_of_addresses,
-            array_of_datatypes,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_set_name_(
-    datatype: *const c_int,
-    type_name: *const c_char,
-    ierror: *mut c_int,
-    type_name_len: usize,
-) {
-    // SAFETY: DATATYPE readable; TYPE_NAME is a Fortran string of the hidden length.
-    unsafe {
-        let name = str_in(type_name, type_name_len, false);
-        done(
-            ierror,
-            dtype::MPI_Type_set_name(rd(datatype), name.as_ptr()),
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_type_get_name_(
-    datatype: *const c_int,
-    type_name: *mut c_char,
-    resultlen: *mut c_int,
-    ierror: *mut c_int,
-    type_name_len: usize,
-) {
-    // SAFETY: DATATYPE readable; the C routine writes at most MPI_MAX_OBJECT_NAME (128)
-    // bytes into a STR_ROOM buffer; TYPE_NAME has the hidden length Fortran passes.
-    unsafe {
-        let t = rd(datatype);
-        string_result(
-            |s, n| dtype::MPI_Type_get_name(t, s, n),
-            type_name,
-            type_name_len,
-            resultlen,
-            ierror,
-        )
-    }
+object_names! {
+    mpi_type_set_name_, mpi_type_get_name_ => dtype::MPI_Type_set_name, dtype::MPI_Type_get_name;
 }
 
 #[no_mangle]
@@ -3389,11 +1603,11 @@ pub unsafe extern "C" fn mpi_aint_diff_(addr1: *const isize, addr2: *const isize
 
 // ---- info -------------------------------------------------------------------------
 
-last_out! {
-    mpi_info_create_ => env::MPI_Info_create [; info];
-    mpi_info_free_ => env::MPI_Info_free [; info];
-    mpi_info_dup_ => env::MPI_Info_dup [info; newinfo];
-    mpi_info_get_nkeys_ => env::MPI_Info_get_nkeys [info; nkeys];
+fortran! {
+    mpi_info_create_ => env::MPI_Info_create(info: out);
+    mpi_info_free_ => env::MPI_Info_free(info: out);
+    mpi_info_dup_ => env::MPI_Info_dup(info: int, newinfo: out);
+    mpi_info_get_nkeys_ => env::MPI_Info_get_nkeys(info: int, nkeys: out);
 }
 
 #[no_mangle]
@@ -3508,47 +1722,11 @@ pub unsafe extern "C" fn mpi_info_get_nthkey_(
 
 // ---- windows ----------------------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_create_(
-    base: *mut c_void,
-    size: *const isize,
-    disp_unit: *const c_int,
-    info: *const c_int,
-    comm: *const c_int,
-    win: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, WIN writable; BASE is SIZE bytes of the
-    // program's memory (MPI's contract).
-    unsafe {
-        let rc = win::MPI_Win_create(
-            buf_mut(base),
-            rd(size),
-            rd(disp_unit),
-            rd(info),
-            rd(comm),
-            win,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_allocate_(
-    size: *const isize,
-    disp_unit: *const c_int,
-    info: *const c_int,
-    comm: *const c_int,
-    baseptr: *mut c_void,
-    win: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, WIN writable; BASEPTR is an address-sized
-    // variable (INTEGER(KIND=MPI_ADDRESS_KIND) or TYPE(C_PTR)) C stores into.
-    unsafe {
-        let rc = win::MPI_Win_allocate(rd(size), rd(disp_unit), rd(info), rd(comm), baseptr, win);
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_win_create_ => win::MPI_Win_create(
+        base: out_buf, size: aint, disp_unit: int, info: int, comm: int, win: out);
+    mpi_win_allocate_ => win::MPI_Win_allocate(
+        size: aint, disp_unit: int, info: int, comm: int, baseptr: addr_out, win: out);
 }
 
 #[no_mangle]
@@ -3565,23 +1743,9 @@ pub unsafe extern "C" fn mpi_win_allocate_cptr_(
     unsafe { mpi_win_allocate_(size, disp_unit, info, comm, baseptr, win, ierror) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_allocate_shared_(
-    size: *const isize,
-    disp_unit: *const c_int,
-    info: *const c_int,
-    comm: *const c_int,
-    baseptr: *mut c_void,
-    win: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, WIN writable; BASEPTR is an address-sized
-    // variable (INTEGER(KIND=MPI_ADDRESS_KIND) or TYPE(C_PTR)) C stores into.
-    unsafe {
-        let rc =
-            win::MPI_Win_allocate_shared(rd(size), rd(disp_unit), rd(info), rd(comm), baseptr, win);
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_win_allocate_shared_ => win::MPI_Win_allocate_shared(
+        size: aint, disp_unit: int, info: int, comm: int, baseptr: addr_out, win: out);
 }
 
 #[no_mangle]
@@ -3598,21 +1762,9 @@ pub unsafe extern "C" fn mpi_win_allocate_shared_cptr_(
     unsafe { mpi_win_allocate_shared_(size, disp_unit, info, comm, baseptr, win, ierror) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_shared_query_(
-    win: *const c_int,
-    rank: *const c_int,
-    size: *mut isize,
-    disp_unit: *mut c_int,
-    baseptr: *mut c_void,
-    ierror: *mut c_int,
-) {
-    // SAFETY: WIN and RANK readable; SIZE, DISP_UNIT writable; BASEPTR an
-    // address-sized variable C stores into.
-    unsafe {
-        let rc = win::MPI_Win_shared_query(rd(win), rd(rank), size, disp_unit, baseptr);
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_win_shared_query_ => win::MPI_Win_shared_query(
+        win: int, rank: int, size: aint_out, disp_unit: out, baseptr: addr_out);
 }
 
 #[no_mangle]
@@ -3628,55 +1780,28 @@ pub unsafe extern "C" fn mpi_win_shared_query_cptr_(
     unsafe { mpi_win_shared_query_(win, rank, size, disp_unit, baseptr, ierror) }
 }
 
-last_out! {
-    mpi_win_create_dynamic_ => win::MPI_Win_create_dynamic [info, comm; win];
-    mpi_win_free_ => win::MPI_Win_free [; win];
-    mpi_win_get_group_ => win::MPI_Win_get_group [win; group];
-    mpi_win_get_info_ => win::MPI_Win_get_info [win; info_used];
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_attach_(
-    win: *const c_int,
-    base: *mut c_void,
-    size: *const isize,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; BASE is SIZE bytes of the program's memory.
-    unsafe {
-        done(
-            ierror,
-            win::MPI_Win_attach(rd(win), buf_mut(base), rd(size)),
-        )
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_detach_(
-    win: *const c_int,
-    base: *const c_void,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; C only compares BASE's address.
-    unsafe { done(ierror, win::MPI_Win_detach(rd(win), buf(base))) }
-}
-
-by_value! {
-    mpi_win_set_info_ => win::MPI_Win_set_info [win, info];
-    mpi_win_fence_ => win::MPI_Win_fence [assert, win];
-    mpi_win_start_ => win::MPI_Win_start [group, assert, win];
-    mpi_win_post_ => win::MPI_Win_post [group, assert, win];
-    mpi_win_complete_ => win::MPI_Win_complete [win];
-    mpi_win_wait_ => win::MPI_Win_wait [win];
-    mpi_win_lock_ => win::MPI_Win_lock [lock_type, rank, assert, win];
-    mpi_win_unlock_ => win::MPI_Win_unlock [rank, win];
-    mpi_win_lock_all_ => win::MPI_Win_lock_all [assert, win];
-    mpi_win_unlock_all_ => win::MPI_Win_unlock_all [win];
-    mpi_win_flush_ => win::MPI_Win_flush [rank, win];
-    mpi_win_flush_all_ => win::MPI_Win_flush_all [win];
-    mpi_win_flush_local_ => win::MPI_Win_flush_local [rank, win];
-    mpi_win_flush_local_all_ => win::MPI_Win_flush_local_all [win];
-    mpi_win_sync_ => win::MPI_Win_sync [win];
+fortran! {
+    mpi_win_create_dynamic_ => win::MPI_Win_create_dynamic(info: int, comm: int, win: out);
+    mpi_win_free_ => win::MPI_Win_free(win: out);
+    mpi_win_get_group_ => win::MPI_Win_get_group(win: int, group: out);
+    mpi_win_get_info_ => win::MPI_Win_get_info(win: int, info_used: out);
+    mpi_win_attach_ => win::MPI_Win_attach(win: int, base: out_buf, size: aint);
+    mpi_win_detach_ => win::MPI_Win_detach(win: int, base: in_buf);
+    mpi_win_set_info_ => win::MPI_Win_set_info(win: int, info: int);
+    mpi_win_fence_ => win::MPI_Win_fence(assert: int, win: int);
+    mpi_win_start_ => win::MPI_Win_start(group: int, assert: int, win: int);
+    mpi_win_post_ => win::MPI_Win_post(group: int, assert: int, win: int);
+    mpi_win_complete_ => win::MPI_Win_complete(win: int);
+    mpi_win_wait_ => win::MPI_Win_wait(win: int);
+    mpi_win_lock_ => win::MPI_Win_lock(lock_type: int, rank: int, assert: int, win: int);
+    mpi_win_unlock_ => win::MPI_Win_unlock(rank: int, win: int);
+    mpi_win_lock_all_ => win::MPI_Win_lock_all(assert: int, win: int);
+    mpi_win_unlock_all_ => win::MPI_Win_unlock_all(win: int);
+    mpi_win_flush_ => win::MPI_Win_flush(rank: int, win: int);
+    mpi_win_flush_all_ => win::MPI_Win_flush_all(win: int);
+    mpi_win_flush_local_ => win::MPI_Win_flush_local(rank: int, win: int);
+    mpi_win_flush_local_all_ => win::MPI_Win_flush_local_all(win: int);
+    mpi_win_sync_ => win::MPI_Win_sync(win: int);
 }
 
 #[no_mangle]
@@ -3690,44 +1815,12 @@ pub unsafe extern "C" fn mpi_win_test_(win: *const c_int, flag: *mut c_int, ierr
     }
 }
 
-by_value! {
-    mpi_win_call_errhandler_ => win::MPI_Win_call_errhandler [win, errorcode];
+fortran! {
+    mpi_win_call_errhandler_ => win::MPI_Win_call_errhandler(win: int, errorcode: int);
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_set_name_(
-    win: *const c_int,
-    win_name: *const c_char,
-    ierror: *mut c_int,
-    win_name_len: usize,
-) {
-    // SAFETY: WIN readable; WIN_NAME is a Fortran string of the hidden length.
-    unsafe {
-        let name = str_in(win_name, win_name_len, false);
-        done(ierror, win::MPI_Win_set_name(rd(win), name.as_ptr()))
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_win_get_name_(
-    win: *const c_int,
-    win_name: *mut c_char,
-    resultlen: *mut c_int,
-    ierror: *mut c_int,
-    win_name_len: usize,
-) {
-    // SAFETY: WIN readable; the C routine writes at most MPI_MAX_OBJECT_NAME (128)
-    // bytes into a STR_ROOM buffer; WIN_NAME has the hidden length Fortran passes.
-    unsafe {
-        let w = rd(win);
-        string_result(
-            |s, n| win::MPI_Win_get_name(w, s, n),
-            win_name,
-            win_name_len,
-            resultlen,
-            ierror,
-        )
-    }
+object_names! {
+    mpi_win_set_name_, mpi_win_get_name_ => win::MPI_Win_set_name, win::MPI_Win_get_name;
 }
 
 #[no_mangle]
@@ -3754,315 +1847,40 @@ pub unsafe extern "C" fn mpi_win_get_attr_(
 
 // ---- one-sided communication ------------------------------------------------------
 
-#[no_mangle]
-pub unsafe extern "C" fn mpi_put_(
-    origin_addr: *const c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    win: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the origin buffer is MPI's contract.
-    unsafe {
-        let rc = win::MPI_Put(
-            buf(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(win),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_get_(
-    origin_addr: *mut c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    win: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the origin buffer is MPI's contract.
-    unsafe {
-        let rc = win::MPI_Get(
-            buf_mut(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(win),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_accumulate_(
-    origin_addr: *const c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    op: *const c_int,
-    win: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the origin buffer is MPI's contract.
-    unsafe {
-        let rc = win::MPI_Accumulate(
-            buf(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(op),
-            rd(win),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_get_accumulate_(
-    origin_addr: *const c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    result_addr: *mut c_void,
-    result_count: *const c_int,
-    result_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    op: *const c_int,
-    win: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the origin and result buffers are MPI's
-    // contract.
-    unsafe {
-        let rc = win::MPI_Get_accumulate(
-            buf(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            buf_mut(result_addr),
-            rd(result_count),
-            rd(result_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(op),
-            rd(win),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_fetch_and_op_(
-    origin_addr: *const c_void,
-    result_addr: *mut c_void,
-    datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    op: *const c_int,
-    win: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the origin and result are one element each
-    // (MPI's contract).
-    unsafe {
-        let rc = win::MPI_Fetch_and_op(
-            buf(origin_addr),
-            buf_mut(result_addr),
-            rd(datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(op),
-            rd(win),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_compare_and_swap_(
-    origin_addr: *const c_void,
-    compare_addr: *const c_void,
-    result_addr: *mut c_void,
-    datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    win: *const c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments; the three buffers are one element each (MPI's
-    // contract).
-    unsafe {
-        let rc = win::MPI_Compare_and_swap(
-            buf(origin_addr),
-            buf(compare_addr),
-            buf_mut(result_addr),
-            rd(datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(win),
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_rput_(
-    origin_addr: *const c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    win: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the origin buffer is MPI's
-    // contract (untouched until the request completes).
-    unsafe {
-        let rc = win::MPI_Rput(
-            buf(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(win),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_rget_(
-    origin_addr: *mut c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    win: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the origin buffer is MPI's
-    // contract (untouched until the request completes).
-    unsafe {
-        let rc = win::MPI_Rget(
-            buf_mut(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(win),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_raccumulate_(
-    origin_addr: *const c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    op: *const c_int,
-    win: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the origin buffer is MPI's
-    // contract (untouched until the request completes).
-    unsafe {
-        let rc = win::MPI_Raccumulate(
-            buf(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(op),
-            rd(win),
-            request,
-        );
-        done(ierror, rc)
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn mpi_rget_accumulate_(
-    origin_addr: *const c_void,
-    origin_count: *const c_int,
-    origin_datatype: *const c_int,
-    result_addr: *mut c_void,
-    result_count: *const c_int,
-    result_datatype: *const c_int,
-    target_rank: *const c_int,
-    target_disp: *const isize,
-    target_count: *const c_int,
-    target_datatype: *const c_int,
-    op: *const c_int,
-    win: *const c_int,
-    request: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: by-reference arguments, REQUEST writable; the origin and result
-    // buffers are MPI's contract (untouched until the request completes).
-    unsafe {
-        let rc = win::MPI_Rget_accumulate(
-            buf(origin_addr),
-            rd(origin_count),
-            rd(origin_datatype),
-            buf_mut(result_addr),
-            rd(result_count),
-            rd(result_datatype),
-            rd(target_rank),
-            rd(target_disp),
-            rd(target_count),
-            rd(target_datatype),
-            rd(op),
-            rd(win),
-            request,
-        );
-        done(ierror, rc)
-    }
+fortran! {
+    mpi_put_ => win::MPI_Put(
+        origin_addr: in_buf, origin_count: int, origin_datatype: int, target_rank: int,
+        target_disp: aint, target_count: int, target_datatype: int, win: int);
+    mpi_get_ => win::MPI_Get(
+        origin_addr: out_buf, origin_count: int, origin_datatype: int, target_rank: int,
+        target_disp: aint, target_count: int, target_datatype: int, win: int);
+    mpi_accumulate_ => win::MPI_Accumulate(
+        origin_addr: in_buf, origin_count: int, origin_datatype: int, target_rank: int,
+        target_disp: aint, target_count: int, target_datatype: int, op: int, win: int);
+    mpi_get_accumulate_ => win::MPI_Get_accumulate(
+        origin_addr: in_buf, origin_count: int, origin_datatype: int, result_addr: out_buf,
+        result_count: int, result_datatype: int, target_rank: int, target_disp: aint,
+        target_count: int, target_datatype: int, op: int, win: int);
+    mpi_fetch_and_op_ => win::MPI_Fetch_and_op(
+        origin_addr: in_buf, result_addr: out_buf, datatype: int, target_rank: int,
+        target_disp: aint, op: int, win: int);
+    mpi_compare_and_swap_ => win::MPI_Compare_and_swap(
+        origin_addr: in_buf, compare_addr: in_buf, result_addr: out_buf, datatype: int,
+        target_rank: int, target_disp: aint, win: int);
+    mpi_rput_ => win::MPI_Rput(
+        origin_addr: in_buf, origin_count: int, origin_datatype: int, target_rank: int,
+        target_disp: aint, target_count: int, target_datatype: int, win: int, request: out);
+    mpi_rget_ => win::MPI_Rget(
+        origin_addr: out_buf, origin_count: int, origin_datatype: int, target_rank: int,
+        target_disp: aint, target_count: int, target_datatype: int, win: int, request: out);
+    mpi_raccumulate_ => win::MPI_Raccumulate(
+        origin_addr: in_buf, origin_count: int, origin_datatype: int, target_rank: int,
+        target_disp: aint, target_count: int, target_datatype: int, op: int, win: int,
+        request: out);
+    mpi_rget_accumulate_ => win::MPI_Rget_accumulate(
+        origin_addr: in_buf, origin_count: int, origin_datatype: int, result_addr: out_buf,
+        result_count: int, result_datatype: int, target_rank: int, target_disp: aint,
+        target_count: int, target_datatype: int, op: int, win: int, request: out);
 }
 
 #[cfg(test)]

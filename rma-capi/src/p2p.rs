@@ -1416,6 +1416,196 @@ pub unsafe extern "C" fn MPI_Get_count(
     })
 }
 
+/// The bytes a status reports.
+fn status_bytes(s: &MpiStatus) -> u64 {
+    (s.count_lo as u32 as u64) | ((s.count_hi as u32 as u64) << 32)
+}
+
+/// A status argument the program filled or the library did (not MPI_STATUS_IGNORE).
+///
+/// # Safety
+/// `p` is null, MPI_STATUS_IGNORE, or points to an MPI_Status.
+unsafe fn status_in<'a>(p: *const MpiStatus) -> R<&'a MpiStatus> {
+    if p.is_null() || p as usize == STATUS_IGNORE {
+        return Err(fail(code::ARG, "no status"));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { &*p })
+}
+
+/// The basic elements of `dt` in `bytes` (MPI_Get_elements): whole instances times
+/// their elements, and for a type of one basic type a partial instance's elements
+/// too; MPI_UNDEFINED for a partial element, or a partial instance of a type that
+/// mixes basic types (rma keeps no per-element sizes to count those).
+fn elements(dt: &rma_win::Datatype, bytes: u64) -> i64 {
+    let undefined = i64::from(crate::comm::UNDEFINED);
+    let size = dt.size() as u64;
+    if size == 0 {
+        return if bytes == 0 { 0 } else { undefined };
+    }
+    if dt.basic_type().is_some() {
+        // one basic type: every element has the same size
+        let each = (size / dt.element_count().max(1) as u64).max(1);
+        return if bytes % each == 0 {
+            (bytes / each) as i64
+        } else {
+            undefined
+        };
+    }
+    if bytes % size == 0 {
+        ((bytes / size) * dt.element_count() as u64) as i64
+    } else {
+        undefined
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_x(
+    status: *const MpiStatus,
+    dt: c_int,
+    n: *mut i64,
+) -> c_int {
+    call("MPI_Get_elements_x", On::World, |st| {
+        // SAFETY: MPI's contract: a status the library filled.
+        let s = unsafe { status_in(status)? };
+        let v = elements(&st.dt(dt)?, status_bytes(s));
+        // SAFETY: MPI's contract: an MPI_Count out-parameter.
+        unsafe { out(n, v, "count") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements(
+    status: *const MpiStatus,
+    dt: c_int,
+    n: *mut c_int,
+) -> c_int {
+    call("MPI_Get_elements", On::World, |st| {
+        // SAFETY: MPI's contract: a status the library filled.
+        let s = unsafe { status_in(status)? };
+        let v = elements(&st.dt(dt)?, status_bytes(s));
+        let v = c_int::try_from(v).unwrap_or(crate::comm::UNDEFINED);
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(n, v, "count") }
+    })
+}
+
+/// Sets the count a status reports to `n` elements of `dt`.
+///
+/// # Safety
+/// `status` points to an MPI_Status (not MPI_STATUS_IGNORE).
+unsafe fn set_elements(st: &State, status: *mut MpiStatus, dt: c_int, n: i64) -> R {
+    if status.is_null() || status as usize == STATUS_IGNORE {
+        return Err(fail(code::ARG, "no status"));
+    }
+    let d = st.dt(dt)?;
+    let n = u64::try_from(n).map_err(|_| fail(code::COUNT, format!("count {n} is negative")))?;
+    // the bytes of n elements (of the type's average element size: exact for a type
+    // of one basic type, the one MPI_Get_elements counts partial instances of)
+    let per = (d.size() as u64) / (d.element_count().max(1) as u64);
+    let bytes = n
+        .checked_mul(per)
+        .ok_or_else(|| fail(code::COUNT, "the count overflows"))?;
+    // SAFETY: the caller's contract.
+    let s = unsafe { &mut *status };
+    s.count_lo = bytes as u32 as c_int;
+    s.count_hi = (bytes >> 32) as c_int;
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(
+    status: *mut MpiStatus,
+    dt: c_int,
+    n: c_int,
+) -> c_int {
+    // SAFETY: MPI's contract: a status.
+    call("MPI_Status_set_elements", On::World, |st| unsafe {
+        set_elements(st, status, dt, i64::from(n))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_x(
+    status: *mut MpiStatus,
+    dt: c_int,
+    n: i64,
+) -> c_int {
+    // SAFETY: MPI's contract: a status.
+    call("MPI_Status_set_elements_x", On::World, |st| unsafe {
+        set_elements(st, status, dt, n)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MpiStatus, flag: c_int) -> c_int {
+    call("MPI_Status_set_cancelled", On::World, |_| {
+        if status.is_null() || status as usize == STATUS_IGNORE {
+            return Err(fail(code::ARG, "no status"));
+        }
+        // SAFETY: MPI's contract: a status.
+        unsafe { (*status).cancelled = c_int::from(flag != 0) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+    call("MPI_Test_cancelled", On::World, |_| {
+        // SAFETY: MPI's contract: a status.
+        let s = unsafe { status_in(status)? };
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(flag, s.cancelled, "flag") }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend(
+    buf: *const c_void,
+    n: c_int,
+    dt: c_int,
+    dest: c_int,
+    tag: c_int,
+    c: c_int,
+) -> c_int {
+    // a ready send may be a standard send (MPI 3.1, 3.4): the receive is posted, by
+    // the program's contract, and rma's sends are eager anyway
+    // SAFETY: MPI's contract, forwarded.
+    unsafe { MPI_Send(buf, n, dt, dest, tag, c) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irsend(
+    buf: *const c_void,
+    n: c_int,
+    dt: c_int,
+    dest: c_int,
+    tag: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    // as MPI_Rsend
+    // SAFETY: MPI's contract, forwarded.
+    unsafe { MPI_Isend(buf, n, dt, dest, tag, c, req) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    n: c_int,
+    dt: c_int,
+    dest: c_int,
+    stag: c_int,
+    src: c_int,
+    rtag: c_int,
+    c: c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    // the send packs the buffer into its message before the receive writes it
+    // SAFETY: MPI's contract, forwarded (one buffer for both, as this call allows).
+    unsafe { MPI_Sendrecv(buf, n, dt, dest, stag, buf, n, dt, src, rtag, c, status) }
+}
+
 /// Waits for request `h`; its status.
 pub(crate) fn wait_one(l: &mut Lease, h: c_int) -> R<Status> {
     wait_on(l, |st| st.progress_req(h))

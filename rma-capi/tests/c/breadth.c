@@ -347,6 +347,51 @@ static void nonblocking(void) {
         CHECK(p[0] == MPI_REQUEST_NULL && p[1] == MPI_REQUEST_NULL, "Request_free");
     }
 
+    /* elements, status setters, large-count extents, ready sends, send-receive in place */
+    {
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size, v[3] = {rank, rank, rank};
+        MPI_Status s;
+        MPI_Sendrecv_replace(v, 3, MPI_INT, next, 11, prev, 11, MPI_COMM_WORLD, &s);
+        CHECK(v[0] == prev && v[2] == prev && s.MPI_SOURCE == prev, "Sendrecv_replace: %d", v[0]);
+        int n = -1;
+        MPI_Count nx = -1;
+        MPI_Get_elements(&s, MPI_INT, &n);
+        MPI_Get_elements_x(&s, MPI_INT, &nx);
+        CHECK(n == 3 && nx == 3, "Get_elements: %d %lld", n, (long long)nx);
+        MPI_Datatype pair;
+        MPI_Type_contiguous(2, MPI_INT, &pair);
+        MPI_Type_commit(&pair);
+        MPI_Get_elements(&s, pair, &n); /* 1.5 pairs: 3 ints */
+        int cnt = -1;
+        MPI_Get_count(&s, pair, &cnt);
+        CHECK(n == 3 && cnt == MPI_UNDEFINED, "Get_elements of pairs: %d, count %d", n, cnt);
+        MPI_Status_set_elements(&s, MPI_DOUBLE, 5);
+        MPI_Get_count(&s, MPI_DOUBLE, &cnt);
+        CHECK(cnt == 5, "Status_set_elements: %d", cnt);
+        int flag = -1;
+        MPI_Status_set_cancelled(&s, 1);
+        MPI_Test_cancelled(&s, &flag);
+        CHECK(flag == 1, "Test_cancelled: %d", flag);
+        MPI_Count lb = -1, ext = -1;
+        MPI_Datatype rs;
+        MPI_Type_create_resized(MPI_INT, -4, 12, &rs);
+        MPI_Type_get_extent_x(rs, &lb, &ext);
+        CHECK(lb == -4 && ext == 12, "Type_get_extent_x: %lld %lld", (long long)lb, (long long)ext);
+        MPI_Type_get_true_extent_x(rs, &lb, &ext);
+        CHECK(lb == 0 && ext == 4, "Type_get_true_extent_x: %lld %lld", (long long)lb,
+              (long long)ext);
+        MPI_Type_free(&rs);
+        MPI_Type_free(&pair);
+        /* a ready send to a receive posted before a barrier */
+        int got = -1, mine = 77 + rank;
+        MPI_Request r;
+        MPI_Irecv(&got, 1, MPI_INT, prev, 12, MPI_COMM_WORLD, &r);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Rsend(&mine, 1, MPI_INT, next, 12, MPI_COMM_WORLD);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CHECK(got == 77 + prev, "Rsend: %d", got);
+    }
+
     /* a nonblocking collective's request cannot be freed */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Ibarrier(dup, &b);
