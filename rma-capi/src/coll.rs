@@ -42,12 +42,13 @@ fn reduce_all(st: &State, c: c_int, mine: &[u8], n: usize, dt: c_int, op: c_int)
     red.fold(n, &all)
 }
 
-/// Whether the program asked for MPI_THREAD_MULTIPLE: then the collectives that have
+/// Whether some rank asked for MPI_THREAD_MULTIPLE: then the collectives that have
 /// a nonblocking form run as it, completed in a wait that lets other threads' calls
 /// run (two threads may be in collectives on two communicators at once, each waiting
 /// for the other ranks' threads).
 fn multiple(st: &State) -> bool {
-    st.thread_level == crate::env::THREAD_MULTIPLE
+    // agreed by every rank at MPI_Init: any rank at MULTIPLE
+    st.colls_by_messages
 }
 
 fn barrier(st: &mut State, c: c_int) -> R {

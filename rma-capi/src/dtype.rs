@@ -943,3 +943,113 @@ pub extern "C" fn MPI_Aint_add(base: isize, disp: isize) -> isize {
 pub extern "C" fn MPI_Aint_diff(a: isize, b: isize) -> isize {
     a.wrapping_sub(b)
 }
+
+/// A pack buffer's position argument, checked against its size.
+///
+/// # Safety
+/// `position` is null or points to an int.
+unsafe fn position_in(position: *mut c_int, size: c_int) -> R<usize> {
+    // SAFETY: the caller's contract.
+    let p = unsafe { inp(position, "position")? };
+    let size = count(size, "buffer size")?;
+    usize::try_from(p)
+        .ok()
+        .filter(|&p| p <= size)
+        .ok_or_else(|| {
+            fail(
+                code::ARG,
+                format!("position {p} outside a buffer of {size} bytes"),
+            )
+        })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack(
+    inbuf: *const c_void,
+    incount: c_int,
+    dt: c_int,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    c: c_int,
+) -> c_int {
+    call("MPI_Pack", On::Comm(c), |st| {
+        st.comm(c)?;
+        // SAFETY: MPI's contract: an int in-out parameter.
+        let at = unsafe { position_in(position, outsize)? };
+        // SAFETY: MPI's contract: inbuf holds incount elements of dt.
+        let packed = unsafe { pack(inbuf, count(incount, "incount")?, &st.dt(dt)?)? };
+        let end = at + packed.len();
+        if end > outsize as usize {
+            return Err(fail(
+                code::TRUNCATE,
+                format!("{} packed bytes past a buffer of {outsize}", packed.len()),
+            ));
+        }
+        // SAFETY: MPI's contract: outbuf holds outsize bytes; at..end lies inside it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                packed.as_ptr(),
+                outbuf.cast::<u8>().add(at),
+                packed.len(),
+            );
+            out(position, end as c_int, "position")
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Unpack(
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    dt: c_int,
+    c: c_int,
+) -> c_int {
+    call("MPI_Unpack", On::Comm(c), |st| {
+        st.comm(c)?;
+        // SAFETY: MPI's contract: an int in-out parameter.
+        let at = unsafe { position_in(position, insize)? };
+        let d = st.dt(dt)?;
+        let n = count(outcount, "outcount")?;
+        let len = d
+            .size()
+            .checked_mul(n)
+            .ok_or_else(|| fail(code::COUNT, "the unpacked size overflows"))?;
+        if at + len > insize as usize {
+            return Err(fail(
+                code::TRUNCATE,
+                format!("{len} bytes to unpack from {} left", insize as usize - at),
+            ));
+        }
+        // SAFETY: MPI's contract: inbuf holds insize bytes (at..at + len inside them),
+        // outbuf outcount elements of dt.
+        unsafe {
+            let src = std::slice::from_raw_parts(inbuf.cast::<u8>().add(at), len);
+            unpack(src, outbuf, n, &d)?;
+            out(position, (at + len) as c_int, "position")
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pack_size(
+    incount: c_int,
+    dt: c_int,
+    c: c_int,
+    size: *mut c_int,
+) -> c_int {
+    call("MPI_Pack_size", On::Comm(c), |st| {
+        st.comm(c)?;
+        let n = st
+            .dt(dt)?
+            .size()
+            .checked_mul(count(incount, "incount")?)
+            .and_then(|n| c_int::try_from(n).ok())
+            .ok_or_else(|| fail(code::COUNT, "the packed size exceeds an int"))?;
+        // SAFETY: MPI's contract: an int out-parameter.
+        unsafe { out(size, n, "size") }
+    })
+}

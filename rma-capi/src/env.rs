@@ -9,6 +9,9 @@ use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+/// How MPI_Abort reaches the launcher (rma's shared memory; set at MPI_Init).
+static ABORT: OnceLock<rma_shm::AbortHandle> = OnceLock::new();
+
 fn epoch() -> Instant {
     static T0: OnceLock<Instant> = OnceLock::new();
     *T0.get_or_init(Instant::now)
@@ -57,6 +60,7 @@ fn init(required: c_int) -> R<c_int> {
         reqs: Table::new(),
         ops: Table::new(),
         out_comms: Vec::new(),
+        colls_by_messages: false,
         errhs: Table::new(),
         keyvals: BTreeMap::new(),
         next_keyval: 100,
@@ -69,10 +73,18 @@ fn init(required: c_int) -> R<c_int> {
     st.infos.put(1, rma_win::Info::new()); // MPI_INFO_ENV
     dtype::install(&mut st);
     comm::install(&mut st, world)?;
-    // every rank's message socket is open before any rank returns
-    st.world0().barrier()?;
+    // every rank's message socket is open before any rank returns; and the ranks
+    // agree on how blocking collectives run: over messages if any rank is at
+    // MPI_THREAD_MULTIPLE (ranks may ask for different levels), so all take one path
+    let levels = st.world0().allgather(&[st.thread_level as u8])?;
+    st.colls_by_messages = levels
+        .iter()
+        .any(|l| l.first() == Some(&(THREAD_MULTIPLE as u8)));
     let level = st.thread_level;
     let _ = crate::MAIN.set(std::thread::current().id());
+    if let rma_win::backend::AnyWorld::Shm(w) = st.world0().backend() {
+        let _ = ABORT.set(w.abort_handle());
+    }
     crate::install_state(st);
     crate::ANY_THREAD.store(level >= THREAD_SERIALIZED, Ordering::Release);
     PHASE.store(1, Ordering::Relaxed);
@@ -232,11 +244,11 @@ pub unsafe extern "C" fn MPI_Abort(_c: c_int, errorcode: c_int) -> c_int {
     let _ = std::io::stderr().flush();
     // rmarun ends every other rank at once when asked, whatever this rank's status
     // (the communicator's ranks are among MPI_COMM_WORLD's: all of them end)
-    crate::with_state(|st| {
-        if let rma_win::backend::AnyWorld::Shm(w) = st.world0().backend() {
-            w.abort_job();
-        }
-    });
+    // without the library's lock: another thread may hold it (waiting in a
+    // collective, say), or this call may come from inside a callback
+    if let Some(h) = ABORT.get() {
+        h.abort();
+    }
     // the exit status is the code, as a process status holds it (its low 8 bits)
     std::process::exit(errorcode & 255);
 }

@@ -308,6 +308,9 @@ pub(crate) struct State {
     /// Communicators whose world a thread is using with the state released (a window
     /// synchronization at MPI_THREAD_MULTIPLE, `win::sync`).
     pub(crate) out_comms: Vec<i32>,
+    /// Whether the blocking collectives that have a nonblocking form run as one (over
+    /// messages): when any rank asked for MPI_THREAD_MULTIPLE (agreed at MPI_Init).
+    pub(crate) colls_by_messages: bool,
 }
 
 impl Drop for State {
@@ -544,16 +547,54 @@ pub(crate) enum On {
     World,
 }
 
+/// The calls on a communicator that use its world (rma's shared-memory collectives,
+/// creating and freeing communicators), at the thread level where windows are taken
+/// out (MPI_THREAD_MULTIPLE, where the blocking collectives that have a nonblocking
+/// form run as one, over messages): they wait while a window of that communicator is
+/// out (`win::sync`). Point-to-point calls, nonblocking collectives and queries do
+/// not touch the world, and never wait for it.
+const USES_WORLD: &[&str] = &[
+    "MPI_Comm_split",
+    "MPI_Comm_split_type",
+    "MPI_Comm_dup",
+    "MPI_Comm_create",
+    "MPI_Comm_create_group",
+    "MPI_Comm_free",
+    "MPI_Intercomm_create",
+    "MPI_Intercomm_merge",
+    "MPI_Cart_create",
+    "MPI_Cart_sub",
+    "MPI_Dist_graph_create_adjacent",
+    "MPI_Dist_graph_create",
+    "MPI_Scan",
+    "MPI_Exscan",
+    "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block",
+];
+
+/// The calls that make windows: they wait while any window is out, since they look
+/// through every window (is the new window's memory part of a shared window?).
+const MAKES_WINDOW: &[&str] = &[
+    "MPI_Win_create",
+    "MPI_Win_allocate",
+    "MPI_Win_allocate_shared",
+    "MPI_Win_create_dynamic",
+];
+
 /// Runs one MPI call: `f` with the state, then the error handler in effect if it
 /// failed; the MPI return code.
 pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut Lease) -> R) -> c_int {
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut lease = Lease::acquire()?;
-        // a window another thread took out (or its communicator) waits for it
+        // a window another thread took out, or the world it shares with its
+        // communicator, waits for it (see `win::sync`)
         match on {
             On::Win(w) => lease.wait_while(|st| st.win_out(w))?,
-            On::Comm(c) => lease.wait_while(|st| st.comm_out(c))?,
-            On::World => {}
+            On::Comm(c) if USES_WORLD.contains(&name) => {
+                lease.wait_while(|st| st.comm_out(c))?;
+            }
+            On::Comm(_) if MAKES_WINDOW.contains(&name) => lease.wait_while(State::any_out)?,
+            _ => {}
         }
         f(&mut lease)
     }));
@@ -601,6 +642,9 @@ pub(crate) fn raise(name: &str, on: On, e: Fail) -> c_int {
         } else {
             let g = STATE.lock().unwrap_or_else(PoisonError::into_inner);
             match g.as_ref() {
+                // after MPI_Finalize (another thread's, while this call waited):
+                // the error goes back to the caller; before MPI_Init: fatal
+                None if PHASE.load(std::sync::atomic::Ordering::Relaxed) == 2 => (Errh::Return, 0),
                 None => (Errh::Fatal, 0),
                 Some(StateCell(st)) => {
                     let (eh, handle) = match on {

@@ -6,6 +6,10 @@
 //! one is laid out into a scratch buffer of the datatype's span before the function
 //! sees it, and packed again after. MPI allows the program's operations in
 //! collectives only: one-sided calls refuse them with MPI_ERR_OP, as MPI requires.
+//!
+//! The function runs inside the reduction's call, with the library's state held: an
+//! MPI call it makes returns MPI_ERR_OTHER ("called from inside an MPI callback"),
+//! except MPI_Abort, which works from anywhere.
 
 use crate::dtype::{pack, span, unpack};
 use crate::{call, code, count, fail, inp, out, On, State, R};
@@ -85,32 +89,38 @@ impl State {
     }
 }
 
-/// A scratch buffer holding `n` instances of `dt` laid out as in memory, aligned for
-/// any C type.
+/// A scratch buffer holding `n` instances of `dt` laid out as in memory, with the
+/// datatype's origin 16-byte aligned (as a C object of any type the datatype
+/// describes would be), whatever its lower bound.
 struct Laid {
     words: Vec<u128>,
-    /// Offset of the datatype's origin from the start of `words` (the span's lower
-    /// end is at the start).
-    lo: isize,
+    /// Where the datatype's origin lies, in bytes from the start of `words` (may be
+    /// negative or past the end when the type's lower bound is not 0; only the span's
+    /// bytes, which lie inside `words`, are ever accessed through it).
+    origin: isize,
 }
 
 impl Laid {
     fn new(dt: &Datatype, n: usize) -> R<Laid> {
         let (lo, len) = span(dt, n)?;
+        // the span starts `lo` bytes from the origin: put it `lo mod 16` bytes into
+        // the (16-aligned) allocation, so that the origin is 16-aligned
+        let skip = lo.rem_euclid(16);
+        let bytes = len
+            .checked_add(skip as usize)
+            .ok_or_else(|| fail(code::COUNT, "a reduction buffer overflows"))?;
         Ok(Laid {
-            words: vec![0; len.div_ceil(16).max(1)],
-            lo,
+            words: vec![0; bytes.div_ceil(16).max(1)],
+            origin: skip - lo,
         })
     }
 
-    /// The buffer's address as MPI describes it: the datatype's origin (which may lie
-    /// outside the allocation when the type's lower bound is not 0; only the bytes of
-    /// the span are ever accessed through it).
+    /// The buffer's address as MPI describes it: the datatype's origin.
     fn origin(&mut self) -> *mut c_void {
         self.words
             .as_mut_ptr()
             .cast::<u8>()
-            .wrapping_offset(-self.lo)
+            .wrapping_offset(self.origin)
             .cast()
     }
 }

@@ -1194,6 +1194,11 @@ impl State {
         }
     }
 
+    /// Whether `h` is a persistent request not started.
+    fn inactive(&self, h: c_int) -> bool {
+        self.p2p.persist.contains_key(&h) && matches!(self.reqs.get(h), Some(Req::Done))
+    }
+
     /// Starts persistent request `h`.
     fn start_persistent(&mut self, h: c_int) -> R {
         let p = *self
@@ -1270,6 +1275,21 @@ pub unsafe extern "C" fn MPI_Send_init(
         // SAFETY: MPI's contract: a request out-parameter (checked non-null).
         unsafe { out(req, h, "request") }
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init(
+    buf: *const c_void,
+    n: c_int,
+    dt: c_int,
+    dest: c_int,
+    tag: c_int,
+    c: c_int,
+    req: *mut c_int,
+) -> c_int {
+    // a ready send may be a standard send (as MPI_Rsend)
+    // SAFETY: MPI's contract, forwarded.
+    unsafe { MPI_Send_init(buf, n, dt, dest, tag, c, req) }
 }
 
 #[no_mangle]
@@ -1761,7 +1781,9 @@ pub unsafe extern "C" fn MPI_Waitany(
         let n = count(n, "count")?;
         // SAFETY: MPI's contract: n requests.
         let hs: Vec<c_int> = unsafe { std::slice::from_raw_parts(reqs, n) }.to_vec();
-        if hs.iter().all(|&h| h == 0) {
+        // null handles and inactive persistent requests take no part (MPI 3.1, 3.7.5)
+        let active: Vec<bool> = hs.iter().map(|&h| h != 0 && !st.inactive(h)).collect();
+        if !active.contains(&true) {
             // SAFETY: MPI's contract: the out-parameters.
             unsafe {
                 Status::EMPTY.store(status);
@@ -1770,7 +1792,7 @@ pub unsafe extern "C" fn MPI_Waitany(
         }
         let (i, s) = wait_on(st, |st| {
             for (i, &h) in hs.iter().enumerate() {
-                if h != 0 {
+                if active[i] {
                     if let Some(s) = st.progress_req(h)? {
                         return Ok(Some((i, s)));
                     }
@@ -1784,6 +1806,170 @@ pub unsafe extern "C" fn MPI_Waitany(
             s.store(status);
             *reqs.add(i) = after;
             out(index, i as c_int, "index")
+        }
+    })
+}
+
+/// The requests of an array that take part in a wait or test: (index, handle), leaving
+/// out null handles and inactive persistent requests.
+///
+/// # Safety
+/// `reqs` holds `n` request handles.
+unsafe fn active(st: &State, n: c_int, reqs: *const c_int) -> R<Vec<(usize, c_int)>> {
+    // SAFETY: the caller's contract.
+    let hs = unsafe { crate::arr(reqs, n, "requests")? };
+    Ok(hs
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, h)| h != 0 && !st.inactive(h))
+        .collect())
+}
+
+/// Completes every request of `act` that can complete now: (index, status) of each.
+fn complete_some(st: &mut State, act: &[(usize, c_int)]) -> R<Vec<(usize, Status)>> {
+    let mut done = Vec::new();
+    for &(i, h) in act {
+        if let Some(s) = st.progress_req(h)? {
+            done.push((i, s));
+        }
+    }
+    Ok(done)
+}
+
+/// Writes the completed requests of MPI_Waitsome and MPI_Testsome out.
+///
+/// # Safety
+/// MPI's contract: `reqs` holds the requests, `indices` and `statuses` room for as
+/// many entries as there are requests.
+unsafe fn report_some(
+    st: &State,
+    hs: &[(usize, c_int)],
+    done: &[(usize, Status)],
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> R {
+    for (k, &(i, s)) in done.iter().enumerate() {
+        let h = hs.iter().find(|&&(j, _)| j == i).map_or(0, |&(_, h)| h);
+        // SAFETY: the caller's contract.
+        unsafe {
+            *reqs.add(i) = st.after(h);
+            *indices.add(k) = i as c_int;
+            s.store(nth(statuses, k));
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { out(outcount, done.len() as c_int, "outcount") }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testany(
+    n: c_int,
+    reqs: *mut c_int,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Testany", On::World, |st| {
+        // SAFETY: MPI's contract: n requests.
+        let act = unsafe { active(st, n, reqs)? };
+        let first = act
+            .iter()
+            .find_map(|&(i, h)| st.progress_req(h).transpose().map(|s| s.map(|s| (i, h, s))))
+            .transpose()?;
+        st.progress();
+        // SAFETY: MPI's contract: the out-parameters and the requests.
+        unsafe {
+            match first {
+                Some((i, h, s)) => {
+                    *reqs.add(i) = st.after(h);
+                    s.store(status);
+                    out(index, i as c_int, "index")?;
+                    out(flag, 1, "flag")
+                }
+                None => {
+                    if act.is_empty() {
+                        Status::EMPTY.store(status);
+                    }
+                    out(index, crate::comm::UNDEFINED, "index")?;
+                    out(flag, c_int::from(act.is_empty()), "flag")
+                }
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitsome(
+    n: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Waitsome", On::World, |st| {
+        // SAFETY: MPI's contract: n requests.
+        let act = unsafe { active(st, n, reqs)? };
+        if act.is_empty() {
+            // SAFETY: MPI's contract: an int out-parameter.
+            return unsafe { out(outcount, crate::comm::UNDEFINED, "outcount") };
+        }
+        let done = wait_on(st, |st| {
+            let d = complete_some(st, &act)?;
+            Ok((!d.is_empty()).then_some(d))
+        })?;
+        // SAFETY: MPI's contract: the requests and room for the results.
+        unsafe { report_some(st, &act, &done, reqs, outcount, indices, statuses) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testsome(
+    n: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Testsome", On::World, |st| {
+        // SAFETY: MPI's contract: n requests.
+        let act = unsafe { active(st, n, reqs)? };
+        if act.is_empty() {
+            // SAFETY: MPI's contract: an int out-parameter.
+            return unsafe { out(outcount, crate::comm::UNDEFINED, "outcount") };
+        }
+        let done = complete_some(st, &act)?;
+        st.progress();
+        // SAFETY: MPI's contract: the requests and room for the results.
+        unsafe { report_some(st, &act, &done, reqs, outcount, indices, statuses) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_get_status(
+    req: c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Request_get_status", On::World, |st| {
+        let s = if req == 0 || st.inactive(req) {
+            Some(Status::EMPTY)
+        } else {
+            let s = st.progress_req(req)?;
+            if let Some(s) = s {
+                // the request stays until a wait or test frees it
+                st.reqs.put(req, Req::Received(s));
+            }
+            s
+        };
+        // SAFETY: MPI's contract: the out-parameters.
+        unsafe {
+            if let Some(s) = s {
+                s.store(status);
+            }
+            out(flag, c_int::from(s.is_some()), "flag")
         }
     })
 }

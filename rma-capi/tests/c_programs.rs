@@ -92,9 +92,9 @@ fn user_ops_v_collectives_nonblocking_collectives_and_topologies_pass_their_chec
 #[test]
 fn mpi_abort_ends_every_rank_at_once_and_exits_with_its_code() {
     // 300 & 255 = 44: a process status holds the code's low 8 bits
-    for code in [0, 7, 300] {
+    for (code, how) in [(0, "plain"), (7, "plain"), (300, "plain"), (9, "held")] {
         let mut o = options("abort", 3, &[]);
-        o.args = vec![code.to_string().into()];
+        o.args = vec![code.to_string().into(), how.into()];
         // the other ranks sleep 60 s outside MPI: they end sooner only if killed
         o.timeout = Some(Duration::from_secs(120));
         let r = spawn(&o).expect("launching the ranks");
@@ -213,6 +213,15 @@ fn mpi_t_control_variables_report_and_change_rmas_settings() {
     ];
     for ranks in [1, 3] {
         let r = run_with("tool", ranks, &env);
+        assert!(r.success(), "{ranks} ranks: {:?}", r.failures);
+    }
+}
+
+#[test]
+fn ranks_at_different_thread_levels_meet_in_their_collectives() {
+    // rank 0 at MPI_THREAD_MULTIPLE, the others at SINGLE
+    for ranks in [2, 3] {
+        let r = run("levels", ranks);
         assert!(r.success(), "{ranks} ranks: {:?}", r.failures);
     }
 }

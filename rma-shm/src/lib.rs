@@ -94,6 +94,6 @@ pub use queued::QueuedTransport;
 pub use winmem::{Flavor, MemoryOptions, WindowMemory};
 #[cfg(not(loom))]
 pub use world::{
-    liveness_interval, run_threads, stall_bound, LaunchMode, Liveness, World, ENV_KEY,
+    liveness_interval, run_threads, stall_bound, AbortHandle, LaunchMode, Liveness, World, ENV_KEY,
     ENV_LIVENESS_MS, ENV_RANK, ENV_SIZE, ENV_STALL_MS, ENV_WORLD, GATHER_BYTES, MAX_RANKS,
 };

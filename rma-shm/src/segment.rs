@@ -154,16 +154,30 @@ impl Segment {
         let _ = std::fs::remove_file(path_of(name));
     }
 
-    /// Removes every segment whose name starts with `prefix` (the launcher's clean-up).
+    /// Removes every segment whose name starts with `prefix` (the launcher's clean-up),
+    /// and every directory so named that this user owns, with what it holds (the
+    /// directories of sockets that ranks make beside their world's segments, which
+    /// ranks that ended without cleaning up leave).
     pub fn unlink_prefix(prefix: &str) -> usize {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
         let mut n = 0;
         if let Ok(dir) = std::fs::read_dir(SHM_DIR) {
             for entry in dir.flatten() {
-                if entry.file_name().to_string_lossy().starts_with(prefix)
-                    && std::fs::remove_file(entry.path()).is_ok()
-                {
-                    n += 1;
+                if !entry.file_name().to_string_lossy().starts_with(prefix) {
+                    continue;
                 }
+                // not following links: a link is removed, never what it names
+                let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                    continue;
+                };
+                let gone = if meta.is_dir() {
+                    meta.uid() == me && std::fs::remove_dir_all(entry.path()).is_ok()
+                } else {
+                    std::fs::remove_file(entry.path()).is_ok()
+                };
+                n += usize::from(gone);
             }
         }
         n

@@ -1119,6 +1119,25 @@ pub struct World {
     group_calls: std::cell::RefCell<std::collections::HashMap<(Vec<usize>, u32), u64>>,
 }
 
+/// Asks a world's launcher to end the job ([`World::abort_handle`]): only atomics on
+/// the world's control segment, so it may be used from any thread while the world
+/// itself is busy elsewhere.
+#[derive(Clone)]
+pub struct AbortHandle(Arc<Control>);
+
+impl AbortHandle {
+    /// Asks the launcher to end every rank of the job at once.
+    pub fn abort(&self) {
+        self.0.request_abort();
+    }
+}
+
+impl std::fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AbortHandle")
+    }
+}
+
 impl World {
     /// Joins the world named by the environment (`RMA_WORLD`, `RMA_RANK`, `RMA_SIZE`),
     /// as a process started by `rmarun`. `Ok(None)` if the variables are not set.
@@ -1215,6 +1234,12 @@ impl World {
     /// aborted world.
     pub fn abort_job(&self) {
         self.ctl.request_abort();
+    }
+
+    /// A handle that asks for the same from any thread, at any time, without the
+    /// world ([`World::abort_job`]; it keeps the control segment mapped).
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle(self.ctl.clone())
     }
 
     /// This rank's index.

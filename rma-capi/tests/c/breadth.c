@@ -5,6 +5,7 @@
  * "No Errors" on rank 0 when all hold. */
 #include <mpi.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,13 @@ static int rank, size;
 
 /* 2x2 integer matrices, row-major: inout = in x inout (MPI's order: in comes from
  * the lower ranks) */
+static int misaligned = 0;
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
     int *a = in, *b = inout;
     (void)dt;
+    /* the buffers are aligned as C objects of any type would be */
+    if ((uintptr_t)in % 16 != 0 || (uintptr_t)inout % 16 != 0)
+        misaligned++;
     for (int k = 0; k < *len; k++, a += 4, b += 4) {
         int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
                     a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
@@ -116,6 +121,16 @@ static void user_ops(void) {
     MPI_Win_fence(0, win);
     MPI_Win_free(&win);
 
+    /* a type whose lower bound is 4 bytes: its origin still 16-aligned */
+    MPI_Datatype shifted;
+    MPI_Aint disp = 4;
+    int blen = 4;
+    MPI_Type_create_hindexed(1, &blen, &disp, MPI_INT, &shifted);
+    MPI_Type_commit(&shifted);
+    int sh[5] = {0, 1, 2, 0, 1}, shg[5];
+    MPI_Allreduce(sh, shg, 1, shifted, op, MPI_COMM_WORLD);
+    MPI_Type_free(&shifted);
+    CHECK(misaligned == 0, "a user op saw %d misaligned buffers", misaligned);
     MPI_Op_free(&op);
     CHECK(op == MPI_OP_NULL, "Op_free leaves MPI_OP_NULL");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -390,6 +405,65 @@ static void nonblocking(void) {
         MPI_Rsend(&mine, 1, MPI_INT, next, 12, MPI_COMM_WORLD);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         CHECK(got == 77 + prev, "Rsend: %d", got);
+    }
+
+    /* Testany, Waitsome, Testsome, Request_get_status; inactive persistent requests
+     * and null handles take no part */
+    {
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        int in[3] = {-1, -1, -1}, outv[3] = {rank, rank + 10, rank + 20}, idx = -2, flag = -1;
+        int dummy = 0, n = -1, ids[4];
+        MPI_Request r[4];
+        MPI_Recv_init(&dummy, 1, MPI_INT, prev, 99, MPI_COMM_WORLD, &r[3]); /* inactive */
+        for (int k = 0; k < 3; k++)
+            MPI_Irecv(&in[k], 1, MPI_INT, prev, 20 + k, MPI_COMM_WORLD, &r[k]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < 3; k++)
+            MPI_Send(&outv[k], 1, MPI_INT, next, 20 + k, MPI_COMM_WORLD);
+        MPI_Request_get_status(r[0], &flag, MPI_STATUS_IGNORE);
+        while (!flag)
+            MPI_Request_get_status(r[0], &flag, MPI_STATUS_IGNORE);
+        CHECK(r[0] != MPI_REQUEST_NULL && in[0] == prev, "Request_get_status keeps the request");
+        flag = 0;
+        while (!flag)
+            MPI_Testany(4, r, &idx, &flag, MPI_STATUS_IGNORE);
+        CHECK(idx >= 0 && idx < 3 && r[idx] == MPI_REQUEST_NULL, "Testany: index %d", idx);
+        int done = 1;
+        while (done < 3) {
+            MPI_Waitsome(4, r, &n, ids, MPI_STATUSES_IGNORE);
+            CHECK(n >= 1 && n <= 2, "Waitsome: %d", n);
+            done += n;
+        }
+        MPI_Testsome(4, r, &n, ids, MPI_STATUSES_IGNORE);
+        CHECK(n == MPI_UNDEFINED, "Testsome with nothing active: %d", n);
+        MPI_Testany(4, r, &idx, &flag, MPI_STATUS_IGNORE);
+        CHECK(flag == 1 && idx == MPI_UNDEFINED, "Testany with nothing active: %d %d", flag, idx);
+        MPI_Waitany(4, r, &idx, MPI_STATUS_IGNORE);
+        CHECK(idx == MPI_UNDEFINED, "Waitany skips an inactive persistent request: %d", idx);
+        CHECK(in[0] == prev && in[1] == prev + 10 && in[2] == prev + 20, "Testany/Waitsome data");
+        MPI_Request_free(&r[3]);
+    }
+
+    /* MPI_Pack / MPI_Unpack through an MPI_PACKED message */
+    {
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size, psz = -1, pos = 0;
+        char pk[64];
+        int iv[2] = {rank, -rank};
+        double dv = rank + 0.5;
+        MPI_Pack_size(2, MPI_INT, MPI_COMM_WORLD, &psz);
+        CHECK(psz == 8, "Pack_size: %d", psz);
+        MPI_Pack(iv, 2, MPI_INT, pk, sizeof pk, &pos, MPI_COMM_WORLD);
+        MPI_Pack(&dv, 1, MPI_DOUBLE, pk, sizeof pk, &pos, MPI_COMM_WORLD);
+        CHECK(pos == 16, "Pack position: %d", pos);
+        char in[64];
+        MPI_Sendrecv(pk, pos, MPI_PACKED, next, 13, in, sizeof in, MPI_PACKED, prev, 13,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int ov[2] = {0, 0}, at = 0;
+        double od = 0;
+        MPI_Unpack(in, sizeof in, &at, ov, 2, MPI_INT, MPI_COMM_WORLD);
+        MPI_Unpack(in, sizeof in, &at, &od, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+        CHECK(ov[0] == prev && ov[1] == -prev && od == prev + 0.5 && at == 16,
+              "Unpack: %d %d %g at %d", ov[0], ov[1], od, at);
     }
 
     /* a nonblocking collective's request cannot be freed */

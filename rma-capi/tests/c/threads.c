@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define MAXT 8
 
@@ -80,6 +81,14 @@ static void *work(void *arg) {
     return NULL;
 }
 
+static void *late_send(void *arg) {
+    int v = 4242;
+    (void)arg;
+    usleep(100 * 1000); /* the main thread is in its fence by then */
+    MPI_Send(&v, 1, MPI_INT, 1, 77, MPI_COMM_WORLD);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     int provided = -1;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -120,6 +129,27 @@ int main(int argc, char **argv) {
     MPI_Win_unlock_all(shared_win);
 
     MPI_Barrier(MPI_COMM_WORLD);
+    /* a fence that waits for a message another thread of the process sends: rank 0
+     * fences in this thread while another sends to rank 1, which receives and only
+     * then fences. Calls on the fenced window's communicator that do not use its
+     * shared memory (point to point) must not wait for the fence. */
+    if (rank == 0) {
+        pthread_t s;
+        pthread_create(&s, NULL, late_send, NULL);
+        MPI_Win_fence(0, shared_win);
+        pthread_join(s, NULL);
+    } else {
+        if (rank == 1) {
+            int v = -1;
+            MPI_Recv(&v, 1, MPI_INT, 0, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (v != 4242) {
+                fprintf(stderr, "rank 1: message %d\n", v);
+                errs[0]++;
+            }
+        }
+        MPI_Win_fence(0, shared_win);
+    }
+    MPI_Win_fence(0, shared_win);
     /* every thread of every rank added 1 per iteration, spread over the ranks */
     long total = 0, mine;
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, shared_win);
