@@ -259,10 +259,16 @@ struct Scope {
     private_aliases: BTreeMap<String, syn::Type>,
 }
 
+/// Whether an item is compiled only in tests: `#[cfg(test)]` exactly (a predicate
+/// such as `not(test)` or `feature = "latest"` is not; an item under one would count
+/// as defined or not wrongly, and the build fail on a duplicate or missing symbol).
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    attrs
-        .iter()
-        .any(|a| a.path().is_ident("cfg") && a.meta.to_token_stream().to_string().contains("test"))
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a
+                .parse_args::<syn::Path>()
+                .is_ok_and(|p| p.is_ident("test"))
+    })
 }
 
 fn exported(attrs: &[syn::Attribute]) -> bool {

@@ -348,7 +348,7 @@ pub(crate) fn copy_attrs(
                 now.insert(k, v);
             }
             f => {
-                type Copy = unsafe extern "C" fn(
+                type Copy = unsafe extern "C-unwind" fn(
                     c_int,
                     c_int,
                     usize,
@@ -394,7 +394,7 @@ fn delete_one(keyvals: &BTreeMap<i32, Keyval>, handle: c_int, k: i32, v: usize) 
     if kv.delete == 0 {
         return;
     }
-    type Del = unsafe extern "C" fn(c_int, c_int, usize, usize) -> c_int;
+    type Del = unsafe extern "C-unwind" fn(c_int, c_int, usize, usize) -> c_int;
     // SAFETY: the program registered `delete` as a delete function of this shape.
     let f: Del = unsafe { std::mem::transmute::<usize, Del>(kv.delete) };
     let extra = kv.extra;
@@ -542,7 +542,7 @@ pub unsafe extern "C" fn MPI_Comm_set_name(c: c_int, name: *const c_char) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create_errhandler(
-    f: Option<unsafe extern "C" fn(*mut c_int, *mut c_int, ...)>,
+    f: Option<unsafe extern "C-unwind" fn(*mut c_int, *mut c_int, ...)>,
     e: *mut c_int,
 ) -> c_int {
     call("MPI_Comm_create_errhandler", On::World, |st| {

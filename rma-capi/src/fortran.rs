@@ -1192,7 +1192,7 @@ fortran! {
 
 /// The Fortran MPI_User_function, `SUBROUTINE USER_FN(INVEC, INOUTVEC, LEN,
 /// DATATYPE)`: every argument by reference, as C's `MPI_User_function` takes them.
-type UserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+type UserFunction = unsafe extern "C-unwind" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 
 #[no_mangle]
 pub unsafe extern "C" fn mpi_op_create_(

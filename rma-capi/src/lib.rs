@@ -268,7 +268,7 @@ pub(crate) enum Errh {
     Abort,
     /// `MPI_Comm_errhandler_function` or `MPI_Win_errhandler_function` (the same
     /// shape: a pointer to the handle and one to the code).
-    User(unsafe extern "C" fn(*mut c_int, *mut c_int, ...)),
+    User(unsafe extern "C-unwind" fn(*mut c_int, *mut c_int, ...)),
 }
 
 pub(crate) const ERRH_FATAL: i32 = 1;

@@ -1548,7 +1548,7 @@ pub unsafe extern "C" fn MPI_Win_get_attr(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_errhandler(
-    f: Option<unsafe extern "C" fn(*mut c_int, *mut c_int, ...)>,
+    f: Option<unsafe extern "C-unwind" fn(*mut c_int, *mut c_int, ...)>,
     e: *mut c_int,
 ) -> c_int {
     // SAFETY: the same shape as a communicator's handler.
