@@ -265,8 +265,7 @@ struct Scope {
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("cfg")
-            && a
-                .parse_args::<syn::Path>()
+            && a.parse_args::<syn::Path>()
                 .is_ok_and(|p| p.is_ident("test"))
     })
 }

@@ -17,7 +17,8 @@ use rma_win::{Datatype, Op};
 use std::ffi::{c_int, c_void};
 
 /// `MPI_User_function`: `(invec, inoutvec, len, datatype)`, inoutvec = invec op inoutvec.
-pub(crate) type UserFn = unsafe extern "C-unwind" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+pub(crate) type UserFn =
+    unsafe extern "C-unwind" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 
 /// First handle of a program's operation (the predefined ones are 1..=14).
 const FIRST_USER: i32 = 32;

@@ -159,7 +159,13 @@ pub(crate) struct P2p {
     /// also in the request table, as `Req::Done` while inactive and as the started
     /// send or receive while active.
     persist: std::collections::BTreeMap<c_int, Persist>,
+    /// Messages taken by a matched probe (MPI_Mprobe), by message handle, until
+    /// MPI_Mrecv receives them.
+    matched: crate::Table<Msg>,
 }
+
+/// MPI_MESSAGE_NO_PROC: a matched probe of MPI_PROC_NULL.
+const MESSAGE_NO_PROC: c_int = 1;
 
 /// What a persistent request starts each time.
 #[derive(Clone, Copy)]
@@ -293,6 +299,7 @@ impl P2p {
             posted: VecDeque::new(),
             colls: Vec::new(),
             persist: std::collections::BTreeMap::new(),
+            matched: crate::Table::new(),
         }
     }
 
@@ -1373,6 +1380,153 @@ fn probe(st: &mut State, src: c_int, tag: c_int, c: c_int) -> R<Option<Status>> 
             bytes: m.data.len() as u64,
         }
     }))
+}
+
+/// A matched probe: takes the first message matching (src, tag) on `c` out of the
+/// queue, if one has arrived; its message handle and status.
+fn mprobe(st: &mut State, src: c_int, tag: c_int, c: c_int) -> R<Option<(c_int, Status)>> {
+    let ctx = st.check_source(c, src, tag)?;
+    if src == PROC_NULL {
+        return Ok(Some((MESSAGE_NO_PROC, Status::EMPTY)));
+    }
+    st.pump()?;
+    let Some(i) = st.p2p.find(ctx, src, tag) else {
+        return Ok(None);
+    };
+    let m = st.p2p.queue.remove(i).expect("found");
+    let s = Status {
+        source: m.src,
+        tag: m.tag,
+        error: 0,
+        bytes: m.data.len() as u64,
+    };
+    Ok(Some((st.p2p.matched.insert(2, m), s)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mprobe(
+    src: c_int,
+    tag: c_int,
+    c: c_int,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Mprobe", On::Comm(c), |st| {
+        st.comm(c)?;
+        if message.is_null() {
+            return Err(fail(code::ARG, "message is NULL"));
+        }
+        let (h, s) = wait_on(st, |st| mprobe(st, src, tag, c))?;
+        // SAFETY: MPI's contract: a message handle (checked non-null) and a status.
+        unsafe {
+            s.store(status);
+            out(message, h, "message")
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Improbe(
+    src: c_int,
+    tag: c_int,
+    c: c_int,
+    flag: *mut c_int,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Improbe", On::Comm(c), |st| {
+        if message.is_null() {
+            return Err(fail(code::ARG, "message is NULL"));
+        }
+        let got = mprobe(st, src, tag, c)?;
+        st.progress();
+        // SAFETY: MPI's contract: the out-parameters (message checked non-null).
+        unsafe {
+            if let Some((h, s)) = got {
+                s.store(status);
+                out(message, h, "message")?;
+            }
+            out(flag, c_int::from(got.is_some()), "flag")
+        }
+    })
+}
+
+/// Receives matched message `*message` into `buf`; its status, the handle reset.
+///
+/// # Safety
+/// MPI's contract: `message` points to a message handle, `buf` holds `n` elements of
+/// `dt`.
+unsafe fn mrecv(
+    st: &mut State,
+    buf: *mut c_void,
+    n: c_int,
+    dt: c_int,
+    message: *mut c_int,
+) -> R<Status> {
+    // SAFETY: the caller's contract.
+    let h = unsafe { crate::inp(message, "message")? };
+    let d = st.dt(dt)?;
+    let n = count(n, "count")?;
+    let s = if h == MESSAGE_NO_PROC {
+        Status::EMPTY
+    } else {
+        let m = st
+            .p2p
+            .matched
+            .remove(h)
+            .ok_or_else(|| fail(code::REQUEST, format!("{h} is not a matched message")))?;
+        // SAFETY: the caller's contract.
+        let s = unsafe { deliver(&m, buf, n, &d)? };
+        st.progress();
+        s
+    };
+    // SAFETY: the caller's contract.
+    unsafe { out(message, 0, "message")? };
+    if s.error != 0 {
+        return Err(fail(
+            code::TRUNCATE,
+            "a matched message longer than its buffer (truncated)",
+        ));
+    }
+    Ok(s)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv(
+    buf: *mut c_void,
+    n: c_int,
+    dt: c_int,
+    message: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Mrecv", On::World, |st| {
+        // SAFETY: MPI's contract, forwarded.
+        let s = unsafe { mrecv(st, buf, n, dt, message)? };
+        // SAFETY: MPI's contract: a status.
+        unsafe { s.store(status) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv(
+    buf: *mut c_void,
+    n: c_int,
+    dt: c_int,
+    message: *mut c_int,
+    req: *mut c_int,
+) -> c_int {
+    call("MPI_Imrecv", On::World, |st| {
+        if req.is_null() {
+            return Err(fail(code::ARG, "request is NULL"));
+        }
+        // the message is here already: received at once, completed by a wait
+        // SAFETY: MPI's contract, forwarded.
+        let s = unsafe { mrecv(st, buf, n, dt, message)? };
+        let h = st.reqs.insert(1, Req::Received(s));
+        // SAFETY: MPI's contract: a request handle (checked non-null).
+        unsafe { out(req, h, "request") }
+    })
 }
 
 #[no_mangle]

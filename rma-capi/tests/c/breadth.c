@@ -444,6 +444,38 @@ static void nonblocking(void) {
         MPI_Request_free(&r[3]);
     }
 
+    /* matched probes: the message taken at the probe, received by its handle */
+    {
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size, v = 500 + rank;
+        int got[2] = {-1, -1}, flag = 0, cnt = -1;
+        MPI_Message m;
+        MPI_Status st;
+        MPI_Request r;
+        MPI_Isend(&v, 1, MPI_INT, next, 14, MPI_COMM_WORLD, &r);
+        MPI_Mprobe(prev, 14, MPI_COMM_WORLD, &m, &st);
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        CHECK(m != MPI_MESSAGE_NULL && st.MPI_SOURCE == prev && cnt == 1, "Mprobe");
+        /* a probe no longer sees the matched message */
+        MPI_Iprobe(prev, 14, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        CHECK(!flag, "Iprobe after Mprobe saw the message");
+        MPI_Mrecv(got, 2, MPI_INT, &m, &st);
+        CHECK(got[0] == 500 + prev && m == MPI_MESSAGE_NULL, "Mrecv: %d", got[0]);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Isend(&v, 1, MPI_INT, next, 15, MPI_COMM_WORLD, &r);
+        flag = 0;
+        while (!flag)
+            MPI_Improbe(prev, 15, MPI_COMM_WORLD, &flag, &m, MPI_STATUS_IGNORE);
+        MPI_Request q;
+        MPI_Imrecv(&got[1], 1, MPI_INT, &m, &q);
+        MPI_Wait(&q, &st);
+        CHECK(got[1] == 500 + prev && st.MPI_TAG == 15, "Improbe/Imrecv: %d", got[1]);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &m, &st);
+        CHECK(m == MPI_MESSAGE_NO_PROC && st.MPI_SOURCE == MPI_PROC_NULL, "Mprobe of PROC_NULL");
+        MPI_Mrecv(got, 1, MPI_INT, &m, MPI_STATUS_IGNORE);
+        CHECK(m == MPI_MESSAGE_NULL, "Mrecv of MPI_MESSAGE_NO_PROC");
+    }
+
     /* MPI_Pack / MPI_Unpack through an MPI_PACKED message */
     {
         int next = (rank + 1) % size, prev = (rank + size - 1) % size, psz = -1, pos = 0;
