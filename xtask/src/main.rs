@@ -2,6 +2,7 @@
 //! read `cargo metadata`).
 
 mod bench;
+mod clients;
 mod mpich_suite;
 mod msrv;
 mod setup;
@@ -82,6 +83,16 @@ Tasks:
                        testlist with MPICH's pass rule; writes
                        target/mpich-suite/results.md (--dtp: results-dtp.md), side by side (rma joins when its
                        C ABI exists)
+  clients [--impl NAME,...] [--client armci,mpi4py] [--armci-src DIR] [--timeout-cap SECS]
+          [--min-pass-armci N] [--min-pass-mpi4py N]
+                       third-party one-sided MPI clients, fetched at run time and built
+                       unmodified with each MPI's compiler wrapper (rmacc for rma):
+                       ARMCI-MPI (Debian's armci-mpi source package, or --armci-src: a
+                       source tree or git directory) and its `make check` tests, mpi4py
+                       (PyPI's sdist, pinned) and its window and RMA test files on 1, 2
+                       and 3 ranks; writes target/clients/results.md side by side and
+                       one summary line per implementation; a client that cannot be
+                       fetched is a note; --min-pass-*: floors on what rma passes
   help                 this text
 ";
 
@@ -830,6 +841,7 @@ fn main() -> ExitCode {
         "bench" => bench::main(&rest),
         "demo" => demo(&rest),
         "mpich-suite" => mpich_suite::main(&rest),
+        "clients" => clients::main(&rest),
         "tsan" => tsan(),
         "msrv" if !rest.is_empty() => {
             eprintln!("xtask: msrv takes no options, got {rest:?}\n\n{HELP}");

@@ -56,17 +56,18 @@ cargo xtask mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
                  pools' large counts take minutes each; CI runs the others)
 ";
 
-/// An MPI implementation the suite is built and run with.
-struct Impl {
-    name: &'static str,
-    cc: &'static str,
+/// An MPI implementation the suite (and `cargo xtask clients`) is built and run with.
+#[derive(Debug)]
+pub(crate) struct Impl {
+    pub(crate) name: &'static str,
+    pub(crate) cc: &'static str,
     /// The launcher and the arguments before the rank count.
-    launch: &'static [&'static str],
+    pub(crate) launch: &'static [&'static str],
     /// Extra compiler flags.
-    cflags: &'static [&'static str],
+    pub(crate) cflags: &'static [&'static str],
 }
 
-const IMPLS: &[Impl] = &[
+pub(crate) const IMPLS: &[Impl] = &[
     // rma's C interface: paths in the workspace, made absolute by `tool`
     Impl {
         name: "rma",
@@ -97,7 +98,7 @@ const IMPLS: &[Impl] = &[
 
 /// A command of an implementation: rma's are paths in the workspace (rmarun in the
 /// target directory), the others are looked up in PATH.
-fn tool(s: &str) -> PathBuf {
+pub(crate) fn tool(s: &str) -> PathBuf {
     let root = std::env::current_dir().unwrap_or_default();
     match s.strip_prefix("target/") {
         Some(rest) => {
@@ -110,7 +111,7 @@ fn tool(s: &str) -> PathBuf {
 }
 
 /// Builds rma's side: the C interface library and rmarun.
-fn build_rma() -> Result<(), String> {
+pub(crate) fn build_rma() -> Result<(), String> {
     let ok = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "build",
@@ -211,19 +212,7 @@ pub(crate) struct Program {
 /// with its `_SOURCES` (default `NAME.c`), its `_CPPFLAGS` less `$(AM_CPPFLAGS)` and
 /// the `-l` flags of its `_LDADD`.
 pub(crate) fn parse_makefile_am(text: &str) -> BTreeMap<String, Program> {
-    // join continuation lines first
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for raw in text.lines() {
-        let l = raw.trim_end();
-        if let Some(stripped) = l.strip_suffix('\\') {
-            cur.push_str(stripped);
-            cur.push(' ');
-        } else {
-            cur.push_str(l);
-            lines.push(std::mem::take(&mut cur));
-        }
-    }
+    let lines = logical_lines(text);
     let mut names = Vec::new();
     let mut vars: BTreeMap<String, String> = BTreeMap::new();
     let mut depth = 0usize;
@@ -290,6 +279,26 @@ pub(crate) fn parse_makefile_am(text: &str) -> BTreeMap<String, Program> {
         .collect()
 }
 
+/// The lines of a makefile with its continuation lines (ending in `\\`) joined.
+pub(crate) fn logical_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for raw in text.lines() {
+        let l = raw.trim_end();
+        if let Some(stripped) = l.strip_suffix('\\') {
+            cur.push_str(stripped);
+            cur.push(' ');
+        } else {
+            cur.push_str(l);
+            lines.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 /// MPICH's runtests pass rule: exit status 0, and the output holds exactly one line
 /// `No Errors` (any case of the `E`, blanks around) and otherwise only `Test Passed`
 /// lines.
@@ -308,7 +317,7 @@ pub(crate) fn passes(exit_ok: bool, output: &str) -> bool {
 
 /// What a run of one entry came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+pub(crate) enum Outcome {
     Pass,
     Fail,
     Timeout,
@@ -317,7 +326,7 @@ enum Outcome {
 }
 
 impl Outcome {
-    fn cell(self) -> &'static str {
+    pub(crate) fn cell(self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Fail => "FAIL",
@@ -398,20 +407,7 @@ fn suite_dir(root: &Path) -> Result<PathBuf, String> {
         return Ok(dir);
     }
     std::fs::create_dir_all(&src).map_err(|e| format!("{}: {e}", src.display()))?;
-    let fetch = || {
-        Command::new("apt-get")
-            .args(["source", "--download-only", "mpich"])
-            .current_dir(&src)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    };
-    if !fetch() {
-        add_deb_src()?;
-        if !fetch() {
-            return Err("apt-get source --download-only mpich failed".into());
-        }
-    }
+    apt_get_source("mpich", &src)?;
     let tarball = std::fs::read_dir(&src)
         .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -548,6 +544,40 @@ fn find_unpacked(src: &Path) -> Option<PathBuf> {
         .find(|p| p.join("rma/testlist.in").is_file())
 }
 
+/// `apt-get source --download-only PACKAGE` into `dir` (killed after 10 minutes);
+/// when that fails, a `deb-src` entry is added (as root, [`add_deb_src`]) and it is
+/// tried once more. The error quotes apt-get's own `E:` lines (its whole output is in
+/// `dir/apt-get-source-PACKAGE.log`).
+pub(crate) fn apt_get_source(package: &str, dir: &Path) -> Result<(), String> {
+    let fetch = || -> Result<(), String> {
+        let mut cmd = Command::new("apt-get");
+        cmd.args(["source", "--download-only", package])
+            .current_dir(dir);
+        let log = dir.join(format!("apt-get-source-{package}.log"));
+        let outcome = crate::bench::run_with_timeout(cmd, &log, Duration::from_secs(600));
+        if matches!(outcome, BenchOutcome::Ok) {
+            return Ok(());
+        }
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let errors: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("E:"))
+            .map(str::trim)
+            .collect();
+        let why = if errors.is_empty() {
+            outcome.describe()
+        } else {
+            errors.join("; ")
+        };
+        Err(format!("apt-get source --download-only {package}: {why}"))
+    };
+    let Err(first) = fetch() else {
+        return Ok(());
+    };
+    add_deb_src().map_err(|e| format!("{first} ({e})"))?;
+    fetch()
+}
+
 /// Adds a `deb-src` entry for the Debian archive and suite this machine's
 /// `debian.sources` uses, then `apt-get update` (as root only).
 fn add_deb_src() -> Result<(), String> {
@@ -572,10 +602,7 @@ fn add_deb_src() -> Result<(), String> {
     if let Some(k) = field("Signed-By:") {
         text.push_str(&format!("Signed-By: {k}\n"));
     }
-    eprintln!(
-        "mpich-suite: adding {} (deb-src for {suite})",
-        list.display()
-    );
+    eprintln!("xtask: adding {} (deb-src for {suite})", list.display());
     std::fs::write(list, text).map_err(|e| {
         format!(
             "{}: {e} (as root this runner adds it; or add a deb-src line for your Debian archive yourself and run apt-get update)",

@@ -811,8 +811,20 @@ fn command(c: &Config, p: &Paths, o: &Options, suite: &Suite, ranks: Ranks, csv:
 }
 
 /// Runs `cmd` in its own process group with output to `log`; past `timeout` the
-/// whole group is killed.
-pub(crate) fn run_with_timeout(mut cmd: Command, log: &Path, timeout: Duration) -> Outcome {
+/// whole group is killed, and every process it started (an MPI launcher's ranks in
+/// process groups of their own included).
+pub(crate) fn run_with_timeout(cmd: Command, log: &Path, timeout: Duration) -> Outcome {
+    run_watched(cmd, log, timeout, false)
+}
+
+/// [`run_with_timeout`], and nothing it started outlives it: its processes are looked
+/// up twice a second while it runs (never while a bench measures), and those still
+/// there once it has ended, or still in its process group, are killed.
+pub(crate) fn run_reaped(cmd: Command, log: &Path, timeout: Duration) -> Outcome {
+    run_watched(cmd, log, timeout, true)
+}
+
+fn run_watched(mut cmd: Command, log: &Path, timeout: Duration, watch: bool) -> Outcome {
     let spawned = fs::File::create(log).and_then(|f| {
         let err = f.try_clone()?;
         cmd.stdin(Stdio::null())
@@ -825,33 +837,208 @@ pub(crate) fn run_with_timeout(mut cmd: Command, log: &Path, timeout: Duration) 
         Ok(c) => c,
         Err(e) => return Outcome::Failed(format!("could not start: {e}")),
     };
+    let id = child.id();
+    let born = procs::stat(id).map_or(0, |p| p.start);
+    let mut seen = procs::Seen::default();
     let deadline = Instant::now() + timeout;
-    loop {
+    let mut next_look = Instant::now() + Duration::from_millis(100);
+    let outcome = loop {
         match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Outcome::Ok,
+            Ok(Some(status)) if status.success() => break Outcome::Ok,
             Ok(Some(status)) => {
-                return Outcome::Failed(match (status.code(), status.signal()) {
+                break Outcome::Failed(match (status.code(), status.signal()) {
                     (Some(code), _) => format!("exit status {code}"),
                     (None, Some(sig)) => format!("killed by signal {sig}"),
                     _ => status.to_string(),
                 })
             }
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) if Instant::now() < deadline => {
+                if watch && Instant::now() >= next_look {
+                    seen.add(procs::descendants(id));
+                    next_look = Instant::now() + Duration::from_millis(500);
+                }
+                std::thread::sleep(Duration::from_millis(50))
+            }
             Ok(None) => {
                 // TERM first: an MPI launcher then ends its ranks, which Open MPI's
-                // puts in process groups of their own; KILL what is left
-                let group = format!("-{}", child.id());
-                let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+                // and MPICH's put in process groups of their own; KILL what is left,
+                // groups and processes as they were before the TERM
+                seen.add(procs::descendants(id));
+                procs::signal_group(id, "TERM");
                 let grace = Instant::now() + Duration::from_secs(3);
                 while Instant::now() < grace && matches!(child.try_wait(), Ok(None)) {
                     std::thread::sleep(Duration::from_millis(50));
                 }
-                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+                procs::signal_group(id, "KILL");
                 let _ = child.kill();
                 let _ = child.wait();
-                return Outcome::TimedOut(timeout.as_secs());
+                break Outcome::TimedOut(timeout.as_secs());
             }
-            Err(e) => return Outcome::Failed(format!("wait failed: {e}")),
+            Err(e) => break Outcome::Failed(format!("wait failed: {e}")),
+        }
+    };
+    let left = seen.kill_left(id, born);
+    if left > 0 && matches!(outcome, Outcome::Ok | Outcome::Failed(_)) {
+        eprintln!(
+            "xtask: killed {left} process(es) left behind by {:?}",
+            cmd.get_program()
+        );
+    }
+    outcome
+}
+
+/// The processes a command started, from /proc (Linux), to kill what outlives it.
+mod procs {
+    use std::collections::BTreeMap;
+    use std::process::Command;
+
+    /// A process as /proc/PID/stat shows it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) struct Proc {
+        pub(super) pid: u32,
+        pub(super) ppid: u32,
+        pub(super) pgid: u32,
+        /// When it started (clock ticks since boot): a pid reused later differs.
+        pub(super) start: u64,
+    }
+
+    pub(super) fn stat(pid: u32) -> Option<Proc> {
+        parse_stat(
+            pid,
+            &std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?,
+        )
+    }
+
+    /// `pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt
+    /// cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime
+    /// ...`; the command name may hold blanks and parentheses.
+    pub(super) fn parse_stat(pid: u32, text: &str) -> Option<Proc> {
+        let rest = text.get(text.rfind(')')? + 1..)?;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        Some(Proc {
+            pid,
+            ppid: f.get(1)?.parse().ok()?,
+            pgid: f.get(2)?.parse().ok()?,
+            start: f.get(19)?.parse().ok()?,
+        })
+    }
+
+    fn all() -> Vec<Proc> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter_map(stat)
+            .collect()
+    }
+
+    /// The processes descended from `root` now.
+    pub(super) fn descendants(root: u32) -> Vec<Proc> {
+        let all = all();
+        let mut out: Vec<Proc> = Vec::new();
+        let mut frontier = vec![root];
+        while let Some(parent) = frontier.pop() {
+            for p in all.iter().filter(|p| p.ppid == parent) {
+                if !out.contains(p) {
+                    out.push(*p);
+                    frontier.push(p.pid);
+                }
+            }
+        }
+        out
+    }
+
+    /// `kill -s SIG -- -PGID`.
+    pub(super) fn signal_group(pgid: u32, sig: &str) {
+        let _ = Command::new("kill")
+            .args(["-s", sig, "--", &format!("-{pgid}")])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+
+    fn signal(pid: u32, sig: &str) {
+        let _ = Command::new("kill")
+            .args(["-s", sig, "--", &pid.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+
+    /// The processes seen under a command, by pid.
+    #[derive(Debug, Default)]
+    pub(super) struct Seen(BTreeMap<u32, Proc>);
+
+    impl Seen {
+        pub(super) fn add(&mut self, procs: Vec<Proc>) {
+            for p in procs {
+                self.0.insert(p.pid, p);
+            }
+        }
+
+        /// Kills what is still alive of the processes seen (the same pid and start
+        /// time), with the process groups they lead, and what is still in the group
+        /// `group` of the command started at `born`; how many processes that was.
+        pub(super) fn kill_left(&self, group: u32, born: u64) -> usize {
+            let ours = stat(std::process::id()).map(|p| p.pgid);
+            let mut left: Vec<Proc> = all()
+                .into_iter()
+                .filter(|p| {
+                    self.0.get(&p.pid).is_some_and(|s| s.start == p.start)
+                        || (p.pgid == group && p.start >= born && Some(p.pgid) != ours)
+                })
+                .collect();
+            left.retain(|p| p.pid != std::process::id());
+            for p in &left {
+                if p.pgid == p.pid && Some(p.pgid) != ours {
+                    signal_group(p.pgid, "KILL");
+                }
+                signal(p.pid, "KILL");
+            }
+            left.len()
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn stat_lines_with_odd_names() {
+            let line =
+                "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 1 0 987654 1000 1";
+            let p = super::parse_stat(4242, line).unwrap();
+            assert_eq!((p.ppid, p.pgid, p.start), (17, 4242, 987654));
+            assert!(super::parse_stat(1, "1 (x) S").is_none());
+        }
+
+        /// Whether a process runs with exactly this command line.
+        fn running(cmdline: &str) -> bool {
+            let want: String = cmdline.split(' ').map(|w| format!("{w}\0")).collect();
+            std::fs::read_dir("/proc").into_iter().flatten().any(|e| {
+                e.ok()
+                    .and_then(|e| std::fs::read(e.path().join("cmdline")).ok())
+                    .is_some_and(|c| c == want.as_bytes())
+            })
+        }
+
+        #[test]
+        fn nothing_outlives_a_run() {
+            use std::process::Command;
+            use std::time::Duration;
+            let log = std::env::temp_dir().join(format!("xtask-reap-{}.log", std::process::id()));
+            // a rank in a session of its own, left behind by a launcher that exits
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", "setsid sleep 3141 & sleep 1"]);
+            let out = crate::bench::run_reaped(cmd, &log, Duration::from_secs(20));
+            assert!(matches!(out, crate::bench::model::Outcome::Ok), "{out:?}");
+            assert!(!running("sleep 3141"));
+            // and one of a launcher that hangs
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", "setsid sleep 3142 & exec sleep 3143"]);
+            let out = crate::bench::run_with_timeout(cmd, &log, Duration::from_millis(1500));
+            assert!(
+                matches!(out, crate::bench::model::Outcome::TimedOut(_)),
+                "{out:?}"
+            );
+            assert!(!running("sleep 3142") && !running("sleep 3143"));
+            let _ = std::fs::remove_file(&log);
         }
     }
 }
