@@ -10,7 +10,8 @@ use rma_win::World;
 use std::ffi::{c_int, c_void};
 
 const CHUNK: usize = 240;
-const IN_PLACE: isize = -1;
+/// MPI_IN_PLACE's address.
+pub(crate) const IN_PLACE: isize = -1;
 
 /// Every rank's `mine`, indexed by rank (any lengths).
 pub(crate) fn allgather_bytes(w: &World, mine: &[u8]) -> R<Vec<Vec<u8>>> {
@@ -138,11 +139,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
         }
         let d = st.dt(dt)?;
         let n = count(n, "count")?;
-        let src = if sbuf as isize == IN_PLACE {
-            rbuf as *const c_void
-        } else {
-            sbuf
-        };
+        let src = source(sbuf, rbuf);
         // SAFETY: MPI's contract: the buffers hold n elements of dt.
         let mine = unsafe { pack(src, n, &d)? };
         let acc = reduce_all(st, c, &mine, n, dt, op)?;
@@ -175,11 +172,8 @@ pub unsafe extern "C" fn MPI_Reduce(
         let me = comm.rank();
         let d = st.dt(dt)?;
         let n = count(n, "count")?;
-        let src = if sbuf as isize == IN_PLACE && me == root {
-            rbuf as *const c_void
-        } else {
-            sbuf
-        };
+        // MPI_IN_PLACE counts at the root only
+        let src = if me == root { source(sbuf, rbuf) } else { sbuf };
         // SAFETY: MPI's contract: the buffers hold n elements of dt.
         let mine = unsafe { pack(src, n, &d)? };
         let acc = reduce_all(st, c, &mine, n, dt, op)?;
@@ -408,11 +402,11 @@ pub unsafe extern "C" fn MPI_Alltoall(
 ///
 /// # Safety
 /// MPI's contract: the buffer at `base` holds every part where the displacements say.
-unsafe fn lay_out(
+pub(crate) unsafe fn lay_out(
     parts: &[Vec<u8>],
     base: *mut c_void,
-    counts: &[c_int],
-    displs: &[c_int],
+    counts: &[usize],
+    displs: &[isize],
     dt: &rma_win::Datatype,
     skip: Option<usize>,
 ) -> R {
@@ -420,9 +414,9 @@ unsafe fn lay_out(
         if Some(r) == skip {
             continue;
         }
-        let at = (base as isize).wrapping_add(dt.extent() * displs[r] as isize);
+        let at = (base as isize).wrapping_add(dt.extent() * displs[r]);
         // SAFETY: the caller's contract.
-        unsafe { unpack(part, at as *mut c_void, count(counts[r], "recvcounts")?, dt)? };
+        unsafe { unpack(part, at as *mut c_void, counts[r], dt)? };
     }
     Ok(())
 }
@@ -447,23 +441,18 @@ unsafe fn gatherv(
     let receives = root.is_none_or(|r| r == me);
     let in_place = sbuf as isize == IN_PLACE && receives;
     let (counts, displs) = if receives {
-        // SAFETY: MPI's contract: where data arrives, size counts and displacements.
-        unsafe {
-            (
-                crate::arr(rcounts, size as c_int, "recvcounts")?,
-                crate::arr(displs, size as c_int, "displs")?,
-            )
-        }
+        // MPI's contract: where data arrives, size counts and displacements
+        nbc::given(rcounts, displs)(size)?
     } else {
-        (&[][..], &[][..])
+        (Vec::new(), Vec::new())
     };
     let rd = if receives { Some(st.dt(rdt)?) } else { None };
     let mine = match &rd {
         Some(rd) if in_place => {
-            let at = (rbuf as isize).wrapping_add(rd.extent() * displs[me] as isize);
+            let at = (rbuf as isize).wrapping_add(rd.extent() * displs[me]);
             // SAFETY: MPI's contract: with MPI_IN_PLACE this rank's part of the receive
             // buffer is its contribution.
-            unsafe { pack(at as *const c_void, count(counts[me], "recvcounts")?, rd)? }
+            unsafe { pack(at as *const c_void, counts[me], rd)? }
         }
         // SAFETY: MPI's contract: the send buffer holds sn elements of sdt.
         _ => unsafe { pack(sbuf, count(sn, "sendcount")?, &st.dt(sdt)?)? },
@@ -471,7 +460,7 @@ unsafe fn gatherv(
     let all = allgather_bytes(comm.world(), &mine)?;
     if let Some(rd) = rd {
         // SAFETY: MPI's contract: the receive buffer holds every part.
-        unsafe { lay_out(&all, rbuf, counts, displs, &rd, in_place.then_some(me))? };
+        unsafe { lay_out(&all, rbuf, &counts, &displs, &rd, in_place.then_some(me))? };
     }
     st.progress();
     Ok(())
@@ -685,11 +674,8 @@ pub unsafe extern "C" fn MPI_Alltoallv(
                 .iter()
                 .map(|a| part_of(a, me).map(<[u8]>::to_vec))
                 .collect::<R<Vec<_>>>()?;
-            let (rc, rd) = (
-                crate::arr(rcounts, n, "recvcounts")?,
-                crate::arr(rdispls, n, "rdispls")?,
-            );
-            lay_out(&got, rbuf, rc, rd, &st.dt(rdt)?, None)?;
+            let (rc, rd) = nbc::given(rcounts, rdispls)(size)?;
+            lay_out(&got, rbuf, &rc, &rd, &st.dt(rdt)?, None)?;
         }
         st.progress();
         Ok(())
@@ -697,7 +683,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
 }
 
 /// The send buffer of a reduction, or the receive buffer for MPI_IN_PLACE.
-fn source(sbuf: *const c_void, rbuf: *mut c_void) -> *const c_void {
+pub(crate) fn source(sbuf: *const c_void, rbuf: *mut c_void) -> *const c_void {
     if sbuf as isize == IN_PLACE {
         rbuf as *const c_void
     } else {

@@ -25,7 +25,7 @@ use crate::{call, code, count, fail, out, Lease, On, State, R};
 use rma_win::Datatype;
 use std::ffi::{c_int, c_void};
 
-const IN_PLACE: isize = -1;
+use crate::coll::{source, IN_PLACE};
 
 /// One part of a collective: where it comes from, (rank of the communicator, tag),
 /// None for no message (this rank's own part, or MPI_PROC_NULL); and the bytes once
@@ -110,15 +110,8 @@ impl Finish {
                 dt,
                 skip,
             } => {
-                for (r, part) in got.iter().enumerate() {
-                    if Some(r) == *skip {
-                        continue;
-                    }
-                    let at = (*buf as isize).wrapping_add(dt.extent() * displs[r]);
-                    // SAFETY: the caller's contract.
-                    unsafe { unpack(part, at as *mut c_void, counts[r], dt)? };
-                }
-                Ok(())
+                // SAFETY: the caller's contract.
+                unsafe { crate::coll::lay_out(&got, *buf, counts, displs, dt, *skip) }
             }
             Finish::Parts { buf, parts } => {
                 for (part, how) in got.iter().zip(parts) {
@@ -422,11 +415,8 @@ pub(crate) unsafe fn ireduce(
     let d = st.dt(dt)?;
     let n = count(n, "count")?;
     let receives = root.is_none_or(|r| r == me);
-    let src = if sbuf as isize == IN_PLACE && receives {
-        rbuf as *const c_void
-    } else {
-        sbuf
-    };
+    // MPI_IN_PLACE counts where the result lands only
+    let src = if receives { source(sbuf, rbuf) } else { sbuf };
     // SAFETY: MPI's contract: the buffers hold n elements of dt.
     let mine = unsafe { pack(src, n, &d)? };
     let to: Vec<usize> = match root {
@@ -1130,11 +1120,7 @@ unsafe fn ireduce_scatter(
     let red = st.reducer(op, dt)?;
     let d = st.dt(dt)?;
     let total: usize = counts.iter().sum();
-    let src = if sbuf as isize == IN_PLACE {
-        rbuf as *const c_void
-    } else {
-        sbuf
-    };
+    let src = source(sbuf, rbuf);
     // SAFETY: the caller's contract.
     let mine = unsafe { pack(src, total, &d)? };
     let plan = Plan {

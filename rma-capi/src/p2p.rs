@@ -2055,6 +2055,41 @@ pub unsafe extern "C" fn MPI_Testany(
     })
 }
 
+/// MPI_Waitsome (`wait`) and MPI_Testsome: completes what can be of the active
+/// requests, waiting for at least one when `wait`.
+///
+/// # Safety
+/// MPI's contract: `reqs` holds `n` requests, `indices` and `statuses` room for as
+/// many entries.
+unsafe fn some(
+    st: &mut Lease,
+    n: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+    wait: bool,
+) -> R {
+    // SAFETY: the caller's contract.
+    let act = unsafe { active(st, n, reqs)? };
+    if act.is_empty() {
+        // SAFETY: the caller's contract: an int out-parameter.
+        return unsafe { out(outcount, crate::comm::UNDEFINED, "outcount") };
+    }
+    let done = if wait {
+        wait_on(st, |st| {
+            let d = complete_some(st, &act)?;
+            Ok((!d.is_empty()).then_some(d))
+        })?
+    } else {
+        let d = complete_some(st, &act)?;
+        st.progress();
+        d
+    };
+    // SAFETY: the caller's contract.
+    unsafe { report_some(st, &act, &done, reqs, outcount, indices, statuses) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Waitsome(
     n: c_int,
@@ -2063,19 +2098,9 @@ pub unsafe extern "C" fn MPI_Waitsome(
     indices: *mut c_int,
     statuses: *mut MpiStatus,
 ) -> c_int {
-    call("MPI_Waitsome", On::World, |st| {
-        // SAFETY: MPI's contract: n requests.
-        let act = unsafe { active(st, n, reqs)? };
-        if act.is_empty() {
-            // SAFETY: MPI's contract: an int out-parameter.
-            return unsafe { out(outcount, crate::comm::UNDEFINED, "outcount") };
-        }
-        let done = wait_on(st, |st| {
-            let d = complete_some(st, &act)?;
-            Ok((!d.is_empty()).then_some(d))
-        })?;
-        // SAFETY: MPI's contract: the requests and room for the results.
-        unsafe { report_some(st, &act, &done, reqs, outcount, indices, statuses) }
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Waitsome", On::World, |st| unsafe {
+        some(st, n, reqs, outcount, indices, statuses, true)
     })
 }
 
@@ -2087,17 +2112,9 @@ pub unsafe extern "C" fn MPI_Testsome(
     indices: *mut c_int,
     statuses: *mut MpiStatus,
 ) -> c_int {
-    call("MPI_Testsome", On::World, |st| {
-        // SAFETY: MPI's contract: n requests.
-        let act = unsafe { active(st, n, reqs)? };
-        if act.is_empty() {
-            // SAFETY: MPI's contract: an int out-parameter.
-            return unsafe { out(outcount, crate::comm::UNDEFINED, "outcount") };
-        }
-        let done = complete_some(st, &act)?;
-        st.progress();
-        // SAFETY: MPI's contract: the requests and room for the results.
-        unsafe { report_some(st, &act, &done, reqs, outcount, indices, statuses) }
+    // SAFETY: MPI's contract, forwarded.
+    call("MPI_Testsome", On::World, |st| unsafe {
+        some(st, n, reqs, outcount, indices, statuses, false)
     })
 }
 
