@@ -588,13 +588,18 @@ pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut Lease) -> R) -> c_int
         let mut lease = Lease::acquire()?;
         // a window another thread took out, or the world it shares with its
         // communicator, waits for it (see `win::sync`)
-        match on {
-            On::Win(w) => lease.wait_while(|st| st.win_out(w))?,
-            On::Comm(c) if USES_WORLD.contains(&name) => {
-                lease.wait_while(|st| st.comm_out(c))?;
+        // (nothing to look up while no window is out: every call but a few)
+        if lease.any_out() {
+            match on {
+                On::Win(w) => lease.wait_while(|st| st.win_out(w))?,
+                On::Comm(c) if USES_WORLD.contains(&name) => {
+                    lease.wait_while(|st| st.comm_out(c))?;
+                }
+                On::Comm(_) if MAKES_WINDOW.contains(&name) => {
+                    lease.wait_while(State::any_out)?;
+                }
+                _ => {}
             }
-            On::Comm(_) if MAKES_WINDOW.contains(&name) => lease.wait_while(State::any_out)?,
-            _ => {}
         }
         f(&mut lease)
     }));
