@@ -23,11 +23,13 @@
 //!
 //! A rank that is merely slow (computing before its next collective) is waited for:
 //! the agreement completes when it arrives.
+//!
+//! This module holds the protocol's parts — the entries and their codes, the error a
+//! mismatch gives, the exit hook — and knows no world; `World::agree` (the world's
+//! `collectives`) runs it.
 
-use crate::error::Call;
-use crate::ffi::{Api, Handle};
-use crate::world::World;
-use rma_core::{Error, Rank, Result};
+use rma_core::{Error, Rank};
+use rma_mpi_sys::{Api, Handle};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicIsize, AtomicPtr, Ordering};
 
@@ -37,9 +39,9 @@ pub const ABORT_CODE: i32 = 70;
 /// A collective call, as the agreement compares them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Entry {
-    /// [`World::barrier`].
+    /// `World::barrier`.
     Barrier,
-    /// [`World::allgather`].
+    /// `World::allgather`.
     Allgather,
     /// Window creation (MPI_Win_allocate / MPI_Win_create): the window's number.
     Create(u32),
@@ -50,7 +52,7 @@ pub(crate) enum Entry {
     Free { win: u32, dropped: bool },
     /// MPI_Finalize; `dropped` when the world was dropped without `finalize`.
     Finalize { dropped: bool },
-    /// MPI_Comm_split of the world ([`World::split`]).
+    /// MPI_Comm_split of the world (`World::split`).
     Split,
     /// The free of a world split from another (its drop); `dropped` when it was not
     /// freed explicitly.
@@ -61,7 +63,7 @@ const DROPPED: i64 = 1 << 48;
 
 impl Entry {
     /// The code the ranks compare: kind and window number.
-    fn code(self) -> i64 {
+    pub(crate) fn code(self) -> i64 {
         let (kind, win): (i64, u32) = match self {
             Entry::Barrier => (1, 0),
             Entry::Allgather => (2, 0),
@@ -76,7 +78,7 @@ impl Entry {
     }
 
     /// The code with what is only reported.
-    fn note(self) -> i64 {
+    pub(crate) fn note(self) -> i64 {
         match self {
             Entry::Free { dropped: true, .. }
             | Entry::Finalize { dropped: true }
@@ -85,7 +87,8 @@ impl Entry {
         }
     }
 
-    fn from_note(note: i64) -> Option<Entry> {
+    /// The entry of a [`Entry::note`]; `None` for a code no entry has.
+    pub(crate) fn from_note(note: i64) -> Option<Entry> {
         let dropped = note & DROPPED != 0;
         let win = (note & 0xffff_ffff) as u32;
         Some(match (note & !DROPPED) >> 32 {
@@ -168,8 +171,10 @@ pub(crate) fn exit_hook_armed() -> bool {
     !EXIT_API.load(Ordering::Acquire).is_null()
 }
 
-/// Makes the process end the job with MPI_Abort when it exits.
-fn arm_exit_hook(api: &'static Api, comm: Handle, rank: usize) {
+/// Makes the process end the job with MPI_Abort on `comm` when it exits, printing
+/// `reason` (the first world of the process to break gives it).
+pub(crate) fn arm_exit_hook(api: &'static Api, comm: Handle, rank: usize, reason: String) {
+    let _ = EXIT_REASON.set(reason);
     EXIT_COMM.store(comm, Ordering::Release);
     EXIT_RANK.store(rank as isize, Ordering::Release);
     let first = EXIT_API
@@ -183,71 +188,8 @@ fn arm_exit_hook(api: &'static Api, comm: Handle, rank: usize) {
     }
 }
 
-impl World {
-    /// Runs the agreement before the collective `entry` (the module docs): `Ok` when
-    /// every rank entered the same collective, else the broken world's error.
-    pub(crate) fn agree(&self, entry: Entry) -> Result<()> {
-        self.check_broken()?;
-        // Heap words: if the wait fails the request may still write them, so they are
-        // leaked then, never freed under it.
-        let mut words = Box::new([entry.code(), -entry.code(), 0, 0]);
-        let (input, output) = words.split_at_mut(2);
-        let mut req: Handle = 0;
-        // SAFETY: `input` and `output` hold two words each and live until the request
-        // completes (or forever, below); `comm` is live while `self` is.
-        let rc = self.mpi(|api| unsafe {
-            (api.iagree)(self.comm(), input.as_ptr(), output.as_mut_ptr(), &mut req)
-        });
-        self.check(rc, Call::new("MPI_Iallreduce"))?;
-        // MPI_Wait: the library's own wait, which drives its progress engine the way
-        // a blocking collective would (targets that need it keep applying calls)
-        // SAFETY: `req` is the live request started above.
-        let rc = self.mpi(|api| unsafe { (api.wait)(&mut req) });
-        if rc != 0 {
-            Box::leak(words);
-            return self.check(rc, Call::new("MPI_Wait"));
-        }
-        let (max, min) = (words[2], -words[3]);
-        if max == min {
-            return Ok(());
-        }
-        Err(self.break_up(entry))
-    }
-
-    /// The ranks entered different collectives: learns what each entered, breaks the
-    /// world and returns its error.
-    fn break_up(&self, entry: Entry) -> Error {
-        let mut notes = vec![0i64; self.size()];
-        // SAFETY: `notes` has one slot per rank; `comm` is live. Every rank is here: the
-        // agreement just completed everywhere with the same (mismatched) result.
-        let rc = self.mpi(|api| unsafe {
-            (api.allgather_i64)(self.comm(), entry.note(), notes.as_mut_ptr())
-        });
-        let entries: Vec<Option<Entry>> = notes.into_iter().map(Entry::from_note).collect();
-        let error = if rc == 0 {
-            mismatch_error(self.rank(), entry, &entries)
-        } else {
-            Error::ProcFailed {
-                rank: Rank::new(0),
-                reason: format!(
-                    "the ranks entered different collective calls (this rank {entry}), and \
-                     learning which failed with MPI error code {rc}"
-                ),
-            }
-        };
-        // the exit hook's MPI_Abort must not race the progress thread's calls
-        self.stop_progress();
-        if let Error::ProcFailed { rank, reason } = &error {
-            self.set_broken(*rank, reason.clone());
-            let _ = EXIT_REASON.set(error.to_string());
-        }
-        arm_exit_hook(self.api(), self.comm(), self.rank());
-        error
-    }
-}
-
 /// The error a rank that entered `mine` gets when the ranks entered `all`.
-fn mismatch_error(me: usize, mine: Entry, all: &[Option<Entry>]) -> Error {
+pub(crate) fn mismatch_error(me: usize, mine: Entry, all: &[Option<Entry>]) -> Error {
     let same = |e: &Option<Entry>| e.map(Entry::code) == Some(mine.code());
     let other = all.iter().position(|e| !same(e)).unwrap_or(0);
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();

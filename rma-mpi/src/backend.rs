@@ -30,8 +30,10 @@
 //! waiting ranks leave the cores to ranks doing work.
 
 use crate::agree::Entry;
+use crate::target::MpiTarget;
 use crate::transport::Trusted;
-use crate::{MpiTarget, MpiWindow, Target, World};
+use crate::window::{MpiWindow, Target};
+use crate::world::World;
 use rma_core::{
     reached, region_covers, region_word, Assert, Backend, BasicType, Disp, Epochs, Error, Flavor,
     Info, LaunchMode, Op, Rank, Regions, Result, Services, Shape, WinInfo, REGIONS,

@@ -3,12 +3,11 @@
 
 use crate::datatype::Placement;
 use crate::epoch::Mode;
-use crate::error::Call;
-use crate::ffi::Handle;
 use crate::issue::{c_len, check_compare_and_swap, check_fetch_and_op, check_fetch_lengths};
 use crate::request::Request;
 use crate::window::{MpiWindow, Target};
 use rma_core::{BasicType, Disp, Op, Rank, Result, RmaCall};
+use rma_mpi_sys::{Call, Handle};
 use std::ffi::c_int;
 
 impl MpiWindow<'_> {
@@ -181,7 +180,7 @@ impl MpiWindow<'_> {
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
         if !to.rank.is_null() && self.split(basic, data.len()) {
-            // one element per call, completed here (defects.rs)
+            // one element per call, completed here (rma-mpi-sys's defects.rs)
             self.need_passive(to.rank, "raccumulate")?;
             self.accumulate_at(self.spot(to)?, basic, op, data, Mode::Passive)?;
             return Ok(Request::done(self.world, "raccumulate", Vec::new()));
@@ -227,7 +226,7 @@ impl MpiWindow<'_> {
             .guards()
             .check_accumulate(basic, op, self.flavor)?;
         if !at.rank.is_null() && self.split(basic, data.len()) {
-            // one element per call, completed here (defects.rs)
+            // one element per call, completed here (rma-mpi-sys's defects.rs)
             self.need_passive(at.rank, "rget_accumulate")?;
             let mut result = vec![0u8; data.len()];
             self.get_accumulate_at(self.spot(at)?, basic, op, data, &mut result)?;

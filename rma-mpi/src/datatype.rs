@@ -9,10 +9,9 @@
 //! the datatype is non-negative. Derived types are committed for one call and freed
 //! when the [`Placement`] drops (MPI keeps a type alive while operations use it).
 
-use crate::error::Call;
-use crate::ffi::Handle;
 use crate::world::World;
 use rma_core::{BasicType, Error, Layout, Rank, Result, Run, Strided};
+use rma_mpi_sys::{Call, Handle};
 use std::ffi::c_int;
 
 /// Where one RMA call lands: the MPI rank, displacement (in the target's disp_unit)

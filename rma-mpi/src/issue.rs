@@ -5,10 +5,10 @@
 //! their target.
 
 use crate::epoch::Mode;
-use crate::error::Call;
 use crate::pending::{copy_landed, Landing};
 use crate::window::{MpiWindow, Spot};
 use rma_core::{BasicType, Error, Op, Rank, Result, RmaCall};
+use rma_mpi_sys::{Api, Call, Handle};
 use std::ffi::c_int;
 
 impl MpiWindow<'_> {
@@ -34,7 +34,10 @@ impl MpiWindow<'_> {
             self.world.basic_handle(BasicType::Byte)?,
             c_len(data.len())?,
         );
-        let call = Call::new("MPI_Put").rank(spot.rank).placed(&p, data.len());
+        let call =
+            Call::new("MPI_Put")
+                .rank(spot.rank)
+                .placed(p.range, (p.disp, p.disp_unit), data.len());
         self.issue_copied(p.rank, data, mode, call, |api, origin| {
             // SAFETY: `origin` holds `n` bytes, kept until a synchronization completes
             // the put; the placement's type and the window are live.
@@ -61,7 +64,11 @@ impl MpiWindow<'_> {
         let p = self.placement(spot, out.len(), BasicType::Byte)?;
         let (ty, n) = (self.world.basic_handle(BasicType::Byte)?, c_len(out.len())?);
         let (len, win) = (out.len(), self.win);
-        let call = || Call::new("MPI_Get").rank(spot.rank).placed(&p, len);
+        let call = || {
+            Call::new("MPI_Get")
+                .rank(spot.rank)
+                .placed(p.range, (p.disp, p.disp_unit), len)
+        };
         self.fetch_flushed(
             p.rank,
             self.pending.mark(p.rank),
@@ -119,7 +126,7 @@ impl MpiWindow<'_> {
         let call = Call::new("MPI_Accumulate")
             .rank(spot.rank)
             .typed(basic, Some(op))
-            .placed(&p, data.len());
+            .placed(p.range, (p.disp, p.disp_unit), data.len());
         self.issue_copied(p.rank, data, mode, call, |api, origin| {
             // SAFETY: `origin` holds `n` elements, kept until a synchronization completes
             // the call; the placement's type and the window are live.
@@ -168,7 +175,7 @@ impl MpiWindow<'_> {
                 Call::new("MPI_Get_accumulate")
                     .rank(spot.rank)
                     .typed(basic, Some(op))
-                    .placed(&p, len)
+                    .placed(p.range, (p.disp, p.disp_unit), len)
             };
             let win = self.win;
             return self.fetch_flushed(
@@ -229,7 +236,7 @@ impl MpiWindow<'_> {
         let call = Call::new("MPI_Get_accumulate")
             .rank(spot.rank)
             .typed(basic, Some(op))
-            .placed(&p, len);
+            .placed(p.range, (p.disp, p.disp_unit), len);
         self.world.check(rc, call)
     }
 
@@ -412,11 +419,11 @@ impl MpiWindow<'_> {
 /// `origin` and `result` hold `n` elements each and stay valid until a synchronization
 /// completes the call; `p`'s type and `win` are live.
 unsafe fn get_accumulate_raw(
-    api: &crate::ffi::Api,
-    (origin, result, n, ty): (*const u8, *mut u8, c_int, crate::ffi::Handle),
+    api: &Api,
+    (origin, result, n, ty): (*const u8, *mut u8, c_int, Handle),
     p: &crate::datatype::Placement,
     op: Op,
-    win: crate::ffi::Handle,
+    win: Handle,
 ) -> c_int {
     // SAFETY: the caller's contract.
     unsafe {

@@ -12,15 +12,19 @@
 //!
 //! Design choices:
 //! - **No MPI at build time unless asked.** The crate always compiles; only the `mpi`
-//!   feature makes build.rs compile the C shim (`csrc/shim.c`) with each MPI compiler
-//!   wrapper it finds (`RMA_MPICC`, else `mpicc.mpich`, `mpicc.openmpi`, `mpicc`).
-//!   Without it, [`World::init`] returns an error of class RMA_FLAVOR.
+//!   feature makes `rma-mpi-sys`, the thin layer under this crate, compile its C shim
+//!   (`rma-mpi-sys/csrc/shim.c`) with each MPI compiler wrapper it finds (`RMA_MPICC`,
+//!   else `mpicc.mpich`, `mpicc.openmpi`, `mpicc`). Without it, [`World::init`] returns
+//!   an error of class RMA_FLAVOR.
 //! - **A stable C ABI, chosen at run time.** The shim passes only integers and
 //!   pointers (MPI handles as `intptr_t`; basic types, ops and assertion bits as rma's
 //!   codes), so one Rust build serves MPICH's ABI (int handles) and Open MPI's
 //!   (pointers). Each library's shim is a shared object loaded when MPI is
 //!   initialized, picked by the launcher's environment, so the same binary runs under
-//!   `mpiexec.mpich` and `mpirun.openmpi`.
+//!   `mpiexec.mpich` and `mpirun.openmpi`. rma-mpi-sys loads it, maps MPI's error
+//!   classes, knows the launchers and the libraries' defects; this crate re-exports
+//!   the parts of it its users name ([`launcher`], [`built_shims`], [`Library`], the
+//!   `ENV_*` variables).
 //! - **Validation before MPI.** Ranks, target ranges (against every peer's window
 //!   size, gathered at creation), element sizes, op x type validity and the epoch are
 //!   checked here; MPI's own errors come back (`MPI_ERRORS_RETURN`) as
@@ -70,12 +74,8 @@ mod agree;
 mod backend;
 mod calls;
 mod datatype;
-mod defects;
 mod epoch;
-mod error;
-mod ffi;
 mod issue;
-pub mod launcher;
 mod pending;
 mod request;
 mod sync;
@@ -86,11 +86,12 @@ mod world;
 
 pub use agree::ABORT_CODE;
 pub use backend::{EpochWindow, MPI_TRANSPORT};
-pub use defects::ENV_NO_GUARDS;
-pub use ffi::{built_shims, Library, ENV_LIBRARY, ENV_SHIM};
 #[doc(hidden)]
 pub use pending::abandoned_landings;
 pub use request::Request;
 pub use target::{CCalls, MpiTarget};
 pub use window::{Flavor, MpiWindow, Target};
 pub use world::{ThreadLevel, World, ENV_PROGRESS, ENV_THREAD};
+
+pub use rma_mpi_sys::launcher;
+pub use rma_mpi_sys::{built_shims, Library, ENV_LIBRARY, ENV_NO_GUARDS, ENV_SHIM};

@@ -10,7 +10,7 @@
 //! plus one flush is what a C program makes; this keeps the transport at that.
 //!
 //! The copies live in [`Copies`], which the window updates in the same turn of the
-//! world as the MPI call they belong to ([`crate::World::mpi_turned`]): a call and
+//! world as the MPI call they belong to ([`World::mpi_turned`]): a call and
 //! its copy, or a flush and the release of the copies it completed, are one step for
 //! every other thread, so a flush drops exactly the copies of the calls issued before
 //! it. Small copies are cut from per-target chunks that a synchronization recycles,
@@ -23,6 +23,7 @@
 //! at MPI_THREAD_MULTIPLE, whose MPI call returned before the flush's was made), so
 //! the flush completes that call too; a mark set later survives the flush.
 
+use crate::world::{Turned, World};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -404,8 +405,8 @@ impl Copies {
     }
 
     /// A landing of at least `len` bytes, 16-byte aligned, for the fetching call
-    /// issued in this turn (see [`crate::MpiWindow`]'s `flush_rank_after`): the
-    /// window's kept one (grown up to [`SCRATCH_MAX`]), or one for this turn only.
+    /// issued in this turn (see `MpiWindow::flush_rank_after`): the window's kept one
+    /// (grown up to [`SCRATCH_MAX`]), or one for this turn only.
     /// Valid until the turn ends with [`Copies::landed`] or
     /// [`Copies::abandon_landing`].
     #[inline(always)]
@@ -557,7 +558,7 @@ impl Copies {
 
 /// The origin copies and dirty targets of one window.
 pub(crate) struct Pending {
-    copies: crate::world::Turned<Copies>,
+    copies: Turned<Copies>,
     /// Per target rank: a call to it waits for a flush to complete at the target.
     dirty: Box<[AtomicBool]>,
     /// The mark of a rank outside the window (a caller's error, whose MPI call fails
@@ -600,7 +601,7 @@ impl Mark<'_> {
 }
 
 impl Pending {
-    pub(crate) fn new(world: &crate::World) -> Pending {
+    pub(crate) fn new(world: &World) -> Pending {
         let size = world.size();
         Pending {
             copies: world.turned(Copies::new(size)),
@@ -609,8 +610,8 @@ impl Pending {
         }
     }
 
-    /// The copies, for [`crate::World::mpi_turned`].
-    pub(crate) fn turned(&self) -> &crate::world::Turned<Copies> {
+    /// The copies, for [`World::mpi_turned`].
+    pub(crate) fn turned(&self) -> &Turned<Copies> {
         &self.copies
     }
 

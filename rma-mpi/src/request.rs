@@ -1,10 +1,9 @@
 //! [`Request`]: a request-based RMA call in flight (MPI_Rput, MPI_Rget,
 //! MPI_Raccumulate, MPI_Rget_accumulate).
 
-use crate::error::Call;
-use crate::ffi::Handle;
 use crate::world::World;
 use rma_core::Result;
+use rma_mpi_sys::{Call, Handle};
 use std::ffi::c_int;
 
 /// A request-based RMA call in flight, completed by [`Request::wait`] or

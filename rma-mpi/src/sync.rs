@@ -3,10 +3,10 @@
 //! start, complete, wait, test).
 
 use crate::agree::Entry;
-use crate::error::Call;
 use crate::pending::{Copies, Mark};
 use crate::window::MpiWindow;
 use rma_core::{Assert, Error, LockType, Rank, Result};
+use rma_mpi_sys::{Api, Call};
 use std::ffi::c_int;
 
 /// The assertion bits each call accepts, for error messages.
@@ -162,7 +162,7 @@ impl MpiWindow<'_> {
         local: bool,
         always: bool,
         call: impl FnOnce() -> Call,
-        issue: impl FnOnce(&crate::ffi::Api, &mut Copies) -> c_int,
+        issue: impl FnOnce(&Api, &mut Copies) -> c_int,
         land: impl FnOnce(&Copies) -> R,
     ) -> Result<Option<R>> {
         debug_assert!(mark.is(self.pending.mark(r)), "the mark is r's");
@@ -242,7 +242,7 @@ impl MpiWindow<'_> {
         mark: Mark<'_>,
         len: usize,
         call: impl FnOnce() -> Call,
-        issue: impl FnOnce(&crate::ffi::Api, *mut u8) -> c_int,
+        issue: impl FnOnce(&Api, *mut u8) -> c_int,
         land: impl FnOnce(*const u8) -> R,
     ) -> Result<R> {
         let got = self.flush_rank_after(

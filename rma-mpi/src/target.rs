@@ -8,13 +8,13 @@
 //! path, which gives the same result or the same typed error.
 
 use crate::epoch::Mode;
-use crate::error::Call;
-use crate::ffi::Handle;
 use crate::pending::{copy_landed, Mark};
 use crate::sync::no_call;
 use crate::transport::Trusted;
 use crate::window::{MpiWindow, Spot};
+use crate::world::World;
 use rma_core::{BasicType, Op, Rank, Result, Transport};
+use rma_mpi_sys::{Api, Call, Handle};
 use std::ffi::c_int;
 
 /// One target of a window (see the module docs). Made by
@@ -114,7 +114,7 @@ impl<'a> MpiTarget<'a> {
         &self,
         name: &'static str,
         len: usize,
-        issue: impl FnOnce(&crate::ffi::Api, *mut u8) -> c_int,
+        issue: impl FnOnce(&Api, *mut u8) -> c_int,
         land: impl FnOnce(*const u8) -> R,
     ) -> Result<R> {
         let rank = self.rank;
@@ -340,7 +340,7 @@ impl<'a> MpiTarget<'a> {
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct CCalls<'a> {
-    api: &'static crate::ffi::Api,
+    api: &'static Api,
     win: Handle,
     r: c_int,
     double: Handle,
@@ -364,7 +364,7 @@ impl<'a> MpiTarget<'a> {
     #[doc(hidden)]
     pub fn c_calls(&self) -> Option<CCalls<'a>> {
         let world = self.w.world();
-        if !crate::World::turn_is_free(self.w.pending.turned()) {
+        if !World::turn_is_free(self.w.pending.turned()) {
             return None;
         }
         Some(CCalls {

@@ -242,6 +242,7 @@ fn groups() -> Vec<Group> {
         Group::new("rma-ops", "rma-ops"),
         Group::new("rma-shm", "rma-shm"),
         Group::new("rma-backends", "rma-backends"),
+        Group::new("rma-mpi-sys", "rma-mpi-sys"),
         Group::new("rma-examples (flags)", "rma-examples"),
         Group {
             binary: Some("cli"),

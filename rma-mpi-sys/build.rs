@@ -1,6 +1,6 @@
 //! Builds the C shim (`csrc/shim.c`) once per MPI library found, when the `mpi`
-//! feature is on, and tells the crate where the shared objects are
-//! (`RMA_MPI_SHIMS=name=path;...`).
+//! feature is on (rma-mpi's `mpi` feature turns it on), and tells the crate where the
+//! shared objects are (`RMA_MPI_SHIMS=name=path;...`, read by `src/ffi.rs`).
 //!
 //! Compilers: `RMA_MPICC` if set, else `mpicc.mpich`, `mpicc.openmpi` and `mpicc`
 //! (Debian's names), keeping the first that works for each library. The library is
@@ -30,12 +30,12 @@ fn main() {
         }
         match compile(&cc, &library, &out) {
             Ok(path) => built.push((library, path)),
-            Err(e) => println!("cargo:warning=rma-mpi: {cc} could not build the shim: {e}"),
+            Err(e) => println!("cargo:warning=rma-mpi-sys: {cc} could not build the shim: {e}"),
         }
     }
     if built.is_empty() {
         panic!(
-            "rma-mpi: the `mpi` feature needs an MPI C compiler wrapper; none of {:?} works. \
+            "rma-mpi-sys: the `mpi` feature needs an MPI C compiler wrapper; none of {:?} works. \
              Install MPICH or Open MPI (Debian: apt-get install libmpich-dev mpich or \
              libopenmpi-dev openmpi-bin) or set RMA_MPICC",
             compilers()

@@ -1,6 +1,8 @@
 //! Known defects of the MPI libraries rma-mpi runs on, and how each is kept away
-//! from rma's users. Each was found by the smoke run (`tests/smoke`) and is described
-//! with its reproduction in the crate's README.
+//! from rma's users. Each was found by rma-mpi's smoke run (`rma-mpi/tests/smoke`) or
+//! the conformance suite and is described with its reproduction in rma-mpi's README.
+//! [`Guards`] decides, per process, what is refused and what is issued another way;
+//! rma-mpi applies its decisions where it issues the calls.
 //!
 //! | defect | where | handling |
 //! |---|---|---|
@@ -22,15 +24,14 @@
 //! that has been fixed.
 
 use crate::ffi::Library;
-use crate::window::Flavor;
-use rma_core::{BasicType, Error, Op};
+use rma_core::{BasicType, Error, Flavor, Op};
 
 /// Environment variable lifting the refusals (`RMA_MPI_NO_GUARDS=1`).
 pub const ENV_NO_GUARDS: &str = "RMA_MPI_NO_GUARDS";
 
-/// What this process's library needs avoided.
+/// What this process's library needs avoided. The default avoids nothing.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Guards {
+pub struct Guards {
     /// Open MPI may run windows on osc/rdma.
     rdma: bool,
     /// Open MPI may run windows on osc/ucx.
@@ -48,7 +49,7 @@ pub(crate) struct Guards {
 impl Guards {
     /// The guards for `library` of version string `version` whose one-sided component
     /// selection (Open MPI's `osc` variable) is `osc`.
-    pub(crate) fn detect(library: Library, version: &str, osc: Option<&str>) -> Guards {
+    pub fn detect(library: Library, version: &str, osc: Option<&str>) -> Guards {
         let open_mpi = library == Library::OpenMpi;
         let lifted = std::env::var(ENV_NO_GUARDS).is_ok_and(|v| v.trim() == "1");
         Guards {
@@ -66,20 +67,20 @@ impl Guards {
     }
 
     /// Whether 8-byte compare_and_swap is refused.
-    pub(crate) fn cas64_blocked(&self) -> bool {
+    pub fn cas64_blocked(&self) -> bool {
         self.refuse && self.rdma
     }
 
     /// Whether windows on worlds split from the world are refused (osc/rdma mixes up
     /// windows of different communicators).
-    pub(crate) fn rdma_comms_blocked(&self) -> bool {
+    pub fn rdma_comms_blocked(&self) -> bool {
         self.refuse && self.rdma
     }
 
     /// The refusal of compare_and_swap on `basic` in a window of `flavor`, if any.
     /// Shared windows are never refused: Open MPI serves them with osc/sm alone (neither
     /// osc/rdma nor osc/ucx takes the shared flavor).
-    pub(crate) fn check_cas(&self, basic: BasicType, flavor: Flavor) -> Result<(), Error> {
+    pub fn check_cas(&self, basic: BasicType, flavor: Flavor) -> Result<(), Error> {
         let size = basic.size();
         let why = if flavor == Flavor::Shared {
             return Ok(());
@@ -103,12 +104,7 @@ impl Guards {
     /// The refusal of an accumulate-family call with `op` on `basic` in a window of
     /// `flavor`, if any.
     #[inline]
-    pub(crate) fn check_accumulate(
-        &self,
-        basic: BasicType,
-        op: Op,
-        flavor: Flavor,
-    ) -> Result<(), Error> {
+    pub fn check_accumulate(&self, basic: BasicType, op: Op, flavor: Flavor) -> Result<(), Error> {
         if !self.refuse && !self.mpich_signed_max {
             return Ok(());
         }
@@ -159,7 +155,7 @@ impl Guards {
     /// known where it is called, most of it folds away (for a sum of doubles, all of
     /// it).
     #[inline(always)]
-    pub(crate) fn refuses_accumulate(&self, basic: BasicType, op: Op, flavor: Flavor) -> bool {
+    pub fn refuses_accumulate(&self, basic: BasicType, op: Op, flavor: Flavor) -> bool {
         use BasicType::{Usize, U16, U32, U64, U8};
         let unsigned = matches!(basic, U8 | U16 | U32 | U64 | Usize);
         (unsigned && matches!(op, Op::Max | Op::Min) && self.mpich_signed_max)
@@ -172,12 +168,12 @@ impl Guards {
     }
 
     /// Whether a call on `bytes` bytes of `basic` goes one element per MPI call.
-    pub(crate) fn split(&self, basic: BasicType, bytes: usize) -> bool {
+    pub fn split(&self, basic: BasicType, bytes: usize) -> bool {
         self.rdma && padded(basic) && bytes > basic.size()
     }
 
     /// Whether fetch_and_op on `basic` is issued as a one-element get_accumulate.
-    pub(crate) fn fetch_and_op_as_get_accumulate(&self, basic: BasicType) -> bool {
+    pub fn fetch_and_op_as_get_accumulate(&self, basic: BasicType) -> bool {
         use BasicType::*;
         self.ucx && !matches!(basic, I32 | I64 | U32 | U64 | Isize | Usize)
     }

@@ -15,7 +15,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
 
 /// An MPI handle (communicator, window, datatype, request) as the shim passes it.
-pub(crate) type Handle = isize;
+pub type Handle = isize;
 
 /// The shim ABI version this crate speaks (`RMA_MPI_SHIM_ABI` in shim.c).
 const SHIM_ABI: c_int = 6;
@@ -33,9 +33,18 @@ pub const ENV_LIBRARY: &str = "RMA_MPI_LIBRARY";
 
 macro_rules! shim_api {
     ($( fn $name:ident ( $($ty:ty),* $(,)? ) -> $ret:ty ; )*) => {
-        /// The shim's functions, resolved from the loaded shared object.
-        pub(crate) struct Api {
-            $( pub(crate) $name: unsafe extern "C" fn($($ty),*) -> $ret, )*
+        /// The shim's functions, resolved from the loaded shared object: field `name`
+        /// is csrc/shim.c's `rma_mpi_name`. Each takes MPI handles as [`Handle`]s and
+        /// rma's own codes for basic types, ops and assertion bits, and returns an MPI
+        /// error code (0 = MPI_SUCCESS) or a negative shim code ([`Call::error`]
+        /// reads both).
+        ///
+        /// [`Call::error`]: crate::Call::error
+        pub struct Api {
+            $(
+                #[doc = concat!("csrc/shim.c's `rma_mpi_", stringify!($name), "`.")]
+                pub $name: unsafe extern "C" fn($($ty),*) -> $ret,
+            )*
         }
 
         impl Api {
@@ -182,7 +191,7 @@ pub fn built_shims() -> Vec<(Library, &'static str)> {
 }
 
 /// The library the launcher of this process belongs to, if its environment tells.
-pub(crate) fn launcher_library() -> Option<Library> {
+pub fn launcher_library() -> Option<Library> {
     let set = |k: &str| std::env::var_os(k).is_some();
     if set("OMPI_COMM_WORLD_SIZE") || set("OMPI_COMM_WORLD_RANK") {
         Some(Library::OpenMpi)
@@ -206,9 +215,10 @@ fn choose_shim() -> Result<(Library, String)> {
     if built.is_empty() {
         return Err(Error::Flavor {
             reason: format!(
-                "rma-mpi was built without the `mpi` feature, so it has no MPI library to \
-                 call; rebuild with `--features mpi` (needs mpicc), or set {ENV_SHIM} to a \
-                 shim built from rma-mpi's csrc/shim.c"
+                "this build has no MPI shim: rma-mpi-sys was built without its `mpi` feature \
+                 (rma-mpi's `mpi` feature turns it on), so it has no MPI library to call; \
+                 rebuild with `--features mpi` (needs mpicc), or set {ENV_SHIM} to a shim \
+                 built from rma-mpi-sys's csrc/shim.c"
             ),
         });
     }
@@ -223,7 +233,7 @@ fn choose_shim() -> Result<(Library, String)> {
         Some((lib, path)) => Ok((*lib, (*path).to_owned())),
         None => Err(Error::Flavor {
             reason: format!(
-                "this process runs under {}'s launcher but rma-mpi was built only for {}; \
+                "this process runs under {}'s launcher but this build has shims only for {}; \
                  rebuild with RMA_MPICC naming that library's mpicc, or set {ENV_LIBRARY}",
                 wanted.name(),
                 built
@@ -274,11 +284,38 @@ fn dl_error(path: &str) -> String {
 }
 
 /// The shim's functions, loaded once per process, and the library they reach.
-pub(crate) fn api() -> Result<(&'static Api, Library)> {
+///
+/// Errors: class RMA_FLAVOR if this build has no shim (the `mpi` feature was off) or
+/// none for the launcher's library, or if the shim cannot be loaded.
+pub fn api() -> Result<(&'static Api, Library)> {
     static LOADED: OnceLock<std::result::Result<(&'static Api, Library), String>> = OnceLock::new();
     let (lib, path) = choose_shim()?;
     LOADED
         .get_or_init(|| open(&path).map(|api| (api, lib)))
         .clone()
         .map_err(|reason| Error::Flavor { reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a shim (the `mpi` feature off, no `RMA_MPI_SHIM`) loading is a typed
+    /// error that names the feature, not a link failure or a panic.
+    #[test]
+    fn no_shim_is_a_flavor_error() {
+        if !built_shims().is_empty() || std::env::var_os(ENV_SHIM).is_some() {
+            return;
+        }
+        let e = api().unwrap_err();
+        assert_eq!(e.class(), rma_core::ErrorClass::RmaFlavor);
+        assert!(e.to_string().contains("`mpi` feature"), "{e}");
+    }
+
+    #[test]
+    fn library_names_round_trip() {
+        for library in [Library::Mpich, Library::OpenMpi, Library::Other] {
+            assert_eq!(Library::from_name(library.name()), library);
+        }
+    }
 }

@@ -1,5 +1,5 @@
 /*
- * rma-mpi's C shim: a stable C ABI of plain ints, 64-bit integers and pointers over
+ * rma-mpi-sys's C shim: a stable C ABI of plain ints, 64-bit integers and pointers over
  * a system MPI library's RMA, so that the same Rust code runs over MPICH's ABI (handles
  * are ints) and Open MPI's (handles are pointers).
  *
@@ -12,7 +12,7 @@
  *   code: RMA_MPI_EBADCODE for a code this file does not know.
  *
  * Built by build.rs with the library's compiler wrapper (mpicc) as a shared object
- * that rma-mpi loads at run time, one per MPI library found.
+ * that rma-mpi-sys loads at run time (src/ffi.rs), one per MPI library found.
  */
 #include <mpi.h>
 #include <stdatomic.h>

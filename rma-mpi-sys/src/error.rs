@@ -14,31 +14,32 @@ const SHIM_EBADCODE: c_int = -1;
 /// The shim's code for a failed allocation.
 const SHIM_ENOMEM: c_int = -2;
 
-/// What a failing call was doing, to fill the error's structured fields.
+/// What a failing call was doing, to fill the error's structured fields: built
+/// with the call, read only if it fails ([`Call::check`], [`Call::error`]).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Call {
+pub struct Call {
     /// The MPI function (`"MPI_Win_lock"`).
-    pub(crate) name: &'static str,
+    name: &'static str,
     /// The target or peer rank, if any.
-    pub(crate) rank: Option<Rank>,
+    rank: Option<Rank>,
     /// The basic type and op, if any.
-    pub(crate) basic: Option<BasicType>,
-    pub(crate) op: Option<Op>,
+    basic: Option<BasicType>,
+    op: Option<Op>,
     /// Assertion bits given and the bits the call accepts.
-    pub(crate) assert: Option<(u32, u32)>,
+    assert: Option<(u32, u32)>,
     /// The target byte range `[start, end)` and the target window's length.
-    pub(crate) range: Option<(i128, i128, usize)>,
+    range: Option<(i128, i128, usize)>,
     /// The displacement and the target's disp_unit.
-    pub(crate) disp: Option<(i64, usize)>,
+    disp: Option<(i64, usize)>,
     /// The number of bytes the call moves.
-    pub(crate) bytes: usize,
+    bytes: usize,
     /// The size of the group the ranks index.
-    pub(crate) size: usize,
+    size: usize,
 }
 
 impl Call {
     /// A call with nothing known but its name.
-    pub(crate) const fn new(name: &'static str) -> Call {
+    pub const fn new(name: &'static str) -> Call {
         Call {
             name,
             rank: None,
@@ -53,40 +54,76 @@ impl Call {
     }
 
     /// With a target rank.
-    pub(crate) const fn rank(mut self, rank: Rank) -> Call {
+    pub const fn rank(mut self, rank: Rank) -> Call {
         self.rank = Some(rank);
         self
     }
 
     /// With a basic type and op.
-    pub(crate) const fn typed(mut self, basic: BasicType, op: Option<Op>) -> Call {
+    pub const fn typed(mut self, basic: BasicType, op: Option<Op>) -> Call {
         self.basic = Some(basic);
         self.op = op;
         self
     }
 
-    /// With where a placed call lands and how many bytes it moves.
-    pub(crate) fn placed(mut self, p: &crate::datatype::Placement<'_>, bytes: usize) -> Call {
-        self.range = Some(p.range);
-        self.disp = Some((p.disp, p.disp_unit));
+    /// With where the call lands — the target bytes `[start, end)` and the target
+    /// window's length (`range`), the displacement and the target's disp_unit
+    /// (`disp`) — and how many bytes it moves.
+    pub const fn placed(
+        mut self,
+        range: (i128, i128, usize),
+        disp: (i64, usize),
+        bytes: usize,
+    ) -> Call {
+        self.range = Some(range);
+        self.disp = Some(disp);
         self.bytes = bytes;
         self
     }
 
     /// With assertion bits and the call's accepted bits.
-    pub(crate) const fn assert(mut self, bits: u32, allowed: u32) -> Call {
+    pub const fn assert(mut self, bits: u32, allowed: u32) -> Call {
         self.assert = Some((bits, allowed));
         self
     }
-}
 
-/// `Ok` for MPI_SUCCESS, else the [`Error`] of the code's class.
-#[inline]
-pub(crate) fn check(api: &Api, code: c_int, call: &Call) -> Result<()> {
-    if code == 0 {
-        Ok(())
-    } else {
-        Err(from_code(api, code, call))
+    /// With the size of the group its ranks index (for an error of class RANK).
+    pub const fn group(mut self, size: usize) -> Call {
+        self.size = size;
+        self
+    }
+
+    /// `Ok` for MPI_SUCCESS, else [`Call::error`].
+    #[inline]
+    pub fn check(&self, api: &Api, code: c_int) -> Result<()> {
+        if code == 0 {
+            Ok(())
+        } else {
+            Err(self.error(api, code))
+        }
+    }
+
+    /// The [`Error`] for this call, failed with MPI error code (or negative shim
+    /// code) `code`: the variant of the MPI error class the library raised, its
+    /// message naming the MPI function, class and the library's text. Asks the
+    /// library (MPI_Error_class, MPI_Error_string), so it is an MPI call too.
+    pub fn error(&self, api: &Api, code: c_int) -> Error {
+        match code {
+            SHIM_EBADCODE => {
+                return Error::Internal {
+                    reason: format!("{}: the shim was passed a code it does not know", self.name),
+                }
+            }
+            SHIM_ENOMEM => {
+                return Error::NoMem {
+                    reason: format!("{}: the shim could not allocate", self.name),
+                }
+            }
+            _ => {}
+        }
+        // SAFETY: `error_class` takes any integer and returns a class code.
+        let class = unsafe { (api.error_class)(code) };
+        of_class(class, describe(api, code, self), self)
     }
 }
 
@@ -120,27 +157,6 @@ fn describe(api: &Api, code: c_int, call: &Call) -> String {
         }
     };
     format!("{} failed with {class}: {text}", call.name)
-}
-
-/// The [`Error`] for a failed call: the variant of the MPI error class the library
-/// raised, its message naming the MPI function, class and the library's text.
-pub(crate) fn from_code(api: &Api, code: c_int, call: &Call) -> Error {
-    match code {
-        SHIM_EBADCODE => {
-            return Error::Internal {
-                reason: format!("{}: the shim was passed a code it does not know", call.name),
-            }
-        }
-        SHIM_ENOMEM => {
-            return Error::NoMem {
-                reason: format!("{}: the shim could not allocate", call.name),
-            }
-        }
-        _ => {}
-    }
-    // SAFETY: `error_class` takes any integer and returns a class code.
-    let class = unsafe { (api.error_class)(code) };
-    of_class(class, describe(api, code, call), call)
 }
 
 /// The [`Error`] variant of rma class code `class` (shim.c's `C_*` enum).

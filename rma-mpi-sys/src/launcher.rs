@@ -1,7 +1,8 @@
 //! Launching a program under the installed MPI libraries' launchers, in the
 //! configurations rma tests with: each library with its shared-memory path, and with
-//! it disabled (a stand-in for several nodes). Used by the test suites (this crate's
-//! smoke run, the conformance suite) and by `cargo xtask`.
+//! it disabled (a stand-in for several nodes). Used by the test suites (rma-mpi's
+//! smoke run, the conformance suite) through `rma_mpi::launcher`; `cargo xtask` names
+//! the same configurations.
 
 use crate::ffi::{built_shims, Library};
 use std::os::unix::process::CommandExt;
