@@ -12,6 +12,24 @@ use std::time::{Duration, Instant};
 /// died) costs at most this.
 const SLICE: Duration = Duration::from_millis(10);
 
+/// Environment variable setting how often a waiting rank checks that its peers are
+/// alive, in milliseconds (default 20, at least 1): a dead peer is reported within about
+/// this time (plus the time its launcher takes to notice a crash).
+pub const ENV_LIVENESS_MS: &str = "RMA_LIVENESS_MS";
+
+/// The interval between liveness checks in every wait ([`ENV_LIVENESS_MS`]).
+pub fn liveness_interval() -> Duration {
+    static MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let ms = *MS.get_or_init(|| {
+        std::env::var(ENV_LIVENESS_MS)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|v| v.clamp(1, 60_000))
+            .unwrap_or(20)
+    });
+    Duration::from_millis(ms)
+}
+
 /// Waits until `cond(word's value)` holds, or fails (`cond`'s error: a value no honest
 /// peer could write). Once parked, `check` runs every liveness interval and its error
 /// ends the wait, unless the condition turned true meanwhile (a peer that satisfied it
@@ -50,11 +68,11 @@ pub(crate) fn wait_on(
             // change (work that arrives meanwhile is the progress thread's, which the
             // origin rang; this sleep ends within the slice anyway)
             sleepers.fetch_add(1, Ordering::SeqCst);
-            sys::futex_wait(word, seen, SLICE.min(crate::world::liveness_interval()));
+            sys::futex_wait(word, seen, SLICE.min(liveness_interval()));
             sleepers.fetch_sub(1, Ordering::SeqCst);
         }
         let since = *last_check.get_or_insert_with(Instant::now);
-        if since.elapsed() >= crate::world::liveness_interval() {
+        if since.elapsed() >= liveness_interval() {
             last_check = Some(Instant::now());
             if let Err(e) = check() {
                 // a peer that satisfied the condition may have exited since: its exit

@@ -25,23 +25,8 @@ pub const ENV_SIZE: &str = "RMA_SIZE";
 pub const ENV_KEY: &str = "RMA_WORLD_KEY";
 
 const MAGIC: u64 = 0x726d_615f_776f_726c; // "rma_worl"
-/// Environment variable setting how often a waiting rank checks that its peers are
-/// alive, in milliseconds (default 20, at least 1): a dead peer is reported within about
-/// this time (plus the time its launcher takes to notice a crash).
-pub const ENV_LIVENESS_MS: &str = "RMA_LIVENESS_MS";
 
-/// The interval between liveness checks in every wait ([`ENV_LIVENESS_MS`]).
-pub fn liveness_interval() -> Duration {
-    static MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    let ms = *MS.get_or_init(|| {
-        std::env::var(ENV_LIVENESS_MS)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .map(|v| v.clamp(1, 60_000))
-            .unwrap_or(20)
-    });
-    Duration::from_millis(ms)
-}
+pub use crate::park::{liveness_interval, ENV_LIVENESS_MS};
 
 pub use rma_core::ENV_STALL_MS;
 

@@ -167,7 +167,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
     if o.impls.is_empty() {
         o.impls = IMPLS
             .iter()
-            .filter(|i| i.name == "rma" || crate::bench::which(i.cc).is_some())
+            .filter(|i| i.name == "rma" || crate::setup::which(i.cc).is_some())
             .collect();
     }
     if o.clients.is_empty() {
@@ -795,7 +795,7 @@ fn armci_source(root: &Path, given: Option<&Path>) -> Result<Armci, Unavailable>
     if !src.join("configure").is_file() {
         let missing: Vec<&str> = ["autoreconf", "automake", "libtoolize"]
             .into_iter()
-            .filter(|t| crate::bench::which(t).is_none())
+            .filter(|t| crate::setup::which(t).is_none())
             .collect();
         if !missing.is_empty() {
             return Err(broken(format!(
@@ -944,7 +944,7 @@ struct Mpi4py {
 /// requirements.
 fn mpi4py_prepare(root: &Path) -> Result<Mpi4py, Unavailable> {
     let broken = |e: String| Unavailable::Broken(e);
-    if crate::bench::which("python3").is_none() {
+    if crate::setup::which("python3").is_none() {
         return Err(Unavailable::Fetch("no python3 to build and run it".into()));
     }
     std::fs::create_dir_all(root).map_err(|e| broken(format!("{}: {e}", root.display())))?;
@@ -1015,7 +1015,7 @@ fn mpi4py_build_key(imp: &Impl) -> String {
     let mut h = DefaultHasher::new();
     MPI4PY_VERSION.hash(&mut h);
     let cc = crate::mpich_suite::tool(imp.cc);
-    let cc = crate::bench::which(&cc.to_string_lossy()).unwrap_or(cc);
+    let cc = crate::setup::which(&cc.to_string_lossy()).unwrap_or(cc);
     let real = std::fs::canonicalize(&cc).unwrap_or(cc);
     real.hash(&mut h);
     if let Ok(m) = std::fs::metadata(&real).and_then(|m| m.modified()) {

@@ -222,7 +222,7 @@ const MPI_EXAMPLE_N: &str = "500";
 fn have_mpi() -> bool {
     ["mpicc.mpich", "mpicc.openmpi", "mpicc"]
         .iter()
-        .any(|c| bench::which(c).is_some())
+        .any(|c| setup::which(c).is_some())
 }
 
 /// The cargo feature arguments of every build and test run.
@@ -648,7 +648,7 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
     // the same binaries under each installed MPI launcher: the mpi transport
     if have_mpi() {
         for (launcher, args) in MPI_LAUNCHERS {
-            if bench::which(launcher).is_none() {
+            if setup::which(launcher).is_none() {
                 println!("xtask: {launcher} is not installed; its example runs are skipped");
                 continue;
             }

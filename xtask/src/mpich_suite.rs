@@ -394,7 +394,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
     if o.impls.is_empty() {
         o.impls = IMPLS
             .iter()
-            .filter(|i| i.name == "rma" || crate::bench::which(i.cc).is_some())
+            .filter(|i| i.name == "rma" || crate::setup::which(i.cc).is_some())
             .collect();
     }
     Ok(o)

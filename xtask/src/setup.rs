@@ -3,7 +3,7 @@
 //! Nothing else in xtask installs anything: the bench and test-all skip what is
 //! missing and say how to get it.
 
-use crate::bench::which;
+use std::path::PathBuf;
 use std::process::Command;
 
 /// The MPI tools the bench and the mpi transport's tests run (compiler wrappers and
@@ -119,4 +119,12 @@ pub(crate) fn main(args: &[&str]) -> bool {
         eprintln!("setup: incomplete (see above)");
     }
     ok
+}
+
+/// The executable `name` on PATH.
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }

@@ -11,7 +11,7 @@ mod plot;
 mod report;
 mod scaling;
 
-use crate::setup::MPI_TOOLS;
+use crate::setup::{which, MPI_TOOLS};
 use json::Json;
 use model::{Line, Outcome, Run, Summary};
 use report::Report;
@@ -496,14 +496,6 @@ impl Paths {
             ..self
         }
     }
-}
-
-/// The executable `name` on PATH.
-pub(crate) fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
 }
 
 /// Says which MPI tools are missing when MPI configurations are selected, and how to
