@@ -16,17 +16,23 @@
 //! Building one into this enum (a static arm) is the way to make it as fast as the
 //! shipped ones.
 
-#![forbid(unsafe_code)]
+// unsafe only where a constructor forwards its caller's promise (create_mapped,
+// create_in_place)
+#![deny(unsafe_code)]
 
 mod choice;
 
 pub use choice::{chosen_transport, known_transport, ENV_TRANSPORT, MPI_TRANSPORT, TRANSPORTS};
+#[cfg(feature = "bench-hooks")]
 #[doc(hidden)]
 pub use rma_mpi::CCalls;
+/// What rma's shared memory offers a C interface beside windows: the job's abort
+/// handle, named shared segments (MPI_Alloc_mem blocks), the liveness interval.
+pub use rma_shm::{liveness_interval, segment::Segment, AbortHandle, ENV_LIVENESS_MS};
 
 use rma_core::{
-    Backend, BackendWindow, DynBackend, Epochs, Flavor, Info, LaunchMode, Memory, Result, Services,
-    Shape, WinInfo,
+    Backend, BackendWindow, DynBackend, Epochs, FastPath, Flavor, Info, LaunchMode, Memory, Result,
+    Services, Shape, WinInfo,
 };
 use rma_mpi::EpochWindow;
 use rma_shm::ShmWindow;
@@ -144,6 +150,43 @@ impl AnyWorld {
                          (split, dup, create, create_group); make the windows on its whole world"
                     .into(),
             }),
+        }
+    }
+
+    /// rma's shared-memory world of this process alone (MPI's singleton start: a
+    /// program run without a launcher).
+    pub fn singleton() -> Result<AnyWorld> {
+        Ok(AnyWorld::Shm(rma_shm::World::singleton()?))
+    }
+
+    /// A world of a backend from outside rma's own crates.
+    pub fn plugged(backend: impl DynBackend + 'static) -> AnyWorld {
+        AnyWorld::Dyn(Box::new(backend))
+    }
+
+    /// Whether any thread of the process may use this world (rma's shared memory),
+    /// rather than only the one that made it (a system MPI world, confined to its
+    /// thread; a backend from outside, which promises nothing).
+    pub fn any_thread(&self) -> bool {
+        matches!(self, AnyWorld::Shm(_))
+    }
+
+    /// What ends the whole job from any thread, without this world's lock
+    /// (MPI_Abort), where the backend offers it: rma's shared memory.
+    pub fn abort_handle(&self) -> Option<AbortHandle> {
+        match self {
+            AnyWorld::Shm(w) => Some(w.abort_handle()),
+            _ => None,
+        }
+    }
+
+    /// The name rma's shared memory gives this world's segments, after which a
+    /// program's shared blocks ([`Segment`]) are named so that peers can map them;
+    /// `None` for other backends.
+    pub fn segment_name(&self) -> Option<&str> {
+        match self {
+            AnyWorld::Shm(w) => Some(w.name()),
+            _ => None,
         }
     }
 
@@ -276,6 +319,58 @@ impl Backend for AnyWorld {
         })
     }
 
+    /// rma's shared memory maps what it is given (the transport chosen as for a
+    /// shared window); a system MPI and backends from outside refuse (RMA_FLAVOR).
+    #[allow(unsafe_code)] // forwards the caller's promise
+    unsafe fn create_mapped(
+        &self,
+        len: usize,
+        disp_unit: usize,
+        peers: &[usize],
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<AnyWindow<'_>> {
+        match self {
+            AnyWorld::Shm(w) => {
+                let parsed = &self.choose(parsed, Flavor::Shared)?;
+                // SAFETY: forwarded from this function's contract.
+                Ok(AnyWindow::Shm(unsafe {
+                    w.create_mapped(len, disp_unit, peers, info, parsed)?
+                }))
+            }
+            _ => Err(rma_core::Error::Flavor {
+                reason: "only rma's shared-memory worlds can expose memory another window \
+                         already shares"
+                    .into(),
+            }),
+        }
+    }
+
+    /// rma's shared memory updates the memory in place (the transport chosen as for a
+    /// created window); a system MPI and backends from outside refuse (RMA_FLAVOR).
+    #[allow(unsafe_code)] // forwards the caller's promise
+    unsafe fn create_in_place(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<AnyWindow<'_>> {
+        match self {
+            AnyWorld::Shm(w) => {
+                let parsed = &self.choose(parsed, Flavor::Create)?;
+                // SAFETY: forwarded from this function's contract.
+                Ok(AnyWindow::Shm(unsafe {
+                    rma_core::Backend::create_in_place(w, ptr, len, disp_unit, info, parsed)?
+                }))
+            }
+            _ => Err(rma_core::Error::Flavor {
+                reason: "only rma's shared-memory worlds can expose memory in place".into(),
+            }),
+        }
+    }
+
     fn create<'w>(
         &'w self,
         buf: &'w mut [u8],
@@ -303,6 +398,9 @@ pub enum Fast<'a> {
     /// The target of an MPI window resolved once (rma-mpi): calls go to MPI with no
     /// placement or derived datatype where their bytes start at a whole displacement.
     Mpi(rma_mpi::MpiTarget<'a>),
+    /// The fast path a backend from outside rma keeps for the target
+    /// ([`rma_core::Transport::fast_path`]), called through its trait.
+    Dyn(&'a dyn FastPath),
 }
 
 /// Each call on the target at byte offset `off`, already checked by the caller
@@ -317,6 +415,7 @@ impl Fast<'_> {
                 Ok(())
             }
             Fast::Mpi(m) => m.put(off, data),
+            Fast::Dyn(d) => d.put(off, data),
         }
     }
 
@@ -329,6 +428,7 @@ impl Fast<'_> {
                 Ok(())
             }
             Fast::Mpi(m) => m.get(off, out),
+            Fast::Dyn(d) => d.get(off, out),
         }
     }
 
@@ -346,6 +446,7 @@ impl Fast<'_> {
         match self {
             Fast::Direct(d) => d.accumulate_bits(off, exclusive, basic, op, origin),
             Fast::Mpi(m) => m.accumulate_bits(off, basic, op, origin),
+            Fast::Dyn(d) => d.accumulate_bits(off, exclusive, basic, op, origin),
         }
     }
 
@@ -361,6 +462,7 @@ impl Fast<'_> {
         match self {
             Fast::Direct(d) => d.fetch_and_op_bits(off, basic, op, origin),
             Fast::Mpi(m) => m.fetch_and_op_bits(off, basic, op, origin),
+            Fast::Dyn(d) => d.fetch_and_op_bits(off, basic, op, origin),
         }
     }
 
@@ -376,6 +478,7 @@ impl Fast<'_> {
         match self {
             Fast::Direct(d) => d.compare_and_swap_bits(off, basic, origin, compare),
             Fast::Mpi(m) => m.compare_and_swap_bits(off, basic, origin, compare),
+            Fast::Dyn(d) => d.compare_and_swap_bits(off, basic, origin, compare),
         }
     }
 
@@ -408,15 +511,51 @@ impl Fast<'_> {
                 Ok(())
             }
             Fast::Mpi(m) => m.flush(),
+            Fast::Dyn(d) => d.flush(),
         }
+    }
+
+    /// Whether every call completes at origin and target before it returns
+    /// ([`FastPath::completes_in_place`]): true for rma's atomic transport.
+    #[inline]
+    pub fn completes_in_place(&self) -> bool {
+        match self {
+            Fast::Direct(_) => true,
+            Fast::Mpi(_) => false,
+            Fast::Dyn(d) => d.completes_in_place(),
+        }
+    }
+}
+
+#[cfg(feature = "bench-hooks")]
+impl<'a> Fast<'a> {
+    /// The MPI calls a C program makes on this target, straight through the library
+    /// ([`CCalls`], all unsafe), for benchmarks that compare rma's per-call cost with
+    /// the library's own in one process; `None` but for an MPI window's target whose
+    /// calls take no lock (rma-mpi's `MpiTarget::c_calls`). Not part of rma's API:
+    /// only with the `bench-hooks` feature.
+    pub fn c_calls(&self) -> Option<CCalls<'a>> {
+        match self {
+            Fast::Mpi(m) => m.c_calls(),
+            _ => None,
+        }
+    }
+}
+
+impl<'w> AnyWindow<'w> {
+    /// A window of a backend from outside rma's own crates (or a wrapper around one
+    /// of rma's, such as rma-win's conflict checker).
+    pub fn plugged(window: Box<dyn BackendWindow + 'w>) -> AnyWindow<'w> {
+        AnyWindow::Dyn(window)
     }
 }
 
 impl AnyWindow<'_> {
     /// `target`'s fast path, where its backend offers one ([`Fast`]); rma-win's target
-    /// handles resolve it once per epoch. `None` for a backend from outside rma, the
-    /// queued transport, or a rank outside the window; those calls go through the
-    /// [`rma_core::Transport`] trait.
+    /// handles resolve it once per epoch. A backend from outside rma offers one
+    /// through [`rma_core::Transport::fast_path`]. `None` for the queued transport, a
+    /// backend that offers none, or a rank outside the window; those calls go through
+    /// the [`rma_core::Transport`] trait.
     ///
     /// Contract for callers: a [`Fast::Direct`] is returned only where every call of
     /// this window's transport completes at origin and target before it returns, so a
@@ -427,7 +566,17 @@ impl AnyWindow<'_> {
         match self {
             AnyWindow::Shm(w) => w.direct(target).map(Fast::Direct),
             AnyWindow::Mpi(w) => w.target(target).ok().map(Fast::Mpi),
-            AnyWindow::Dyn(_) => None,
+            AnyWindow::Dyn(w) => w.fast_path(target).map(Fast::Dyn),
+        }
+    }
+
+    /// [`AnyWindow::fast`] where it costs nothing to resolve (a few loads: rma's atomic
+    /// transport), for a road resolved per call; `None` elsewhere.
+    #[inline(always)]
+    pub fn fast_direct(&self, target: rma_core::Rank) -> Option<Fast<'_>> {
+        match self {
+            AnyWindow::Shm(w) => w.direct(target).map(Fast::Direct),
+            _ => None,
         }
     }
 }

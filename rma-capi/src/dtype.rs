@@ -3,6 +3,7 @@
 
 use crate::{arr, c_str, call, code, count, fail, inp, out, put_str, On, State, R};
 use rma_win::{BasicType, Datatype, Order};
+use std::borrow::Cow;
 use std::ffi::{c_char, c_int, c_void};
 
 pub(crate) const COMBINER_NAMED: i32 = 1;
@@ -125,8 +126,15 @@ impl State {
 
     /// The rma datatype of handle `h` (MPI_ERR_TYPE if it has none).
     pub(crate) fn dt(&self, h: i32) -> R<Datatype> {
+        self.dt_ref(h).cloned()
+    }
+
+    /// [`State::dt`], borrowed from the table (no reference count touched: the
+    /// one-sided calls' path).
+    #[inline]
+    pub(crate) fn dt_ref(&self, h: i32) -> R<&Datatype> {
         let t = self.ty(h)?;
-        t.dt.clone().ok_or_else(|| {
+        t.dt.as_ref().ok_or_else(|| {
             fail(
                 code::TYPE,
                 format!("{}: rma has no element type for it", t.name),
@@ -175,13 +183,13 @@ pub(crate) fn span(dt: &Datatype, count: usize) -> R<(isize, usize)> {
 
 /// `count` instances of `dt` over the bytes starting `lo` bytes from a buffer's
 /// address: the datatype and count whose offsets start at that first byte.
-fn shifted(dt: &Datatype, count: usize, lo: isize) -> R<(Datatype, usize)> {
+fn shifted(dt: &Datatype, count: usize, lo: isize) -> R<(Cow<'_, Datatype>, usize)> {
     if lo == 0 {
-        return Ok((dt.clone(), count));
+        return Ok((Cow::Borrowed(dt), count));
     }
     let mut s = Datatype::structure(&[count], &[-lo], std::slice::from_ref(dt))?;
     s.commit();
-    Ok((s, 1))
+    Ok((Cow::Owned(s), 1))
 }
 
 /// Address ranges of this process's memory that other ranks' calls may write at any
@@ -190,6 +198,37 @@ fn shifted(dt: &Datatype, count: usize, lo: isize) -> R<(Datatype, usize)> {
 /// through a copy, with word atomics ([`origin`], [`result`]). Entries are tagged by
 /// their [`Exposed`] guard.
 static EXPOSED: std::sync::Mutex<Vec<(u64, usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Bumped, with [`EXPOSED`] locked, at every change to it: a thread's copy of the
+/// list ([`SEEN`]) serves while this has not moved, so a call's buffer check takes
+/// no lock.
+static EXPOSED_GEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// The lowest start and highest end of [`EXPOSED`]'s ranges (0, 0 when empty), set
+/// with it locked: a buffer outside them (a program's heap and stack usually lie far
+/// from mapped window memory) needs no look at the list.
+static EXPOSED_LO: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static EXPOSED_HI: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets [`EXPOSED_LO`], [`EXPOSED_HI`] and bumps [`EXPOSED_GEN`] after a change to the
+/// list `l` (locked by the caller). A check racing with a change concerns memory that
+/// is not yet, or no longer, a window's: the program learns a window's address only
+/// after its ranges are listed, and they are removed once the window is freed, when
+/// no other rank's call reaches them any more.
+fn exposed_changed(l: &[(u64, usize, usize)]) {
+    use std::sync::atomic::Ordering::{Relaxed, Release};
+    let lo = l.iter().map(|e| e.1).min().unwrap_or(0);
+    let hi = l.iter().map(|e| e.1 + e.2).max().unwrap_or(0);
+    EXPOSED_LO.store(lo, Relaxed);
+    EXPOSED_HI.store(hi, Relaxed);
+    EXPOSED_GEN.fetch_add(1, Release);
+}
+
+thread_local! {
+    /// This thread's copy of [`EXPOSED`]'s ranges, and the generation it copied.
+    static SEEN: std::cell::RefCell<(u64, Vec<(usize, usize)>)> =
+        const { std::cell::RefCell::new((0, Vec::new())) };
+}
 
 /// Keeps ranges listed in [`EXPOSED`] while it lives (held by their window).
 pub(crate) struct Exposed(u64);
@@ -209,6 +248,7 @@ impl Exposed {
             let hi = a.saturating_add(n).saturating_add(7) & !7;
             (id, lo, hi - lo)
         }));
+        exposed_changed(&l);
         Exposed(id)
     }
 }
@@ -219,16 +259,35 @@ impl Drop for Exposed {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         l.retain(|e| e.0 != self.0);
+        exposed_changed(&l);
     }
 }
 
 /// Whether `len` bytes at `lo` share a byte with a range of [`EXPOSED`].
 pub(crate) fn exposed(lo: usize, len: usize) -> bool {
-    let l = EXPOSED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    l.iter()
-        .any(|&(_, a, n)| lo < a.saturating_add(n) && a < lo.saturating_add(len))
+    let now = EXPOSED_GEN.load(std::sync::atomic::Ordering::Acquire);
+    let (a, b) = (
+        EXPOSED_LO.load(std::sync::atomic::Ordering::Relaxed),
+        EXPOSED_HI.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    if lo >= b || lo.saturating_add(len) <= a {
+        return false;
+    }
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if seen.0 != now {
+            let l = EXPOSED
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            seen.1.clear();
+            seen.1.extend(l.iter().map(|&(_, a, n)| (a, n)));
+            // read with the list locked: the generation of exactly this copy
+            seen.0 = EXPOSED_GEN.load(std::sync::atomic::Ordering::Acquire);
+        }
+        seen.1
+            .iter()
+            .any(|&(a, n)| lo < a.saturating_add(n) && a < lo.saturating_add(len))
+    })
 }
 
 /// The bytes an origin buffer spans: borrowed, or copied out of window memory.
@@ -298,14 +357,14 @@ impl Written<'_> {
 /// # Safety
 /// The bytes the instances span are readable and not written during the call, except
 /// by other ranks' calls to window memory among them.
-pub(crate) unsafe fn origin<'a>(
+pub(crate) unsafe fn origin<'a, 'd>(
     p: *const c_void,
     count: usize,
-    dt: &Datatype,
-) -> R<(Origin<'a>, Datatype, usize)> {
+    dt: &'d Datatype,
+) -> R<(Origin<'a>, Cow<'d, Datatype>, usize)> {
     let (lo, len) = span(dt, count)?;
     if len == 0 {
-        return Ok((Origin::Borrowed(&[]), dt.clone(), count));
+        return Ok((Origin::Borrowed(&[]), Cow::Borrowed(dt), count));
     }
     let start = (p as isize).wrapping_add(lo);
     if start == 0 {
@@ -373,14 +432,14 @@ pub(crate) unsafe fn copied_span<'a>(start: usize, len: usize) -> Written<'a> {
 /// # Safety
 /// The bytes the instances span are writable and not otherwise accessed during the
 /// call, except by other ranks' calls to window memory among them.
-pub(crate) unsafe fn result<'a>(
+pub(crate) unsafe fn result<'a, 'd>(
     p: *mut c_void,
     count: usize,
-    dt: &Datatype,
-) -> R<(Written<'a>, Datatype, usize)> {
+    dt: &'d Datatype,
+) -> R<(Written<'a>, Cow<'d, Datatype>, usize)> {
     let (lo, len) = span(dt, count)?;
     if len == 0 {
-        return Ok((Written::Borrowed(&mut []), dt.clone(), count));
+        return Ok((Written::Borrowed(&mut []), Cow::Borrowed(dt), count));
     }
     let start = (p as isize).wrapping_add(lo);
     if start == 0 {

@@ -7,15 +7,9 @@ use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
-use std::time::Instant;
 
 /// How MPI_Abort reaches the launcher (rma's shared memory; set at MPI_Init).
-static ABORT: OnceLock<rma_shm::AbortHandle> = OnceLock::new();
-
-fn epoch() -> Instant {
-    static T0: OnceLock<Instant> = OnceLock::new();
-    *T0.get_or_init(Instant::now)
-}
+static ABORT: OnceLock<rma_win::backend::AbortHandle> = OnceLock::new();
 
 const THREAD_FUNNELED: c_int = 1;
 const THREAD_SERIALIZED: c_int = 2;
@@ -25,9 +19,10 @@ pub(crate) const THREAD_MULTIPLE: c_int = 3;
 /// shared memory; at most FUNNELED under the mpi transport, whose system MPI world
 /// stays on the thread that initialized it.
 fn level_for(required: c_int, world: &rma_win::World) -> c_int {
-    let top = match world.backend() {
-        rma_win::backend::AnyWorld::Shm(_) => THREAD_MULTIPLE,
-        _ => THREAD_FUNNELED,
+    let top = if world.any_thread() {
+        THREAD_MULTIPLE
+    } else {
+        THREAD_FUNNELED
     };
     required.clamp(0, top)
 }
@@ -36,7 +31,6 @@ fn init(required: c_int) -> R<c_int> {
     if PHASE.load(Ordering::Relaxed) != 0 {
         return Err(fail(code::OTHER, "MPI_Init called twice"));
     }
-    epoch();
     let world = match rma_win::World::from_env() {
         Ok(Some(w)) => w,
         Ok(None) => singleton()?,
@@ -82,8 +76,8 @@ fn init(required: c_int) -> R<c_int> {
         .any(|l| l.first() == Some(&(THREAD_MULTIPLE as u8)));
     let level = st.thread_level;
     let _ = crate::MAIN.set(std::thread::current().id());
-    if let rma_win::backend::AnyWorld::Shm(w) = st.world0().backend() {
-        let _ = ABORT.set(w.abort_handle());
+    if let Some(h) = st.world0().abort_handle() {
+        let _ = ABORT.set(h);
     }
     crate::install_state(st);
     crate::ANY_THREAD.store(level >= THREAD_SERIALIZED, Ordering::Release);
@@ -125,8 +119,7 @@ fn singleton() -> R<rma_win::World> {
     if let Some(v) = foreign_launcher() {
         return Err(fail(code::OTHER, foreign_note(v)));
     }
-    let w = rma_shm::World::singleton()?;
-    Ok(rma_win::World::from(rma_win::backend::AnyWorld::Shm(w)))
+    Ok(rma_win::World::singleton()?)
 }
 
 /// MPI_Init and MPI_Init_thread, which run before there is a state to call with.
@@ -187,9 +180,7 @@ pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
     // answered without the state, which lives with the thread that called MPI_Init
-    let main = crate::MAIN
-        .get()
-        .is_some_and(|t| *t == std::thread::current().id());
+    let main = crate::MAIN.get().is_some() && crate::is_main();
     // SAFETY: MPI's contract: an int out-parameter.
     if let Some(f) = unsafe { flag.as_mut() } {
         *f = c_int::from(main);
@@ -255,7 +246,17 @@ pub unsafe extern "C" fn MPI_Abort(_c: c_int, errorcode: c_int) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn MPI_Wtime() -> f64 {
-    epoch().elapsed().as_secs_f64()
+    // CLOCK_MONOTONIC, read straight (through the vDSO: no system call), in seconds
+    // since an arbitrary moment, as MPI allows; std's Instant arithmetic around the
+    // same read cost as much again (benchmarks call this twice per iteration)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-parameter. CLOCK_MONOTONIC always exists on Linux,
+    // so this cannot fail (were it to, `ts` stays zero).
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 #[no_mangle]
@@ -303,10 +304,9 @@ pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, _info: c_int, baseptr: *mut 
         let n = usize::try_from(size)
             .map_err(|_| fail(code::SIZE, format!("size {size} is negative")))?;
         // a shared segment where rma's processes run (see crate::mem)
-        let shm = match st.world0().backend() {
-            rma_win::backend::AnyWorld::Shm(w) if w.mode() == rma_shm::LaunchMode::Processes => {
-                Some(w.name().to_owned())
-            }
+        let world = st.world0();
+        let shm = match world.segment_name() {
+            Some(name) if world.mode() == rma_win::LaunchMode::Processes => Some(name.to_owned()),
             _ => None,
         };
         if let Some(p) = shm.and_then(|name| crate::mem::allocate(&name, n)) {

@@ -354,9 +354,9 @@ pub(crate) static ANY_THREAD: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
 thread_local! {
-    /// Whether this thread holds the state now (a callback into the program that
-    /// calls MPI must get an error, not wait for itself).
-    static HELD: Cell<bool> = const { Cell::new(false) };
+    /// This thread's relation to the library, one cell (a thread-local of a shared
+    /// library costs a call to reach): [`HELD`] and the `MAIN_*` bits.
+    static HERE: Cell<u8> = const { Cell::new(0) };
     /// Callbacks into the program, run once the state is released (they may call MPI).
     static LATER: RefCell<Vec<Box<dyn FnOnce()>>> = const { RefCell::new(Vec::new()) };
 }
@@ -367,18 +367,69 @@ pub(crate) struct Lease {
     guard: Option<MutexGuard<'static, Option<StateCell>>>,
 }
 
+/// [`HERE`]: this thread holds the state now (a callback into the program that calls
+/// MPI must get an error, not wait for itself).
+const HELD: u8 = 1;
+/// [`HERE`]: whether this thread is [`MAIN`] is known (MAIN never changes once set,
+/// so one look per thread serves) ...
+const MAIN_KNOWN: u8 = 2;
+/// ... and it is.
+const MAIN_YES: u8 = 4;
+
+/// Whether this thread holds the state now.
+fn held() -> bool {
+    HERE.with(Cell::get) & HELD != 0
+}
+
+/// Marks whether this thread holds the state.
+fn set_held(on: bool) {
+    HERE.with(|h| h.set(if on { h.get() | HELD } else { h.get() & !HELD }));
+}
+
+/// Whether this thread is MAIN given its [`HERE`] bits `here` (true before anyone
+/// called MPI_Init), and the bits to keep.
+#[inline]
+fn main_of(here: u8) -> (bool, u8) {
+    if here & MAIN_KNOWN != 0 {
+        return (here & MAIN_YES != 0, here);
+    }
+    match MAIN.get() {
+        None => (true, here),
+        Some(t) => {
+            let main = *t == std::thread::current().id();
+            (main, here | MAIN_KNOWN | if main { MAIN_YES } else { 0 })
+        }
+    }
+}
+
+/// Whether this thread called MPI_Init (true before anyone did).
+pub(crate) fn is_main() -> bool {
+    HERE.with(|h| {
+        let (main, bits) = main_of(h.get());
+        h.set(bits);
+        main
+    })
+}
+
 impl Lease {
     /// Takes the state for a call on this thread; Err with the reason if this thread
     /// may not have it.
     fn acquire() -> R<Lease> {
-        if HELD.with(Cell::get) {
+        // one look at this thread's cell: held? main?
+        let any = ANY_THREAD.load(std::sync::atomic::Ordering::Acquire);
+        let (was_held, main) = HERE.with(|h| {
+            let here = h.get();
+            let (main, bits) = if any { (true, here) } else { main_of(here) };
+            h.set(bits);
+            (here & HELD != 0, main)
+        });
+        if was_held {
             return Err(fail(
                 code::OTHER,
                 "called from inside an MPI callback that holds the library",
             ));
         }
-        let main = MAIN.get().is_none_or(|t| *t == std::thread::current().id());
-        if !main && !ANY_THREAD.load(std::sync::atomic::Ordering::Acquire) {
+        if !main {
             return Err(fail(
                 code::OTHER,
                 if PHASE.load(std::sync::atomic::Ordering::Relaxed) == 0 {
@@ -401,7 +452,7 @@ impl Lease {
                 },
             ));
         }
-        HELD.with(|h| h.set(true));
+        set_held(true);
         Ok(Lease { guard: Some(guard) })
     }
 
@@ -415,7 +466,7 @@ impl Lease {
             return Ok(());
         }
         self.guard = None;
-        HELD.with(|h| h.set(false));
+        set_held(false);
         pause();
         let guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
         if guard.is_none() {
@@ -424,7 +475,7 @@ impl Lease {
                 "another thread called MPI_Finalize while this call waited",
             ));
         }
-        HELD.with(|h| h.set(true));
+        set_held(true);
         self.guard = Some(guard);
         Ok(())
     }
@@ -440,7 +491,7 @@ impl Lease {
     /// what it took out.
     pub(crate) fn unlocked<T>(&mut self, f: impl FnOnce() -> T) -> R<std::thread::Result<T>> {
         self.guard = None;
-        HELD.with(|h| h.set(false));
+        set_held(false);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
         let guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
         if guard.is_none() {
@@ -450,7 +501,7 @@ impl Lease {
                 "the state vanished while a window was out",
             ));
         }
-        HELD.with(|h| h.set(true));
+        set_held(true);
         self.guard = Some(guard);
         Ok(out)
     }
@@ -477,7 +528,7 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if self.guard.take().is_some() {
-            HELD.with(|h| h.set(false));
+            set_held(false);
         }
     }
 }
@@ -536,7 +587,12 @@ pub(crate) static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::Atomic
 /// Runs `f` after the current call has released the state.
 pub(crate) fn later(f: impl FnOnce() + 'static) {
     LATER.with(|l| l.borrow_mut().push(Box::new(f)));
+    LATER_ANY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
+
+/// How many callbacks [`later`] queued on any thread and no thread ran yet: a call
+/// looks at its thread's queue only when some are (a thread-local costs a call).
+static LATER_ANY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Which object's error handler a call's error goes to.
 #[derive(Debug, Clone, Copy)]
@@ -622,6 +678,9 @@ pub(crate) fn call(name: &str, on: On, f: impl FnOnce(&mut Lease) -> R) -> c_int
 }
 
 fn run_later() {
+    if LATER_ANY.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return;
+    }
     loop {
         let next = LATER.with(|l| {
             let mut l = l.borrow_mut();
@@ -632,7 +691,10 @@ fn run_later() {
             }
         });
         match next {
-            Some(f) => f(),
+            Some(f) => {
+                LATER_ANY.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                f()
+            }
             None => break,
         }
     }
@@ -641,7 +703,7 @@ fn run_later() {
 /// Hands an error to the handler of `on`; what the call returns.
 pub(crate) fn raise(name: &str, on: On, e: Fail) -> c_int {
     let (h, handle) = {
-        if HELD.with(Cell::get) {
+        if held() {
             // called back from inside a call: the error goes back to the caller
             (Errh::Return, 0)
         } else {

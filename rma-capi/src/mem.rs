@@ -10,7 +10,7 @@
 //! rma shared-memory world, or /dev/shm full) the block comes from malloc, and a
 //! window over it exposes a copy.
 
-use rma_shm::segment::Segment;
+use rma_win::backend::Segment;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

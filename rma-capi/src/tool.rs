@@ -232,13 +232,13 @@ static CVARS: [Cvar; 5] = [
         write: None,
     },
     Cvar {
-        name: rma_shm::ENV_LIVENESS_MS,
+        name: rma_win::backend::ENV_LIVENESS_MS,
         desc: "Milliseconds between a waiting rank's checks that its peers are alive. Read \
                once per process.",
         verbosity: k::VERBOSITY_TUNER_BASIC,
         datatype: k::MPI_UNSIGNED_LONG_LONG,
         scope: k::SCOPE_CONSTANT,
-        read: || Value::U64(rma_shm::liveness_interval().as_millis() as u64),
+        read: || Value::U64(rma_win::backend::liveness_interval().as_millis() as u64),
         write: None,
     },
 ];

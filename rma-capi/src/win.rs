@@ -26,8 +26,8 @@
 use crate::comm::{delete_attr, delete_attrs, give_attr, set_attr};
 use crate::dtype::{origin, result};
 use crate::{c_str, call, code, count, fail, out, put_str, On, State, ERRH_FATAL, R};
-use rma_shm::segment::Segment;
-use rma_win::{Assert, Buffer, BufferMut, Datatype, Info, LockType, Rank, Target, Window};
+use rma_win::backend::Segment;
+use rma_win::{Assert, Buffer, BufferMut, Info, LockType, Rank, Target, Window};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -528,10 +528,7 @@ impl State {
             ))
         };
         // the world MPI_Alloc_mem names its blocks after (crate::mem)
-        let blocks_world = match self.world0().backend() {
-            rma_win::backend::AnyWorld::Shm(w) => Some(w.name().to_owned()),
-            _ => None,
-        };
+        let blocks_world = self.world0().segment_name().map(str::to_owned);
         let mut peers = Vec::with_capacity(all.len());
         let (mut on, mut keep) = (Vec::new(), Vec::new());
         for b in &all {
@@ -1599,12 +1596,6 @@ struct Tgt {
     dt: c_int,
 }
 
-impl Tgt {
-    fn datatype(&self, st: &State) -> R<Datatype> {
-        st.dt(self.dt)
-    }
-}
-
 /// Runs a one-sided call on window `w`; a call to MPI_PROC_NULL does nothing.
 fn rma(
     name: &str,
@@ -1617,9 +1608,9 @@ fn rma(
         if t.rank == PROC_NULL {
             return Ok(());
         }
-        let d = t.datatype(st)?;
+        let d = st.dt_ref(t.dt)?;
         let disp = x.disp(t.rank, t.disp)?;
-        let target = Target::new(rank_of(t.rank)?, disp, count(t.count, "target_count")?, &d);
+        let target = Target::new(rank_of(t.rank)?, disp, count(t.count, "target_count")?, d);
         f(st, x.window(), target)
     })
 }
@@ -1639,9 +1630,9 @@ unsafe fn put(
     request: bool,
 ) -> c_int {
     rma(name, w, t, |st, win, target| {
-        let d = st.dt(odt)?;
+        let d = st.dt_ref(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
-        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, d)? };
         let b = Buffer::new(&bytes, n, &d);
         if request {
             win.rput_with(b, target)?.wait()?;
@@ -1666,10 +1657,10 @@ unsafe fn get(
     request: bool,
 ) -> c_int {
     rma(name, w, t, |st, win, target| {
-        let d = st.dt(odt)?;
+        let d = st.dt_ref(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt, and the
         // program does not touch it until the call completes.
-        let (mut bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, &d)? };
+        let (mut bytes, d, n) = unsafe { result(o, count(on, "origin_count")?, d)? };
         let b = BufferMut::new(bytes.bytes(), n, &d);
         if request {
             win.rget_with(b, target)?.wait()?;
@@ -1698,9 +1689,9 @@ unsafe fn accumulate(
 ) -> c_int {
     rma(name, w, t, |st, win, target| {
         let op = crate::op::builtin(op)?;
-        let d = st.dt(odt)?;
+        let d = st.dt_ref(odt)?;
         // SAFETY: as in `put`.
-        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, &d)? };
+        let (bytes, d, n) = unsafe { origin(o, count(on, "origin_count")?, d)? };
         let b = Buffer::new(&bytes, n, &d);
         if request {
             win.raccumulate_with(b, target, op)?.wait()?;
@@ -1790,17 +1781,17 @@ unsafe fn get_accumulate(
     request: bool,
 ) -> R {
     let op = crate::op::builtin(op)?;
-    let rd = st.dt(rdt)?;
+    let rd = st.dt_ref(rdt)?;
     // SAFETY: MPI's contract: the result buffer holds `rn` elements of rdt.
-    let (mut rbytes, rd, rcount) = unsafe { result(r, count(rn, "result_count")?, &rd)? };
+    let (mut rbytes, rd, rcount) = unsafe { result(r, count(rn, "result_count")?, rd)? };
     let res = BufferMut::new(rbytes.bytes(), rcount, &rd);
     // MPI ignores the origin arguments of MPI_NO_OP (its datatype may be NULL)
     let (obytes, od, ocount) = if op == rma_win::Op::NoOp {
         (crate::dtype::Origin::Borrowed(&[]), rd.clone(), 0)
     } else {
-        let od = st.dt(odt)?;
+        let od = st.dt_ref(odt)?;
         // SAFETY: MPI's contract: the origin buffer holds `on` elements of odt.
-        unsafe { origin(o, count(on, "origin_count")?, &od)? }
+        unsafe { origin(o, count(on, "origin_count")?, od)? }
     };
     let orig = (op != rma_win::Op::NoOp).then(|| Buffer::new(&obytes, ocount, &od));
     if request {
@@ -1880,20 +1871,22 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
             return Ok(());
         }
         let op = crate::op::builtin(op)?;
-        let d = st.dt(dt)?;
+        let d = st.dt_ref(dt)?;
         let n = d.size();
+        // (MPI ignores the origin of MPI_NO_OP; rma's call takes zeros)
+        const NONE: [u8; 32] = [0; 32];
         // SAFETY: MPI's contract: one element of dt at each pointer (the origin is
         // ignored for MPI_NO_OP, and only read otherwise).
         let (obytes, mut rbytes) = unsafe {
-            let ob = if op == rma_win::Op::NoOp {
-                crate::dtype::Origin::Copied(vec![0u8; n])
-            } else {
-                element_in(o, n, "origin_addr")?
+            let ob = match NONE.get(..n) {
+                Some(zeros) if op == rma_win::Op::NoOp => crate::dtype::Origin::Borrowed(zeros),
+                _ if op == rma_win::Op::NoOp => crate::dtype::Origin::Copied(vec![0u8; n]),
+                _ => element_in(o, n, "origin_addr")?,
             };
             (ob, element_out(r, n, "result_addr")?)
         };
         let disp = st.win(w)?.disp(rank, disp)?;
-        win.fetch_and_op_with(&obytes, rbytes.bytes(), &d, rank_of(rank)?, disp, op)?;
+        win.fetch_and_op_with(&obytes, rbytes.bytes(), d, rank_of(rank)?, disp, op)?;
         rbytes.finish();
         Ok(())
     })
@@ -1914,7 +1907,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
         if rank == PROC_NULL {
             return Ok(());
         }
-        let d = st.dt(dt)?;
+        let d = st.dt_ref(dt)?;
         let n = d.size();
         // SAFETY: MPI's contract: one element of dt at each pointer.
         let (ob, cb, mut rb) = unsafe {
@@ -1925,7 +1918,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
             )
         };
         let disp = st.win(w)?.disp(rank, disp)?;
-        win.compare_and_swap_with(&ob, &cb, rb.bytes(), &d, rank_of(rank)?, disp)?;
+        win.compare_and_swap_with(&ob, &cb, rb.bytes(), d, rank_of(rank)?, disp)?;
         rb.finish();
         Ok(())
     })

@@ -430,6 +430,32 @@ pub trait Backend: Services {
         })
     }
 
+    /// Collectively creates a window over `len` bytes at `ptr`, memory the program
+    /// owns (MPI_Win_create for a C interface), that other ranks' calls update in
+    /// place, copying nothing: the unified model over the program's own memory. The
+    /// default refuses with class RMA_FLAVOR.
+    ///
+    /// # Safety
+    /// `ptr` is 8-byte aligned and valid for reads and writes of `len` bytes rounded up
+    /// to whole 8-byte words until no rank can reach them any more (rma-win's
+    /// `Window::create_in_place` says when that is for rma's backends; another backend
+    /// documents its own); every access to them meanwhile is a word atomic or made by
+    /// code outside Rust, kept apart from the window's calls by MPI's synchronization.
+    #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    unsafe fn create_in_place(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        disp_unit: usize,
+        info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<Self::Window<'_>> {
+        let _ = (ptr, len, disp_unit, info, parsed);
+        Err(crate::Error::Flavor {
+            reason: "this backend cannot expose memory in place".into(),
+        })
+    }
+
     /// Collectively creates a dynamic window (MPI_Win_create_dynamic): no memory yet;
     /// each rank attaches regions later ([`Memory::attach`]), up to `capacity` bytes at
     /// once. Its shapes report `capacity` as each rank's length, displacement unit 1,

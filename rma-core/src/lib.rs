@@ -62,5 +62,5 @@ pub use op::{Op, RmaCall};
 pub use rank::{Count, Disp, Rank};
 pub use regions::{region_covers, region_word, Regions, REGIONS};
 pub use transport::{
-    bits_from_bytes, bytes_from_bits, Access, Contiguous, Layout, Run, Strided, Transport,
+    bits_from_bytes, bytes_from_bits, Access, Contiguous, FastPath, Layout, Run, Strided, Transport,
 };

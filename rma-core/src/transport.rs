@@ -319,10 +319,67 @@ pub trait Transport: Send + Sync {
 
     /// Completes every call issued to any target.
     fn flush_all(&self) -> Result<()>;
+
+    /// This transport's fast path to `target` ([`FastPath`]), where it keeps one;
+    /// `None` (the default) sends every call through the methods above. rma-win asks
+    /// once per target handle (once per epoch), never per call.
+    fn fast_path(&self, target: Rank) -> Option<&dyn FastPath> {
+        let _ = target;
+        None
+    }
+}
+
+/// One target of a window, resolved once by its backend: the calls of
+/// [`Transport`] at a byte offset of that target's window, with nothing left to look
+/// up per call (a target handle resolves one per epoch and sends every call on it
+/// here). rma ships two, statically dispatched in rma-backends: the atomic
+/// transport's mapped memory (`rma_ops::Direct`) and an MPI window's resolved target
+/// (rma-mpi's `MpiTarget`); a backend from outside offers its own through
+/// [`Transport::fast_path`].
+///
+/// The caller has checked everything [`Transport`]'s contract lists: the offset and
+/// length lie in the target's window, an element of the accumulate family is aligned
+/// for its atomics and of at most 8 bytes, the op suits the element type, and an
+/// access epoch covers the target.
+pub trait FastPath: Send + Sync + std::fmt::Debug {
+    /// put of `data` at byte `off`.
+    fn put(&self, off: usize, data: &[u8]) -> Result<()>;
+    /// get into `out` from byte `off`, complete when it returns.
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<()>;
+    /// accumulate of one element given as bits; `exclusive`: this origin holds an
+    /// exclusive lock on the target.
+    fn accumulate_bits(
+        &self,
+        off: usize,
+        exclusive: bool,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<()>;
+    /// fetch_and_op on one element, as bits: the old value.
+    fn fetch_and_op_bits(&self, off: usize, basic: BasicType, op: Op, origin: u64) -> Result<u64>;
+    /// compare_and_swap on one element, as bits: the old value.
+    fn compare_and_swap_bits(
+        &self,
+        off: usize,
+        basic: BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64>;
+    /// Completes every call to this target at origin and target.
+    fn flush(&self) -> Result<()>;
+    /// Whether every call completes at origin and target before it returns (a flush
+    /// then owes only order): callers may then apply many single-element calls one by
+    /// one instead of batching them.
+    fn completes_in_place(&self) -> bool {
+        false
+    }
 }
 
 /// Implements [`Transport`] for `$ty` by forwarding every method, the defaulted ones
-/// included (a transport may specialise those), through `$dispatch`: a macro called as
+/// included (a transport may specialise those) but [`Transport::fast_path`] (a
+/// dispatch that makes its transport per call cannot lend a reference out of it;
+/// the enum keeps the default, `None`), through `$dispatch`: a macro called as
 /// `$dispatch!(self, t => t.method(args))` that binds `t` to the transport that serves
 /// `self` and evaluates the call — a `match` over an enum of transports, typically, so
 /// that the data path stays statically dispatched. `[$($gen)*]` are the impl's

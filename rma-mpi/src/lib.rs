@@ -73,6 +73,8 @@
 mod agree;
 mod backend;
 mod calls;
+#[cfg(feature = "bench-hooks")]
+mod ccalls;
 mod datatype;
 mod epoch;
 mod issue;
@@ -86,10 +88,12 @@ mod world;
 
 pub use agree::ABORT_CODE;
 pub use backend::{EpochWindow, MPI_TRANSPORT};
+#[cfg(feature = "bench-hooks")]
+pub use ccalls::CCalls;
 #[doc(hidden)]
 pub use pending::abandoned_landings;
 pub use request::Request;
-pub use target::{CCalls, MpiTarget};
+pub use target::MpiTarget;
 pub use window::{Flavor, MpiWindow, Target};
 pub use world::{ThreadLevel, World, ENV_PROGRESS, ENV_THREAD};
 

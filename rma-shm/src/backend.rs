@@ -304,6 +304,21 @@ impl Backend for World {
         })
     }
 
+    /// With ranks as processes the queued transport's progress thread applies other
+    /// ranks' calls, with ranks as threads the atomic transport (World::create_in_place).
+    unsafe fn create_in_place(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        disp_unit: usize,
+        _info: &Info,
+        parsed: &WinInfo,
+    ) -> Result<ShmWindow<'_>> {
+        // SAFETY: forwarded from this function's contract (Backend::create_in_place),
+        // which rma-win's Window::create_in_place details for this backend.
+        unsafe { World::create_in_place(self, ptr, len, disp_unit, parsed) }
+    }
+
     fn create<'w>(
         &'w self,
         buf: &'w mut [u8],

@@ -2,7 +2,7 @@
 //!
 //! `win.lock_all_epoch(..)?` opens the epoch and returns a [`PassiveEpoch`]; its
 //! [`target`](PassiveEpoch::target) handles make calls that need no epoch check at run
-//! time ([`TargetHandle`](crate::TargetHandle)), and the guard ends the epoch with a
+//! time ([`TargetHandle`]), and the guard ends the epoch with a
 //! call that returns its error (`epoch.unlock()?`). While a guard lives, the window's
 //! own calls that would open or end an access epoch (`win.lock(..)`, `win.lock_all(..)`,
 //! `win.start(..)`, `win.fence(..)`, `win.unlock_all()`, ...; for a post guard, `post`,
@@ -32,8 +32,9 @@
 //! - while the thread panics, nothing is done (as for a dropped window: the other ranks
 //!   see this rank as dead).
 
+use crate::epoch_state::{ACCESS_GUARD, EXPOSURE_GUARD};
 use crate::handle::TargetHandle;
-use crate::sync::{Group, ACCESS_GUARD, EXPOSURE_GUARD};
+use crate::sync::Group;
 use crate::window::Window;
 use rma_core::{Assert, Error, LockType, Rank, Result, Transport};
 
@@ -419,7 +420,7 @@ impl PostEpoch<'_, '_> {
             Ok(true) => self.ended = true,
             // an error found once every origin completed (the checker's) is returned
             // with the epoch over
-            Err(_) if self.win.epochs.borrow().post.is_none() => self.ended = true,
+            Err(_) if !self.win.epochs.borrow().post_open() => self.ended = true,
             _ => self.win.set_guard(EXPOSURE_GUARD, true),
         }
         done

@@ -23,14 +23,10 @@
 #![allow(clippy::unnecessary_lazy_evaluations)]
 
 use crate::request::Request;
+use crate::road::Road;
 use crate::window::{bits_of, single_basic, value_of, Window};
-use rma_backends::Fast;
-use rma_core::{
-    Access, BasicType, Contiguous, Disp, Error, Op, Rank, Result, RmaCall, Shape, Transport,
-};
+use rma_core::{BasicType, Disp, Error, Op, Rank, Result, RmaCall};
 use rma_datatype::Equivalence;
-use rma_ops::atomic::atomic_align;
-use std::sync::atomic::Ordering;
 
 mod sealed {
     pub trait Sealed {}
@@ -70,66 +66,32 @@ elements! {
 #[derive(Debug, Clone, Copy)]
 pub struct TargetHandle<'e, 'w> {
     pub(crate) win: &'e Window<'w>,
-    pub(crate) rank: Rank,
-    /// A dynamic window's target: offsets come from addresses, ranges from regions.
-    dynamic: bool,
-    shape: Shape,
-    pub(crate) exclusive: bool,
-    /// An active-target epoch (fence, start): calls are recorded as pending for the
-    /// closing fence's checks.
-    pub(crate) active: bool,
-    /// The backend's fast path to this target, where it offers one: the target's
-    /// memory where this rank applies calls in place (the atomic transport; calls skip
-    /// the backend's dispatch and flush is only a fence), or the MPI target resolved
-    /// once.
-    pub(crate) fast: Option<Fast<'e>>,
+    /// The target, resolved once ([`Road`]): every call below takes it.
+    pub(crate) road: Road<'e>,
 }
 
 impl<'e, 'w> TargetHandle<'e, 'w> {
     /// Checks `rank` once: in the window, covered by the window's open epoch (waiting
     /// for its post in a start epoch), not the null rank.
     pub(crate) fn new(win: &'e Window<'w>, rank: Rank, active: bool) -> Result<Self> {
-        let t = win
-            .begin("target", rank)?
-            .ok_or_else(|| Error::InvalidRank {
-                rank,
-                size: win.size(),
-            })?;
         Ok(TargetHandle {
             win,
-            rank,
-            dynamic: win.dynamic,
-            // a dynamic window's calls all take the cold path (`offset`)
-            shape: Shape {
-                len: if win.dynamic { 0 } else { win.shapes[t].len },
-                ..win.shapes[t]
-            },
-            exclusive: win.exclusive_on(t),
-            active,
-            fast: win.win.fast(rank),
+            road: Road::new(win, rank, active)?,
         })
     }
 
     /// The target rank.
     pub fn rank(&self) -> Rank {
-        self.rank
+        self.road.rank
     }
 
-    /// `Err` (PROC_FAILED naming the dead rank, or INTERN) once a rank of the world
-    /// died: one relaxed load.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn live(&self) -> Result<()> {
-        if self.win.failed.load(Ordering::Relaxed) == 0 {
-            return Ok(());
-        }
-        self.win.check_world()
+        self.road.live(self.win)
     }
 
-    /// The byte offset of `bytes` at `disp`, inside the target's window and, for an
-    /// element of `atomic` type, aligned for its atomics. (A dynamic window's handle
-    /// keeps a length of 0, so its calls always take the cold path, which checks
-    /// their address against the target's regions: no test for it on the hot path.)
-    #[inline]
+    /// The byte offset of `bytes` at `disp` ([`Road::offset`]).
+    #[inline(always)]
     pub(crate) fn offset(
         &self,
         call: &'static str,
@@ -137,112 +99,19 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         bytes: usize,
         atomic: Option<BasicType>,
     ) -> Result<usize> {
-        let unit = self.shape.disp_unit;
-        let Ok(d) = usize::try_from(disp) else {
-            return self.off_range(call, disp, 0, bytes, atomic);
-        };
-        let off = d.checked_mul(unit).ok_or_else(|| Error::DispOverflow {
-            disp,
-            disp_unit: unit,
-        })?;
-        match off.checked_add(bytes) {
-            Some(end) if end <= self.shape.len => {}
-            _ => return self.off_range(call, disp, off, bytes, atomic),
-        }
-        self.aligned(call, disp, off, atomic, &self.shape)
+        self.road.offset(self.win, call, disp, bytes, atomic)
     }
 
-    /// `off` (of `shape`'s window) for `atomic`'s atomics: aligned, or class DISP.
-    #[inline]
-    fn aligned(
-        &self,
-        call: &'static str,
-        disp: Disp,
-        off: usize,
-        atomic: Option<BasicType>,
-        shape: &Shape,
-    ) -> Result<usize> {
-        if let Some(basic) = atomic {
-            let align = atomic_align(basic);
-            if shape.addr.wrapping_add(off) % align != 0 {
-                return Err(Error::Misaligned {
-                    call,
-                    basic,
-                    align,
-                    disp,
-                    disp_unit: shape.disp_unit,
-                    offset: off,
-                });
-            }
-        }
-        Ok(off)
-    }
-
-    /// A range [`TargetHandle::offset`] did not take: a dynamic window's call (whose
-    /// `disp` is an address, and whose bytes must lie in one region the target
-    /// attached), or one outside the window (class RMA_RANGE).
-    #[cold]
-    #[inline(never)]
-    fn off_range(
-        &self,
-        call: &'static str,
-        disp: Disp,
-        off: usize,
-        bytes: usize,
-        atomic: Option<BasicType>,
-    ) -> Result<usize> {
-        if !self.dynamic && disp < 0 {
-            return Err(Error::NegativeDisp { disp });
-        }
-        if !self.dynamic {
-            return Err(Error::OutOfWindow {
-                rank: self.rank,
-                start: off as i128,
-                end: off as i128 + bytes as i128,
-                window_len: self.shape.len,
-            });
-        }
-        let t = self.rank.index().unwrap_or(usize::MAX); // checked when made
-        let shape = self.win.shapes[t];
-        let off = self.win.byte_offset(t, disp)?;
-        match off.checked_add(bytes) {
-            Some(end) if end <= shape.len => self.win.check_attached(t, off, end)?,
-            _ => {
-                return Err(Error::NotAttached {
-                    rank: self.rank,
-                    start: disp as i128,
-                    end: disp as i128 + bytes as i128,
-                })
-            }
-        }
-        self.aligned(call, disp, off, atomic, &shape)
-    }
-
-    #[inline]
+    #[inline(always)]
     pub(crate) fn issued(&self) {
-        if self.active {
-            self.win.issued();
-        }
+        self.road.issued(self.win)
     }
 
-    /// Notes the caller for a checked window's records: a checked window has no fast
-    /// path, so a handle with one never pays for this.
-    #[inline]
+    /// Notes the caller for a checked window's records ([`Road::note_site`]).
+    #[inline(always)]
     #[track_caller]
     pub(crate) fn note_site(&self) {
-        if self.fast.is_none() {
-            self.win.note_site();
-        }
-    }
-
-    #[inline]
-    fn access<'l>(&self, base: usize, layout: &'l Contiguous) -> Access<'l> {
-        Access {
-            target: self.rank,
-            base,
-            layout,
-            exclusive: self.exclusive,
-        }
+        self.road.note_site(self.win)
     }
 
     /// Writes `origin` at `disp` (MPI_Put).
@@ -254,18 +123,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             return Ok(());
         }
         let off = self.offset("put", disp, data.len(), None)?;
-        self.live()?;
-        match &self.fast {
-            Some(f) => f.put(off, data)?,
-            None => {
-                self.win.note_site();
-                self.win
-                    .win
-                    .put(self.access(off, &Contiguous(data.len())), data)?
-            }
-        }
-        self.issued();
-        Ok(())
+        self.road.put(self.win, off, data)
     }
 
     /// Reads `result.len()` elements at `disp` (MPI_Get); the values are in place when
@@ -278,27 +136,15 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             return Ok(());
         }
         let off = self.offset("get", disp, n, None)?;
-        self.live()?;
         match rma_datatype::bytes_of_mut(result) {
-            Some(out) => match &self.fast {
-                Some(f) => f.get(off, out)?,
-                None => {
-                    self.win.note_site();
-                    self.win.win.get(self.access(off, &Contiguous(n)), out)?
-                }
-            },
+            Some(out) => self.road.get(self.win, off, out),
             None => {
-                self.win.note_site();
                 // a type not every byte pattern of which is valid (bool): through bytes
                 let mut bytes = vec![0u8; n];
-                self.win
-                    .win
-                    .get(self.access(off, &Contiguous(n)), &mut bytes)?;
-                rma_datatype::copy_from_bytes(result, &bytes)?;
+                self.road.get(self.win, off, &mut bytes)?;
+                rma_datatype::copy_from_bytes(result, &bytes)
             }
         }
-        self.issued();
-        Ok(())
     }
 
     /// [`TargetHandle::get`] as a request (MPI_Rget): `result` stays borrowed until
@@ -327,7 +173,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         disp: Disp,
     ) -> Result<Request<'b>> {
         self.note_site();
-        if self.active {
+        if self.road.active {
             return Err(Error::sync(
                 "rget",
                 "request-based calls need a passive-target epoch (a lock or lock_all epoch)",
@@ -346,7 +192,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let Some(basic) = T::BASIC else {
             // a composite element (an array, a derived struct): the window's general
             // path, which resolves its datatype
-            return self.win.accumulate(origin, self.rank, disp, op);
+            return self.win.accumulate(origin, self.road.rank, disp, op);
         };
         rma_ops::check(op, basic, RmaCall::Accumulate)?;
         self.acc(origin, disp, basic, op)
@@ -359,7 +205,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     pub fn add<T: Numeric>(&self, origin: &[T], disp: Disp) -> Result<()> {
         match T::BASIC {
             Some(basic) => self.acc(origin, disp, basic, Op::Sum),
-            None => self.win.accumulate(origin, self.rank, disp, Op::Sum),
+            None => self.win.accumulate(origin, self.road.rank, disp, Op::Sum),
         }
     }
 
@@ -379,35 +225,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             return Ok(());
         }
         let off = self.offset("accumulate", disp, data.len(), Some(basic))?;
-        self.live()?;
-        if let [one] = origin {
-            if basic.size() <= 8 {
-                let bits = bits_of(one);
-                match &self.fast {
-                    Some(f) => f.accumulate_bits(off, self.exclusive, basic, op, bits)?,
-                    None => {
-                        self.win.note_site();
-                        self.win.win.accumulate_bits(
-                            self.rank,
-                            off,
-                            self.exclusive,
-                            basic,
-                            op,
-                            bits,
-                        )?
-                    }
-                }
-                self.issued();
-                return Ok(());
-            }
-        }
-        let layout = Contiguous(data.len());
-        self.win.note_site();
-        self.win
-            .win
-            .accumulate(self.access(off, &layout), basic, op, data)?;
-        self.issued();
-        Ok(())
+        self.road.accumulate(self.win, off, basic, op, data)
     }
 
     /// Fetches the element at `disp` and combines `origin` into it with `op`,
@@ -419,7 +237,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
         let basic = single_basic::<T>("fetch_and_op")?;
         rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
         if basic.size() > 8 {
-            return self.win.fetch_and_op(origin, self.rank, disp, op);
+            return self.win.fetch_and_op(origin, self.road.rank, disp, op);
         }
         self.fop(origin, disp, basic, op)
     }
@@ -428,18 +246,9 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     #[track_caller]
     fn fop<T: Equivalence>(&self, origin: T, disp: Disp, basic: BasicType, op: Op) -> Result<T> {
         let off = self.offset("fetch_and_op", disp, basic.size(), Some(basic))?;
-        self.live()?;
-        let bits = bits_of(&origin);
-        let old = match &self.fast {
-            Some(f) => f.fetch_and_op_bits(off, basic, op, bits)?,
-            None => {
-                self.win.note_site();
-                self.win
-                    .win
-                    .fetch_and_op_bits(self.rank, off, basic, op, bits)?
-            }
-        };
-        self.issued();
+        let old = self
+            .road
+            .fetch_and_op(self.win, off, basic, op, bits_of(&origin))?;
         value_of(basic, old)
     }
 
@@ -499,18 +308,8 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     pub fn compare_and_swap<T: CasElement>(&self, value: T, compare: T, disp: Disp) -> Result<T> {
         let basic = Self::basic::<T>("compare_and_swap")?;
         let off = self.offset("compare_and_swap", disp, basic.size(), Some(basic))?;
-        self.live()?;
         let (v, c) = (bits_of(&value), bits_of(&compare));
-        let old = match &self.fast {
-            Some(f) => f.compare_and_swap_bits(off, basic, v, c)?,
-            None => {
-                self.win.note_site();
-                self.win
-                    .win
-                    .compare_and_swap_bits(self.rank, off, basic, v, c)?
-            }
-        };
-        self.issued();
+        let old = self.road.compare_and_swap(self.win, off, basic, v, c)?;
         value_of(basic, old)
     }
 
@@ -519,11 +318,12 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// rma's per-call cost with the library's own in one process; `None` unless the
     /// window is on the mpi transport, in a passive-target epoch, not dynamic, and
     /// its MPI calls take no lock (rma-mpi's `MpiTarget::c_calls`). Not part of rma's
-    /// API.
+    /// API: only with the `bench-hooks` feature.
+    #[cfg(feature = "bench-hooks")]
     #[doc(hidden)]
     pub fn c_calls(&self) -> Option<rma_backends::CCalls<'e>> {
-        match &self.fast {
-            Some(Fast::Mpi(m)) if !self.active && !self.dynamic => m.c_calls(),
+        match &self.road.fast {
+            Some(f) if !self.road.active && !self.road.dynamic => f.c_calls(),
             _ => None,
         }
     }
@@ -533,17 +333,13 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// complete active-target calls).
     #[inline(always)]
     pub fn flush(&self) -> Result<()> {
-        if self.active {
+        if self.road.active {
             return Err(Error::sync(
                 "flush",
                 "flush needs a passive-target epoch; this handle's epoch completes its calls at its fence or complete",
             ));
         }
-        self.live()?;
-        match &self.fast {
-            Some(f) => f.flush(),
-            None => self.win.win.flush(self.rank),
-        }
+        self.road.flush(self.win)
     }
 }
 
@@ -593,7 +389,7 @@ pub struct BatchedAdd<'e, 'w, T: Numeric> {
 impl<T: Numeric> std::fmt::Debug for BatchedAdd<'_, '_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BatchedAdd")
-            .field("target", &self.handle.rank)
+            .field("target", &self.handle.road.rank)
             .field("pending", &self.run.len())
             .finish()
     }
@@ -657,7 +453,7 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
     #[track_caller]
     pub fn flush(&mut self) -> Result<()> {
         self.send()?;
-        if self.handle.active {
+        if self.handle.road.active {
             return Ok(());
         }
         self.handle.flush()

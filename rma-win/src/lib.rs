@@ -233,9 +233,11 @@ mod blocks;
 mod buffers;
 mod check;
 mod dynamic;
+mod epoch_state;
 mod guard;
 mod handle;
 mod request;
+mod road;
 mod shared;
 mod sync;
 mod window;
@@ -269,12 +271,15 @@ pub use sync::Group;
 /// The backend contract (rma-core's traits) and the enums rma-win holds, for writing
 /// a backend of your own ([`World::from_backend`]).
 pub mod backend {
+    #[cfg(feature = "bench-hooks")]
     #[doc(hidden)]
     pub use rma_backends::CCalls;
-    pub use rma_backends::{AnyWindow, AnyWorld};
+    pub use rma_backends::{
+        liveness_interval, AbortHandle, AnyWindow, AnyWorld, Segment, ENV_LIVENESS_MS,
+    };
     pub use rma_core::{
         reached, shared_offset, Access, Backend, BackendWindow, Contiguous, DynBackend, Epochs,
-        Layout, Memory, RawSegment, Run, Services, Shape, Strided, Transport, WinInfo,
+        FastPath, Layout, Memory, RawSegment, Run, Services, Shape, Strided, Transport, WinInfo,
     };
 }
 pub use window::{MemoryModel, Window};

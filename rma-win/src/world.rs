@@ -41,7 +41,33 @@ impl World {
     /// validation and epoch tracking as every other window (a virtual call per RMA
     /// call is the only difference).
     pub fn from_backend(backend: impl DynBackend + 'static) -> World {
-        World::from(AnyWorld::Dyn(Box::new(backend)))
+        World::from(AnyWorld::plugged(backend))
+    }
+
+    /// A world of this process alone on rma's shared memory (MPI's singleton start:
+    /// a program run without a launcher).
+    pub fn singleton() -> Result<World> {
+        Ok(World::from(AnyWorld::singleton()?))
+    }
+
+    /// Whether any thread of the process may use this world's objects in turn (rma's
+    /// shared memory), rather than only the thread that made it (a system MPI world
+    /// stays on its thread; a backend from outside promises nothing).
+    pub fn any_thread(&self) -> bool {
+        self.inner.any_thread()
+    }
+
+    /// What ends the whole job from any thread, without this world (MPI_Abort), where
+    /// the backend offers it (rma's shared memory).
+    pub fn abort_handle(&self) -> Option<crate::backend::AbortHandle> {
+        self.inner.abort_handle()
+    }
+
+    /// The name rma's shared memory gives this world's segments, after which shared
+    /// blocks ([`crate::backend::Segment`]) are named so that peers can map them;
+    /// `None` for other backends.
+    pub fn segment_name(&self) -> Option<&str> {
+        self.inner.segment_name()
     }
 
     /// The backend under this world (rma's shared memory, a system MPI library, or

@@ -5,7 +5,6 @@
 
 use crate::handle::TargetHandle;
 use crate::window::{bits_of, single_basic, Window};
-use rma_backends::Fast;
 use rma_core::{Access, BasicType, Disp, Error, Layout, Op, Rank, Result, RmaCall, Run, Transport};
 use rma_datatype::Equivalence;
 
@@ -107,10 +106,10 @@ impl TargetHandle<'_, '_> {
         }
         self.live()?;
         let basic = checked.basic;
-        match &self.fast {
-            Some(f @ Fast::Direct(_)) if basic.size() <= 8 => {
+        match &self.road.fast {
+            Some(f) if f.completes_in_place() && basic.size() <= 8 => {
                 for (&off, v) in checked.offsets.iter().zip(values) {
-                    f.accumulate_bits(off, self.exclusive, basic, op, bits_of(&v))?;
+                    f.accumulate_bits(off, self.road.exclusive, basic, op, bits_of(&v))?;
                 }
             }
             _ => self.send_runs(checked, values, op)?,
@@ -158,10 +157,10 @@ impl TargetHandle<'_, '_> {
             };
             let r = self.win.win.accumulate(
                 Access {
-                    target: self.rank,
+                    target: self.road.rank,
                     base: 0,
                     layout: &layout,
-                    exclusive: self.exclusive,
+                    exclusive: self.road.exclusive,
                 },
                 checked.basic,
                 op,

@@ -113,7 +113,7 @@ impl TargetHandle<'_, '_> {
         op: SignalOp,
     ) -> Result<()> {
         self.win.note_site();
-        if self.active {
+        if self.road.active {
             return Err(Error::sync(
                 "put_signal",
                 "put_signal needs a passive-target epoch (lock or lock_all)",
@@ -135,20 +135,23 @@ impl TargetHandle<'_, '_> {
         }
         self.live()?;
         let op = op.op();
-        match &self.fast {
+        match &self.road.fast {
             Some(f) if !data.is_empty() => f.put_signal(off, data, sig, op, value)?,
             Some(f) => f.accumulate_bits(sig, false, BasicType::U64, op, value)?,
-            None if data.is_empty() => {
-                self.win
-                    .win
-                    .accumulate_bits(self.rank, sig, false, BasicType::U64, op, value)?
-            }
+            None if data.is_empty() => self.win.win.accumulate_bits(
+                self.road.rank,
+                sig,
+                false,
+                BasicType::U64,
+                op,
+                value,
+            )?,
             None => self.win.win.put_signal(
                 Access {
-                    target: self.rank,
+                    target: self.road.rank,
                     base: off,
                     layout: &Contiguous(data.len()),
-                    exclusive: self.exclusive,
+                    exclusive: self.road.exclusive,
                 },
                 data,
                 sig,

@@ -1,6 +1,7 @@
 //! The RMA calls in their MPI-faithful forms: a count and datatype on each side.
 
 use super::*;
+use crate::road::Road;
 
 impl<'w> Window<'w> {
     /// Writes `origin` into the target layout (MPI_Put). Not atomic, not ordered.
@@ -29,6 +30,12 @@ impl<'w> Window<'w> {
     /// ```
     #[track_caller]
     pub fn put_with(&self, origin: Buffer<'_>, target: Target<'_>) -> Result<()> {
+        if let Some((_, n)) = same_run((&origin.dt, origin.count), origin.data.len(), &target) {
+            if let Some((road, off)) = self.road_at("put", target.rank, target.disp, n, None) {
+                let _span = tracing::trace_span!("put", target = target.rank.raw()).entered();
+                return road.put(self, off, &origin.data[..n]);
+            }
+        }
         self.note_site();
         let _span = tracing::trace_span!("put", target = target.rank.raw()).entered();
         let Some(t) = self.prologue("put", Some((&origin.dt, origin.count)), &target)? else {
@@ -77,6 +84,12 @@ impl<'w> Window<'w> {
     /// ```
     #[track_caller]
     pub fn get_with(&self, result: BufferMut<'_>, target: Target<'_>) -> Result<()> {
+        if let Some((_, n)) = same_run((&result.dt, result.count), result.data.len(), &target) {
+            if let Some((road, off)) = self.road_at("get", target.rank, target.disp, n, None) {
+                let _span = tracing::trace_span!("get", target = target.rank.raw()).entered();
+                return road.get(self, off, &mut result.data[..n]);
+            }
+        }
         self.note_site();
         let _span = tracing::trace_span!("get", target = target.rank.raw()).entered();
         let Some(t) = self.prologue("get", Some((&result.dt, result.count)), &target)? else {
@@ -126,6 +139,12 @@ impl<'w> Window<'w> {
     /// ```
     #[track_caller]
     pub fn accumulate_with(&self, origin: Buffer<'_>, target: Target<'_>, op: Op) -> Result<()> {
+        if let Some((b, n)) = same_run((&origin.dt, origin.count), origin.data.len(), &target) {
+            let data = &origin.data[..n];
+            if let Some(done) = self.accumulate_road(b, data, target.rank, target.disp, op) {
+                return done;
+            }
+        }
         self.note_site();
         let _span =
             tracing::trace_span!("accumulate", target = target.rank.raw(), op = op.mpi_name())
@@ -190,6 +209,22 @@ impl<'w> Window<'w> {
         target: Target<'_>,
         op: Op,
     ) -> Result<()> {
+        if let Some((b, n)) = same_run((&result.dt, result.count), result.data.len(), &target) {
+            let data = match &origin {
+                _ if op == Op::NoOp => Some(&[][..]),
+                Some(o) if o.dt.get().predefined() == Some(b) && o.count == result.count => {
+                    o.data.get(..n)
+                }
+                _ => None,
+            };
+            if let Some(data) = data {
+                let (rank, disp) = (target.rank, target.disp);
+                let out = &mut result.data[..n];
+                if let Some(done) = self.get_accumulate_road(b, data, out, rank, disp, op) {
+                    return done;
+                }
+            }
+        }
         self.note_site();
         let _span = tracing::trace_span!(
             "get_accumulate",
@@ -330,38 +365,7 @@ impl<'w> Window<'w> {
         self.cas_core(basic, origin, compare, result, rank, disp)
     }
 
-    pub(crate) fn element_offset(
-        &self,
-        call: &'static str,
-        t: usize,
-        basic: BasicType,
-        disp: Disp,
-    ) -> Result<usize> {
-        let offset = self.byte_offset(t, disp)?;
-        let len = self.shapes[t].len;
-        if offset.checked_add(basic.size()).is_none_or(|end| end > len) {
-            return Err(Error::OutOfWindow {
-                rank: rank_of(t),
-                start: offset as i128,
-                end: offset as i128 + basic.size() as i128,
-                window_len: len,
-            });
-        }
-        self.check_attached(t, offset, offset + basic.size())?;
-        let align = atomic_align(basic);
-        if !self.aligned_at(t, offset, align) {
-            return Err(Error::Misaligned {
-                call,
-                basic,
-                align,
-                disp,
-                disp_unit: self.shapes[t].disp_unit,
-                offset,
-            });
-        }
-        Ok(offset)
-    }
-
+    #[track_caller]
     pub(crate) fn fop_core(
         &self,
         basic: BasicType,
@@ -373,9 +377,22 @@ impl<'w> Window<'w> {
     ) -> Result<()> {
         let _span =
             tracing::trace_span!("fetch_and_op", target = rank.raw(), op = op.mpi_name()).entered();
+        let size = basic.size();
+        if let Some((road, off)) = self.element_road("fetch_and_op", rank, disp, basic) {
+            let bits = match origin.get(..size) {
+                _ if op == Op::NoOp => Some(0),
+                Some(o) => Some(rma_core::bits_from_bytes(o)),
+                None => None,
+            };
+            let ok = rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok();
+            if let (Some(bits), Some(out), true) = (bits, result.get_mut(..size), ok) {
+                let old = road.fetch_and_op(self, off, basic, op, bits)?;
+                rma_core::bytes_from_bits(old, out);
+                return Ok(());
+            }
+        }
         let t = self.begin("fetch_and_op", rank)?;
         rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
-        let size = basic.size();
         if op != Op::NoOp && origin.len() < size {
             return Err(Error::BufferTooSmall {
                 which: "origin",
@@ -391,7 +408,8 @@ impl<'w> Window<'w> {
             });
         }
         let Some(t) = t else { return Ok(()) };
-        let offset = self.element_offset("fetch_and_op", t, basic, disp)?;
+        let road = Road::at(self, t, rank, false);
+        let offset = road.offset(self, "fetch_and_op", disp, size, Some(basic))?;
         let origin = if op == Op::NoOp {
             &[][..]
         } else {
@@ -403,6 +421,7 @@ impl<'w> Window<'w> {
         Ok(())
     }
 
+    #[track_caller]
     pub(crate) fn cas_core(
         &self,
         basic: BasicType,
@@ -413,9 +432,23 @@ impl<'w> Window<'w> {
         disp: Disp,
     ) -> Result<()> {
         let _span = tracing::trace_span!("compare_and_swap", target = rank.raw()).entered();
+        let size = basic.size();
+        if let Some((road, off)) = self.element_road("compare_and_swap", rank, disp, basic) {
+            let ok = rma_ops::check_cas_type(basic).is_ok();
+            if let (Some(o), Some(c), Some(out), true) = (
+                origin.get(..size),
+                compare.get(..size),
+                result.get_mut(..size),
+                ok,
+            ) {
+                let (o, c) = (rma_core::bits_from_bytes(o), rma_core::bits_from_bytes(c));
+                let old = road.compare_and_swap(self, off, basic, o, c)?;
+                rma_core::bytes_from_bits(old, out);
+                return Ok(());
+            }
+        }
         let t = self.begin("compare_and_swap", rank)?;
         rma_ops::check_cas_type(basic)?;
-        let size = basic.size();
         for (which, len) in [
             ("origin", origin.len()),
             ("compare", compare.len()),
@@ -430,7 +463,8 @@ impl<'w> Window<'w> {
             }
         }
         let Some(t) = t else { return Ok(()) };
-        let offset = self.element_offset("compare_and_swap", t, basic, disp)?;
+        let road = Road::at(self, t, rank, false);
+        let offset = road.offset(self, "compare_and_swap", disp, size, Some(basic))?;
         self.win.compare_and_swap(
             rank,
             offset,

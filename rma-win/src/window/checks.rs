@@ -2,6 +2,7 @@
 //! alignment), the prologue of the MPI-faithful forms, and the typed calls' fast path.
 
 use super::*;
+use crate::road::Road;
 
 impl<'w> Window<'w> {
     /// `Ok(None)` for the null rank, `Ok(Some(index))` for a rank of the group.
@@ -141,53 +142,52 @@ impl<'w> Window<'w> {
         Ok(Some(t))
     }
 
-    /// The typed calls' fast path: `bytes` contiguous bytes at `disp` of a target that
-    /// a passive-target epoch of this origin covers, inside its window and aligned to
-    /// `align`. `None` if any of that does not hold or nothing would move: the general
-    /// path then checks everything and reports what is wrong.
+    /// The road of a call of `bytes` contiguous bytes at `disp` of `rank` (aligned for
+    /// `atomic`'s atomics), and its byte offset, where a passive-target epoch of this
+    /// origin covers the target and the bytes lie in its window ([`Road::passive`],
+    /// [`Road::offset`]). `None` if any of that does not hold or nothing would move:
+    /// the general path then checks everything and reports what is wrong.
     ///
-    /// When it is `None` the caller's location is noted for a checked window's
-    /// records (a checked window never takes the fast path), so the typed calls that
-    /// try it first pay nothing for the checker when they take it.
-    #[inline]
+    /// When it is `None` for want of a passive epoch the caller's location is noted
+    /// for a checked window's records (a checked window never takes this road), so the
+    /// calls that try it first pay nothing for the checker when they take it.
+    #[inline(always)]
     #[track_caller]
-    pub(crate) fn fast_run(
+    pub(crate) fn road_at(
         &self,
+        call: &'static str,
         rank: Rank,
         disp: Disp,
         bytes: usize,
-        align: usize,
-    ) -> Option<(usize, usize)> {
-        // (never for a dynamic or checked window: its HELD bits stay clear, sync.rs
-        // refresh_fast)
-        let Some(t) = self.fast_target(rank) else {
+        atomic: Option<BasicType>,
+    ) -> Option<(Road<'_>, usize)> {
+        let Some(road) = Road::passive(self, rank) else {
             self.note_site();
             return None;
         };
-        let base = usize::try_from(disp)
-            .ok()?
-            .checked_mul(self.shapes[t].disp_unit)?;
-        let end = base.checked_add(bytes)?;
-        (bytes > 0 && end <= self.shapes[t].len && self.aligned_at(t, base, align))
-            .then_some((t, base))
+        if bytes == 0 {
+            return None;
+        }
+        let off = road.offset(self, call, disp, bytes, atomic).ok()?;
+        Some((road, off))
     }
 
-    /// [`Window::fast_run`] for one element of `basic` of at most 8 bytes (the calls
+    /// [`Window::road_at`] for one element of `basic` of at most 8 bytes (the calls
     /// that pass elements as bits).
-    #[inline]
+    #[inline(always)]
     #[track_caller]
-    pub(crate) fn fast_element(
+    pub(crate) fn element_road(
         &self,
+        call: &'static str,
         rank: Rank,
         disp: Disp,
         basic: BasicType,
-    ) -> Option<(usize, usize)> {
-        let size = basic.size();
-        if size > 8 {
+    ) -> Option<(Road<'_>, usize)> {
+        if basic.size() > 8 {
             self.note_site();
             return None;
         }
-        self.fast_run(rank, disp, size, atomic_align(basic))
+        self.road_at(call, rank, disp, basic.size(), Some(basic))
     }
 
     /// Whether byte `offset` of `t`'s window lies at an address aligned to `align` (a

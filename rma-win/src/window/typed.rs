@@ -2,6 +2,7 @@
 //! path for contiguous calls a passive-target epoch covers.
 
 use super::*;
+use crate::buffers::basic_datatype;
 
 impl<'w> Window<'w> {
     /// Writes `origin` to `rank`'s window starting at displacement `disp` (MPI_Put of
@@ -34,11 +35,9 @@ impl<'w> Window<'w> {
     ) -> Result<()> {
         let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
-        if let Some((t, base)) = self.fast_run(rank, disp, data.len(), 1) {
+        if let Some((road, off)) = self.road_at("put", rank, disp, data.len(), None) {
             let _span = tracing::trace_span!("put", target = rank.raw()).entered();
-            return self
-                .win
-                .put(self.access(t, rank, base, &Contiguous(data.len())), data);
+            return road.put(self, off, data);
         }
         self.put_with(
             Buffer::of(origin),
@@ -76,12 +75,10 @@ impl<'w> Window<'w> {
         let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
-        if let Some((t, base)) = self.fast_run(rank, disp, bytes, 1) {
+        if let Some((road, off)) = self.road_at("get", rank, disp, bytes, None) {
             if let Some(out) = rma_datatype::bytes_of_mut(result) {
                 let _span = tracing::trace_span!("get", target = rank.raw()).entered();
-                return self
-                    .win
-                    .get(self.access(t, rank, base, &Contiguous(bytes)), out);
+                return road.get(self, off, out);
             }
         }
         self.typed_result(result, |buf| {
@@ -125,32 +122,8 @@ impl<'w> Window<'w> {
         op: Op,
     ) -> Result<()> {
         let rank: Rank = rank.into();
-        let data = rma_datatype::bytes_of(origin);
-        if let Some(basic) =
-            T::BASIC.filter(|&b| rma_ops::check(op, b, RmaCall::Accumulate).is_ok())
-        {
-            if let Some((t, base)) = self.fast_run(rank, disp, data.len(), atomic_align(basic)) {
-                let _span =
-                    tracing::trace_span!("accumulate", target = rank.raw(), op = op.mpi_name())
-                        .entered();
-                if let [one] = origin {
-                    if basic.size() <= 8 {
-                        let exclusive = self.exclusive_on(t);
-                        return self.win.accumulate_bits(
-                            rank,
-                            base,
-                            exclusive,
-                            basic,
-                            op,
-                            bits_of(one),
-                        );
-                    }
-                }
-                let layout = Contiguous(data.len());
-                return self
-                    .win
-                    .accumulate(self.access(t, rank, base, &layout), basic, op, data);
-            }
+        if let Some(basic) = T::BASIC {
+            return self.accumulate_elements(basic, rma_datatype::bytes_of(origin), rank, disp, op);
         }
         self.accumulate_with(
             Buffer::of(origin),
@@ -195,33 +168,14 @@ impl<'w> Window<'w> {
     ) -> Result<()> {
         let rank: Rank = rank.into();
         let n = result.len();
-        let bytes = std::mem::size_of_val(result);
         let data = if op == Op::NoOp {
             &[][..]
         } else {
             rma_datatype::bytes_of(origin)
         };
-        if let Some(basic) = T::BASIC
-            .filter(|&b| rma_ops::check(op, b, RmaCall::GetAccumulate).is_ok())
-            .filter(|_| op == Op::NoOp || data.len() == bytes)
-        {
-            if let Some((t, base)) = self.fast_run(rank, disp, bytes, atomic_align(basic)) {
-                if let Some(out) = rma_datatype::bytes_of_mut(result) {
-                    let _span = tracing::trace_span!(
-                        "get_accumulate",
-                        target = rank.raw(),
-                        op = op.mpi_name()
-                    )
-                    .entered();
-                    let layout = Contiguous(bytes);
-                    return self.win.get_accumulate(
-                        self.access(t, rank, base, &layout),
-                        basic,
-                        op,
-                        data,
-                        out,
-                    );
-                }
+        if let Some(basic) = T::BASIC {
+            if let Some(out) = rma_datatype::bytes_of_mut(result) {
+                return self.get_accumulate_elements(basic, data, out, rank, disp, op);
             }
         }
         let o = (op != Op::NoOp).then(|| Buffer::of(origin));
@@ -263,13 +217,12 @@ impl<'w> Window<'w> {
     ) -> Result<T> {
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("fetch_and_op")?;
-        if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
+        if let Some((road, off)) = self.element_road("fetch_and_op", rank, disp, basic) {
             if rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok() {
                 let _span =
                     tracing::trace_span!("fetch_and_op", target = rank.raw(), op = op.mpi_name())
                         .entered();
-                let bits = bits_of(&origin);
-                let old = self.win.fetch_and_op_bits(rank, offset, basic, op, bits)?;
+                let old = road.fetch_and_op(self, off, basic, op, bits_of(&origin))?;
                 return value_of(basic, old);
             }
         }
@@ -319,11 +272,11 @@ impl<'w> Window<'w> {
     ) -> Result<T> {
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("compare_and_swap")?;
-        if let Some((_, offset)) = self.fast_element(rank, disp, basic) {
+        if let Some((road, off)) = self.element_road("compare_and_swap", rank, disp, basic) {
             if rma_ops::check_cas_type(basic).is_ok() {
                 let _span = tracing::trace_span!("compare_and_swap", target = rank.raw()).entered();
                 let (o, c) = (bits_of(&origin), bits_of(&compare));
-                let old = self.win.compare_and_swap_bits(rank, offset, basic, o, c)?;
+                let old = road.compare_and_swap(self, off, basic, o, c)?;
                 return value_of(basic, old);
             }
         }
@@ -339,4 +292,139 @@ impl<'w> Window<'w> {
         )?;
         from_bytes(&out[..size])
     }
+
+    /// Combines `origin`, whole elements of the predefined type `basic` given as bytes,
+    /// into `rank`'s window at `disp` with `op` (MPI_Accumulate with a predefined
+    /// datatype on both sides): [`Window::accumulate`] for callers that know the
+    /// element type only at run time, such as a C interface. A length that is not a
+    /// whole number of elements is class ARG.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, BasicType, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i32>(&world, 2, &Info::new())?;
+    ///     win.fence(Assert::NONE)?;
+    ///     let two: Vec<u8> = [5i32, 7].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    ///     win.accumulate_elements(BasicType::I32, &two, Rank::new(0), 0, Op::Sum)?;
+    ///     win.fence(Assert::NONE)?;
+    ///     if win.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<i32>()?, [10, 14]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn accumulate_elements(
+        &self,
+        basic: BasicType,
+        origin: &[u8],
+        rank: impl Into<Rank>,
+        disp: Disp,
+        op: Op,
+    ) -> Result<()> {
+        let rank: Rank = rank.into();
+        let count = whole_elements(basic, origin.len(), "origin")?;
+        if let Some(done) = self.accumulate_road(basic, origin, rank, disp, op) {
+            return done;
+        }
+        let dt = basic_datatype(basic);
+        self.accumulate_with(
+            Buffer::new(origin, count, dt),
+            Target::new(rank, disp, count, dt),
+            op,
+        )
+    }
+
+    /// An accumulate of whole elements of `basic` on its road, where one is open
+    /// ([`Window::road_at`]); `None` sends the call down the general path.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn accumulate_road(
+        &self,
+        basic: BasicType,
+        data: &[u8],
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Option<Result<()>> {
+        rma_ops::check(op, basic, RmaCall::Accumulate).ok()?;
+        let (road, off) = self.road_at("accumulate", rank, disp, data.len(), Some(basic))?;
+        let _span =
+            tracing::trace_span!("accumulate", target = rank.raw(), op = op.mpi_name()).entered();
+        Some(road.accumulate(self, off, basic, op, data))
+    }
+
+    /// A get_accumulate of whole elements of `basic` on its road, where one is open;
+    /// `data`: as long as `out`, or empty for NO_OP. `None`: the general path.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn get_accumulate_road(
+        &self,
+        basic: BasicType,
+        data: &[u8],
+        out: &mut [u8],
+        rank: Rank,
+        disp: Disp,
+        op: Op,
+    ) -> Option<Result<()>> {
+        if op == Op::NoOp {
+            data.is_empty()
+        } else {
+            data.len() == out.len()
+        }
+        .then_some(())?;
+        rma_ops::check(op, basic, RmaCall::GetAccumulate).ok()?;
+        let (road, off) = self.road_at("get_accumulate", rank, disp, out.len(), Some(basic))?;
+        let _span = tracing::trace_span!("get_accumulate", target = rank.raw(), op = op.mpi_name())
+            .entered();
+        Some(road.get_accumulate(self, off, basic, op, data, out))
+    }
+
+    /// Fetches `result.len()` bytes, whole elements of the predefined type `basic`,
+    /// from `rank`'s window at `disp` and combines `origin` (as long as `result`; empty
+    /// for NO_OP) into them with `op` (MPI_Get_accumulate with a predefined datatype on
+    /// every side): [`Window::get_accumulate`] for callers that know the element type
+    /// only at run time. A length that is not a whole number of elements is class
+    /// ARG.
+    #[track_caller]
+    pub fn get_accumulate_elements(
+        &self,
+        basic: BasicType,
+        origin: &[u8],
+        result: &mut [u8],
+        rank: impl Into<Rank>,
+        disp: Disp,
+        op: Op,
+    ) -> Result<()> {
+        let rank: Rank = rank.into();
+        let n = whole_elements(basic, result.len(), "result")?;
+        let data = if op == Op::NoOp { &[][..] } else { origin };
+        let on = whole_elements(basic, data.len(), "origin")?;
+        if let Some(done) = self.get_accumulate_road(basic, data, result, rank, disp, op) {
+            return done;
+        }
+        let dt = basic_datatype(basic);
+        let o = (op != Op::NoOp).then(|| Buffer::new(data, on, dt));
+        self.get_accumulate_with(
+            o,
+            BufferMut::new(result, n, dt),
+            Target::new(rank, disp, n, dt),
+            op,
+        )
+    }
+}
+
+/// The number of elements of `basic` in `len` bytes: class ARG unless whole.
+fn whole_elements(basic: BasicType, len: usize, which: &'static str) -> Result<usize> {
+    let size = basic.size();
+    if len % size != 0 {
+        return Err(Error::arg(format!(
+            "the {which} buffer's {len} bytes are not a whole number of {} elements ({size} bytes each)",
+            basic.name()
+        )));
+    }
+    Ok(len / size)
 }
