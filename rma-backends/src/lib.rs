@@ -398,16 +398,13 @@ pub enum Fast<'a> {
     /// The target of an MPI window resolved once (rma-mpi): calls go to MPI with no
     /// placement or derived datatype where their bytes start at a whole displacement.
     Mpi(rma_mpi::MpiTarget<'a>),
-    /// The fast path a backend from outside rma keeps for the target
-    /// ([`rma_core::Transport::fast_path`]), called through its trait.
-    Dyn(&'a dyn FastPath),
 }
 
 /// Each call on the target at byte offset `off`, already checked by the caller
 /// (in the window, aligned for atomics, inside an epoch that covers the target).
 impl Fast<'_> {
     /// put of `data`.
-    #[inline]
+    #[inline(always)]
     pub fn put(&self, off: usize, data: &[u8]) -> Result<()> {
         match self {
             Fast::Direct(d) => {
@@ -415,12 +412,11 @@ impl Fast<'_> {
                 Ok(())
             }
             Fast::Mpi(m) => m.put(off, data),
-            Fast::Dyn(d) => d.put(off, data),
         }
     }
 
     /// get into `out`, complete when it returns.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, off: usize, out: &mut [u8]) -> Result<()> {
         match self {
             Fast::Direct(d) => {
@@ -428,13 +424,12 @@ impl Fast<'_> {
                 Ok(())
             }
             Fast::Mpi(m) => m.get(off, out),
-            Fast::Dyn(d) => d.get(off, out),
         }
     }
 
     /// accumulate of one element given as bits; `exclusive`: this origin holds an
     /// exclusive lock on the target.
-    #[inline]
+    #[inline(always)]
     pub fn accumulate_bits(
         &self,
         off: usize,
@@ -446,12 +441,11 @@ impl Fast<'_> {
         match self {
             Fast::Direct(d) => d.accumulate_bits(off, exclusive, basic, op, origin),
             Fast::Mpi(m) => m.accumulate_bits(off, basic, op, origin),
-            Fast::Dyn(d) => d.accumulate_bits(off, exclusive, basic, op, origin),
         }
     }
 
     /// fetch_and_op on one element, as bits: the old value.
-    #[inline]
+    #[inline(always)]
     pub fn fetch_and_op_bits(
         &self,
         off: usize,
@@ -462,12 +456,11 @@ impl Fast<'_> {
         match self {
             Fast::Direct(d) => d.fetch_and_op_bits(off, basic, op, origin),
             Fast::Mpi(m) => m.fetch_and_op_bits(off, basic, op, origin),
-            Fast::Dyn(d) => d.fetch_and_op_bits(off, basic, op, origin),
         }
     }
 
     /// compare_and_swap on one element, as bits: the old value.
-    #[inline]
+    #[inline(always)]
     pub fn compare_and_swap_bits(
         &self,
         off: usize,
@@ -478,7 +471,6 @@ impl Fast<'_> {
         match self {
             Fast::Direct(d) => d.compare_and_swap_bits(off, basic, origin, compare),
             Fast::Mpi(m) => m.compare_and_swap_bits(off, basic, origin, compare),
-            Fast::Dyn(d) => d.compare_and_swap_bits(off, basic, origin, compare),
         }
     }
 
@@ -487,7 +479,7 @@ impl Fast<'_> {
     /// ([`rma_core::Transport::put_signal`]): in place with a release fence between
     /// for [`Fast::Direct`]; put, flush, accumulate for MPI, whose calls to different
     /// locations are unordered.
-    #[inline]
+    #[inline(always)]
     pub fn put_signal(
         &self,
         off: usize,
@@ -503,7 +495,7 @@ impl Fast<'_> {
 
     /// flush of the target: for [`Fast::Direct`] only the order fence, since every
     /// call completed when it returned (the contract of [`AnyWindow::fast`]).
-    #[inline]
+    #[inline(always)]
     pub fn flush(&self) -> Result<()> {
         match self {
             Fast::Direct(_) => {
@@ -511,18 +503,17 @@ impl Fast<'_> {
                 Ok(())
             }
             Fast::Mpi(m) => m.flush(),
-            Fast::Dyn(d) => d.flush(),
         }
     }
 
-    /// Whether every call completes at origin and target before it returns
-    /// ([`FastPath::completes_in_place`]): true for rma's atomic transport.
-    #[inline]
+    /// Whether every call completes at origin and target before it returns (as
+    /// [`FastPath::completes_in_place`] says of a backend's own): true for rma's
+    /// atomic transport.
+    #[inline(always)]
     pub fn completes_in_place(&self) -> bool {
         match self {
             Fast::Direct(_) => true,
             Fast::Mpi(_) => false,
-            Fast::Dyn(d) => d.completes_in_place(),
         }
     }
 }
@@ -552,10 +543,9 @@ impl<'w> AnyWindow<'w> {
 
 impl AnyWindow<'_> {
     /// `target`'s fast path, where its backend offers one ([`Fast`]); rma-win's target
-    /// handles resolve it once per epoch. A backend from outside rma offers one
-    /// through [`rma_core::Transport::fast_path`]. `None` for the queued transport, a
-    /// backend that offers none, or a rank outside the window; those calls go through
-    /// the [`rma_core::Transport`] trait.
+    /// handles resolve it once per epoch. `None` for the queued transport, a backend
+    /// from outside rma (see [`AnyWindow::plugged_fast`]), or a rank outside the
+    /// window; those calls go through the [`rma_core::Transport`] trait.
     ///
     /// Contract for callers: a [`Fast::Direct`] is returned only where every call of
     /// this window's transport completes at origin and target before it returns, so a
@@ -566,16 +556,18 @@ impl AnyWindow<'_> {
         match self {
             AnyWindow::Shm(w) => w.direct(target).map(Fast::Direct),
             AnyWindow::Mpi(w) => w.target(target).ok().map(Fast::Mpi),
-            AnyWindow::Dyn(w) => w.fast_path(target).map(Fast::Dyn),
+            AnyWindow::Dyn(_) => None,
         }
     }
 
-    /// [`AnyWindow::fast`] where it costs nothing to resolve (a few loads: rma's atomic
-    /// transport), for a road resolved per call; `None` elsewhere.
-    #[inline(always)]
-    pub fn fast_direct(&self, target: rma_core::Rank) -> Option<Fast<'_>> {
+    /// The fast path to `target` that a backend from outside rma keeps
+    /// ([`rma_core::Transport::fast_path`]); `None` for rma's own, whose fast paths
+    /// [`AnyWindow::fast`] gives (kept apart from [`Fast`] so that the shipped arms'
+    /// calls pay nothing for it).
+    #[inline]
+    pub fn plugged_fast(&self, target: rma_core::Rank) -> Option<&dyn FastPath> {
         match self {
-            AnyWindow::Shm(w) => w.direct(target).map(Fast::Direct),
+            AnyWindow::Dyn(w) => w.fast_path(target),
             _ => None,
         }
     }

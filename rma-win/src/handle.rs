@@ -225,7 +225,7 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
             return Ok(());
         }
         let off = self.offset("accumulate", disp, data.len(), Some(basic))?;
-        self.road.accumulate(self.win, off, basic, op, data)
+        self.road.accumulate(self.win, off, basic, op, origin)
     }
 
     /// Fetches the element at `disp` and combines `origin` into it with `op`,

@@ -6,7 +6,8 @@
 //! epoch is active-target (its calls are recorded as pending for the closing fence),
 //! and the backend's fast path to it where the backend offers one
 //! ([`rma_backends::Fast`]: on rma's atomic transport the target's memory and
-//! atomicity domain, so a call goes straight to the atomic kernel).
+//! atomicity domain, so a call goes straight to the atomic kernel; a backend from
+//! outside rma offers its own through `Transport::fast_path`).
 //!
 //! Every entry point resolves a road and then runs the same code:
 //!
@@ -27,9 +28,12 @@
 // errors are built lazily on the hot path (`Error` has drop glue): see window/mod.rs
 #![allow(clippy::unnecessary_lazy_evaluations)]
 
-use crate::window::Window;
+use crate::window::{bits_of, Window};
 use rma_backends::Fast;
-use rma_core::{Access, BasicType, Contiguous, Disp, Error, Op, Rank, Result, Shape, Transport};
+use rma_core::{
+    Access, BasicType, Contiguous, Disp, Error, FastPath, Op, Rank, Result, Shape, Transport,
+};
+use rma_datatype::Equivalence;
 use rma_ops::atomic::atomic_align;
 use std::sync::atomic::Ordering;
 
@@ -46,15 +50,30 @@ pub(crate) struct Road<'e> {
     /// An active-target epoch (fence, start): calls are recorded as pending for the
     /// closing fence's checks.
     pub(crate) active: bool,
-    /// The backend's fast path to this target, where it offers one.
+    /// The backend's fast path to this target, where it offers one (rma's own).
     pub(crate) fast: Option<Fast<'e>>,
+    /// A fast path that a backend from outside rma offers (`Transport::fast_path`),
+    /// tried where `fast` is `None` (kept apart so that rma's own pay nothing for it).
+    ext: Option<&'e dyn FastPath>,
+    /// The world's failure word (`Window::failed`), kept here: every call reads it.
+    failed: &'e std::sync::atomic::AtomicU32,
 }
 
 /// The bits of a call's origin when it is one element of `basic` of at most 8 bytes
-/// (the backends' single-element calls take it as bits); `None` otherwise.
+/// (the backends' single-element calls take it as bits); `None` otherwise. `origin`
+/// is the caller's elements (`T` of `basic`'s size: a typed call) or their bytes (a
+/// call that knows the type only at run time); the choice folds at compile time.
 #[inline(always)]
-pub(crate) fn one_element(basic: BasicType, data: &[u8]) -> Option<u64> {
-    (data.len() == basic.size() && data.len() <= 8).then(|| rma_core::bits_from_bytes(data))
+pub(crate) fn one_element<T: Equivalence>(basic: BasicType, origin: &[T]) -> Option<u64> {
+    if std::mem::size_of::<T>() == basic.size() {
+        match origin {
+            [x] if basic.size() <= 8 => Some(bits_of(x)),
+            _ => None,
+        }
+    } else {
+        let data = rma_datatype::bytes_of(origin);
+        (data.len() == basic.size() && data.len() <= 8).then(|| rma_core::bits_from_bytes(data))
+    }
 }
 
 impl<'e> Road<'e> {
@@ -70,6 +89,7 @@ impl<'e> Road<'e> {
             })?;
         Ok(Road {
             fast: win.win.fast(rank),
+            ext: win.win.plugged_fast(rank),
             ..Road::at(win, t, rank, active)
         })
     }
@@ -77,7 +97,7 @@ impl<'e> Road<'e> {
     /// The road of target index `t` (of `rank`), whose epoch the caller has checked
     /// (the general path, after `begin`), without a fast path: the displacement rule
     /// ([`Road::offset`]) and the calls through the backend's transport.
-    pub(crate) fn at(win: &Window<'_>, t: usize, rank: Rank, active: bool) -> Road<'e> {
+    pub(crate) fn at(win: &'e Window<'_>, t: usize, rank: Rank, active: bool) -> Road<'e> {
         Road {
             rank,
             dynamic: win.dynamic,
@@ -88,6 +108,8 @@ impl<'e> Road<'e> {
             exclusive: win.exclusive_on(t),
             active,
             fast: None,
+            ext: None,
+            failed: win.failed,
         }
     }
 
@@ -105,9 +127,12 @@ impl<'e> Road<'e> {
             shape: win.shapes[t],
             exclusive: win.exclusive_on(t),
             active: false,
-            // only a fast path that costs nothing to resolve: a call's own road is
-            // resolved per call (a handle resolves the others once per epoch)
-            fast: win.win.fast_direct(rank),
+            // resolved per call: a few loads on the atomic transport; on the mpi
+            // transport a handful of lookups, which spare the call the general path's
+            // placement (a quarter of its instructions, benches/results)
+            fast: win.win.fast(rank),
+            ext: None,
+            failed: win.failed,
         })
     }
 
@@ -115,7 +140,7 @@ impl<'e> Road<'e> {
     /// died: one relaxed load.
     #[inline(always)]
     pub(crate) fn live(&self, win: &Window<'_>) -> Result<()> {
-        if win.failed.load(Ordering::Relaxed) == 0 {
+        if self.failed.load(Ordering::Relaxed) == 0 {
             return Ok(());
         }
         win.check_world()
@@ -226,7 +251,7 @@ impl<'e> Road<'e> {
     #[inline(always)]
     #[track_caller]
     pub(crate) fn note_site(&self, win: &Window<'_>) {
-        if self.fast.is_none() {
+        if self.fast.is_none() && self.ext.is_none() {
             win.note_site();
         }
     }
@@ -248,9 +273,10 @@ impl<'e> Road<'e> {
     #[track_caller]
     pub(crate) fn put(&self, win: &Window<'_>, off: usize, data: &[u8]) -> Result<()> {
         self.live(win)?;
-        match &self.fast {
-            Some(f) => f.put(off, data)?,
-            None => {
+        match (&self.fast, self.ext) {
+            (Some(f), _) => f.put(off, data)?,
+            (None, Some(d)) => d.put(off, data)?,
+            (None, None) => {
                 win.note_site();
                 win.win
                     .put(self.access(off, &Contiguous(data.len())), data)?
@@ -265,9 +291,10 @@ impl<'e> Road<'e> {
     #[track_caller]
     pub(crate) fn get(&self, win: &Window<'_>, off: usize, out: &mut [u8]) -> Result<()> {
         self.live(win)?;
-        match &self.fast {
-            Some(f) => f.get(off, out)?,
-            None => {
+        match (&self.fast, self.ext) {
+            (Some(f), _) => f.get(off, out)?,
+            (None, Some(d)) => d.get(off, out)?,
+            (None, None) => {
                 win.note_site();
                 win.win.get(self.access(off, &Contiguous(out.len())), out)?
             }
@@ -276,27 +303,31 @@ impl<'e> Road<'e> {
         Ok(())
     }
 
-    /// accumulate of `data`, whole elements of `basic` (op checked), at byte `off`.
+    /// accumulate of `origin`, whole elements of `basic` (op checked), at byte `off`.
     #[inline(always)]
     #[track_caller]
-    pub(crate) fn accumulate(
+    pub(crate) fn accumulate<T: Equivalence>(
         &self,
         win: &Window<'_>,
         off: usize,
         basic: BasicType,
         op: Op,
-        data: &[u8],
+        origin: &[T],
     ) -> Result<()> {
         self.live(win)?;
-        match (one_element(basic, data), &self.fast) {
-            (Some(bits), Some(f)) => f.accumulate_bits(off, self.exclusive, basic, op, bits)?,
-            (Some(bits), None) => {
+        match (one_element(basic, origin), &self.fast, self.ext) {
+            (Some(bits), Some(f), _) => f.accumulate_bits(off, self.exclusive, basic, op, bits)?,
+            (Some(bits), None, Some(d)) => {
+                d.accumulate_bits(off, self.exclusive, basic, op, bits)?
+            }
+            (Some(bits), None, None) => {
                 win.note_site();
                 win.win
                     .accumulate_bits(self.rank, off, self.exclusive, basic, op, bits)?
             }
-            (None, _) => {
+            (None, _, _) => {
                 win.note_site();
+                let data = rma_datatype::bytes_of(origin);
                 let layout = Contiguous(data.len());
                 win.win
                     .accumulate(self.access(off, &layout), basic, op, data)?
@@ -352,9 +383,10 @@ impl<'e> Road<'e> {
         bits: u64,
     ) -> Result<u64> {
         self.live(win)?;
-        let old = match &self.fast {
-            Some(f) => f.fetch_and_op_bits(off, basic, op, bits)?,
-            None => {
+        let old = match (&self.fast, self.ext) {
+            (Some(f), _) => f.fetch_and_op_bits(off, basic, op, bits)?,
+            (None, Some(d)) => d.fetch_and_op_bits(off, basic, op, bits)?,
+            (None, None) => {
                 win.note_site();
                 win.win.fetch_and_op_bits(self.rank, off, basic, op, bits)?
             }
@@ -376,9 +408,10 @@ impl<'e> Road<'e> {
         compare: u64,
     ) -> Result<u64> {
         self.live(win)?;
-        let old = match &self.fast {
-            Some(f) => f.compare_and_swap_bits(off, basic, value, compare)?,
-            None => {
+        let old = match (&self.fast, self.ext) {
+            (Some(f), _) => f.compare_and_swap_bits(off, basic, value, compare)?,
+            (None, Some(d)) => d.compare_and_swap_bits(off, basic, value, compare)?,
+            (None, None) => {
                 win.note_site();
                 win.win
                     .compare_and_swap_bits(self.rank, off, basic, value, compare)?
@@ -393,9 +426,10 @@ impl<'e> Road<'e> {
     #[inline(always)]
     pub(crate) fn flush(&self, win: &Window<'_>) -> Result<()> {
         self.live(win)?;
-        match &self.fast {
-            Some(f) => f.flush(),
-            None => win.win.flush(self.rank),
+        match (&self.fast, self.ext) {
+            (Some(f), _) => f.flush(),
+            (None, Some(d)) => d.flush(),
+            (None, None) => win.win.flush(self.rank),
         }
     }
 }

@@ -31,9 +31,13 @@ impl<'w> Window<'w> {
     #[track_caller]
     pub fn put_with(&self, origin: Buffer<'_>, target: Target<'_>) -> Result<()> {
         if let Some((_, n)) = same_run((&origin.dt, origin.count), origin.data.len(), &target) {
-            if let Some((road, off)) = self.road_at("put", target.rank, target.disp, n, None) {
+            let data = &origin.data[..n];
+            let done = self.road_at("put", target.rank, target.disp, n, None, |road, off| {
                 let _span = tracing::trace_span!("put", target = target.rank.raw()).entered();
-                return road.put(self, off, &origin.data[..n]);
+                road.put(self, off, data)
+            });
+            if let Some(done) = done {
+                return done;
             }
         }
         self.note_site();
@@ -85,9 +89,13 @@ impl<'w> Window<'w> {
     #[track_caller]
     pub fn get_with(&self, result: BufferMut<'_>, target: Target<'_>) -> Result<()> {
         if let Some((_, n)) = same_run((&result.dt, result.count), result.data.len(), &target) {
-            if let Some((road, off)) = self.road_at("get", target.rank, target.disp, n, None) {
+            let out = &mut result.data[..n];
+            let done = self.road_at("get", target.rank, target.disp, n, None, |road, off| {
                 let _span = tracing::trace_span!("get", target = target.rank.raw()).entered();
-                return road.get(self, off, &mut result.data[..n]);
+                road.get(self, off, out)
+            });
+            if let Some(done) = done {
+                return done;
             }
         }
         self.note_site();
@@ -378,16 +386,18 @@ impl<'w> Window<'w> {
         let _span =
             tracing::trace_span!("fetch_and_op", target = rank.raw(), op = op.mpi_name()).entered();
         let size = basic.size();
-        if let Some((road, off)) = self.element_road("fetch_and_op", rank, disp, basic) {
-            let bits = match origin.get(..size) {
-                _ if op == Op::NoOp => Some(0),
-                Some(o) => Some(rma_core::bits_from_bytes(o)),
-                None => None,
-            };
-            let ok = rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok();
-            if let (Some(bits), Some(out), true) = (bits, result.get_mut(..size), ok) {
-                let old = road.fetch_and_op(self, off, basic, op, bits)?;
-                rma_core::bytes_from_bits(old, out);
+        let bits = match origin.get(..size) {
+            _ if op == Op::NoOp => Some(0),
+            Some(o) => Some(rma_core::bits_from_bytes(o)),
+            None => None,
+        };
+        let ok = rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok();
+        if let (Some(bits), Some(out), true) = (bits, result.get_mut(..size), ok) {
+            let done = self.element_road("fetch_and_op", rank, disp, basic, |road, off| {
+                road.fetch_and_op(self, off, basic, op, bits)
+            });
+            if let Some(done) = done {
+                rma_core::bytes_from_bits(done?, out);
                 return Ok(());
             }
         }
@@ -433,17 +443,19 @@ impl<'w> Window<'w> {
     ) -> Result<()> {
         let _span = tracing::trace_span!("compare_and_swap", target = rank.raw()).entered();
         let size = basic.size();
-        if let Some((road, off)) = self.element_road("compare_and_swap", rank, disp, basic) {
-            let ok = rma_ops::check_cas_type(basic).is_ok();
-            if let (Some(o), Some(c), Some(out), true) = (
-                origin.get(..size),
-                compare.get(..size),
-                result.get_mut(..size),
-                ok,
-            ) {
-                let (o, c) = (rma_core::bits_from_bytes(o), rma_core::bits_from_bytes(c));
-                let old = road.compare_and_swap(self, off, basic, o, c)?;
-                rma_core::bytes_from_bits(old, out);
+        let ok = rma_ops::check_cas_type(basic).is_ok();
+        if let (Some(o), Some(c), Some(out), true) = (
+            origin.get(..size),
+            compare.get(..size),
+            result.get_mut(..size),
+            ok,
+        ) {
+            let (o, c) = (rma_core::bits_from_bytes(o), rma_core::bits_from_bytes(c));
+            let done = self.element_road("compare_and_swap", rank, disp, basic, |road, off| {
+                road.compare_and_swap(self, off, basic, o, c)
+            });
+            if let Some(done) = done {
+                rma_core::bytes_from_bits(done?, out);
                 return Ok(());
             }
         }

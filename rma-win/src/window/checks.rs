@@ -142,25 +142,28 @@ impl<'w> Window<'w> {
         Ok(Some(t))
     }
 
-    /// The road of a call of `bytes` contiguous bytes at `disp` of `rank` (aligned for
-    /// `atomic`'s atomics), and its byte offset, where a passive-target epoch of this
-    /// origin covers the target and the bytes lie in its window ([`Road::passive`],
-    /// [`Road::offset`]). `None` if any of that does not hold or nothing would move:
-    /// the general path then checks everything and reports what is wrong.
+    /// Runs `call` on the road of a call of `bytes` contiguous bytes at `disp` of
+    /// `rank` (aligned for `atomic`'s atomics) and its byte offset, where a
+    /// passive-target epoch of this origin covers the target and the bytes lie in its
+    /// window ([`Road::passive`], [`Road::offset`]). `None` if any of that does not
+    /// hold or nothing would move: the general path then checks everything and
+    /// reports what is wrong. (The road stays where it was made: a closure, not a
+    /// return value, since a road is a large value.)
     ///
     /// When it is `None` for want of a passive epoch the caller's location is noted
     /// for a checked window's records (a checked window never takes this road), so the
     /// calls that try it first pay nothing for the checker when they take it.
     #[inline(always)]
     #[track_caller]
-    pub(crate) fn road_at(
+    pub(crate) fn road_at<R>(
         &self,
-        call: &'static str,
+        name: &'static str,
         rank: Rank,
         disp: Disp,
         bytes: usize,
         atomic: Option<BasicType>,
-    ) -> Option<(Road<'_>, usize)> {
+        call: impl FnOnce(&Road<'_>, usize) -> R,
+    ) -> Option<R> {
         let Some(road) = Road::passive(self, rank) else {
             self.note_site();
             return None;
@@ -168,26 +171,27 @@ impl<'w> Window<'w> {
         if bytes == 0 {
             return None;
         }
-        let off = road.offset(self, call, disp, bytes, atomic).ok()?;
-        Some((road, off))
+        let off = road.offset(self, name, disp, bytes, atomic).ok()?;
+        Some(call(&road, off))
     }
 
     /// [`Window::road_at`] for one element of `basic` of at most 8 bytes (the calls
     /// that pass elements as bits).
     #[inline(always)]
     #[track_caller]
-    pub(crate) fn element_road(
+    pub(crate) fn element_road<R>(
         &self,
-        call: &'static str,
+        name: &'static str,
         rank: Rank,
         disp: Disp,
         basic: BasicType,
-    ) -> Option<(Road<'_>, usize)> {
+        call: impl FnOnce(&Road<'_>, usize) -> R,
+    ) -> Option<R> {
         if basic.size() > 8 {
             self.note_site();
             return None;
         }
-        self.road_at(call, rank, disp, basic.size(), Some(basic))
+        self.road_at(name, rank, disp, basic.size(), Some(basic), call)
     }
 
     /// Whether byte `offset` of `t`'s window lies at an address aligned to `align` (a

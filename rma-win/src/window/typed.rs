@@ -35,9 +35,12 @@ impl<'w> Window<'w> {
     ) -> Result<()> {
         let rank: Rank = rank.into();
         let data = rma_datatype::bytes_of(origin);
-        if let Some((road, off)) = self.road_at("put", rank, disp, data.len(), None) {
+        let done = self.road_at("put", rank, disp, data.len(), None, |road, off| {
             let _span = tracing::trace_span!("put", target = rank.raw()).entered();
-            return road.put(self, off, data);
+            road.put(self, off, data)
+        });
+        if let Some(done) = done {
+            return done;
         }
         self.put_with(
             Buffer::of(origin),
@@ -75,10 +78,13 @@ impl<'w> Window<'w> {
         let rank: Rank = rank.into();
         let n = result.len();
         let bytes = std::mem::size_of_val(result);
-        if let Some((road, off)) = self.road_at("get", rank, disp, bytes, None) {
-            if let Some(out) = rma_datatype::bytes_of_mut(result) {
+        if let Some(out) = rma_datatype::bytes_of_mut(result) {
+            let done = self.road_at("get", rank, disp, bytes, None, |road, off| {
                 let _span = tracing::trace_span!("get", target = rank.raw()).entered();
-                return road.get(self, off, out);
+                road.get(self, off, out)
+            });
+            if let Some(done) = done {
+                return done;
             }
         }
         self.typed_result(result, |buf| {
@@ -217,13 +223,16 @@ impl<'w> Window<'w> {
     ) -> Result<T> {
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("fetch_and_op")?;
-        if let Some((road, off)) = self.element_road("fetch_and_op", rank, disp, basic) {
-            if rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok() {
+        if rma_ops::check(op, basic, RmaCall::FetchAndOp).is_ok() {
+            let bits = bits_of(&origin);
+            let done = self.element_road("fetch_and_op", rank, disp, basic, |road, off| {
                 let _span =
                     tracing::trace_span!("fetch_and_op", target = rank.raw(), op = op.mpi_name())
                         .entered();
-                let old = road.fetch_and_op(self, off, basic, op, bits_of(&origin))?;
-                return value_of(basic, old);
+                road.fetch_and_op(self, off, basic, op, bits)
+            });
+            if let Some(done) = done {
+                return value_of(basic, done?);
             }
         }
         let mut out = [0u8; BasicType::MAX_SIZE];
@@ -272,12 +281,14 @@ impl<'w> Window<'w> {
     ) -> Result<T> {
         let rank: Rank = rank.into();
         let basic = single_basic::<T>("compare_and_swap")?;
-        if let Some((road, off)) = self.element_road("compare_and_swap", rank, disp, basic) {
-            if rma_ops::check_cas_type(basic).is_ok() {
+        if rma_ops::check_cas_type(basic).is_ok() {
+            let (o, c) = (bits_of(&origin), bits_of(&compare));
+            let done = self.element_road("compare_and_swap", rank, disp, basic, |road, off| {
                 let _span = tracing::trace_span!("compare_and_swap", target = rank.raw()).entered();
-                let (o, c) = (bits_of(&origin), bits_of(&compare));
-                let old = road.compare_and_swap(self, off, basic, o, c)?;
-                return value_of(basic, old);
+                road.compare_and_swap(self, off, basic, o, c)
+            });
+            if let Some(done) = done {
+                return value_of(basic, done?);
             }
         }
         let mut out = [0u8; BasicType::MAX_SIZE];
@@ -351,10 +362,19 @@ impl<'w> Window<'w> {
         op: Op,
     ) -> Option<Result<()>> {
         rma_ops::check(op, basic, RmaCall::Accumulate).ok()?;
-        let (road, off) = self.road_at("accumulate", rank, disp, data.len(), Some(basic))?;
-        let _span =
-            tracing::trace_span!("accumulate", target = rank.raw(), op = op.mpi_name()).entered();
-        Some(road.accumulate(self, off, basic, op, data))
+        self.road_at(
+            "accumulate",
+            rank,
+            disp,
+            data.len(),
+            Some(basic),
+            |road, off| {
+                let _span =
+                    tracing::trace_span!("accumulate", target = rank.raw(), op = op.mpi_name())
+                        .entered();
+                road.accumulate(self, off, basic, op, data)
+            },
+        )
     }
 
     /// A get_accumulate of whole elements of `basic` on its road, where one is open;
@@ -377,10 +397,13 @@ impl<'w> Window<'w> {
         }
         .then_some(())?;
         rma_ops::check(op, basic, RmaCall::GetAccumulate).ok()?;
-        let (road, off) = self.road_at("get_accumulate", rank, disp, out.len(), Some(basic))?;
-        let _span = tracing::trace_span!("get_accumulate", target = rank.raw(), op = op.mpi_name())
-            .entered();
-        Some(road.get_accumulate(self, off, basic, op, data, out))
+        let n = out.len();
+        self.road_at("get_accumulate", rank, disp, n, Some(basic), |road, off| {
+            let _span =
+                tracing::trace_span!("get_accumulate", target = rank.raw(), op = op.mpi_name())
+                    .entered();
+            road.get_accumulate(self, off, basic, op, data, out)
+        })
     }
 
     /// Fetches `result.len()` bytes, whole elements of the predefined type `basic`,
