@@ -23,21 +23,22 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 rmarun=${RMARUN:-$here/target/release/rmarun}
 libs=${RMA_LIBS:-rma=$here/target/release}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# row name | program | arguments | message size to read
+# row name | program | arguments | message size to read (1: a test of one element,
+# fetch_and_op and compare_and_swap, which takes no -m and prints size 1)
 rows=(
   "put|osu_put_latency|-w allocate -s flush|8"
   "get|osu_get_latency|-w allocate -s flush|8"
   "acc|osu_acc_latency|-w allocate -s flush|8"
   "get_acc|osu_get_acc_latency|-w allocate -s flush|8"
-  "fop|osu_fop_latency|-w allocate -s flush|8"
-  "cas|osu_cas_latency|-w allocate -s flush|8"
+  "fop|osu_fop_latency|-w allocate -s flush|1"
+  "cas|osu_cas_latency|-w allocate -s flush|1"
   "put lock|osu_put_latency|-w allocate -s lock|8"
   "put create|osu_put_latency|-w create -s flush|8"
   "get create|osu_get_latency|-w create -s flush|8"
   "acc create|osu_acc_latency|-w create -s flush|8"
   "get_acc create|osu_get_acc_latency|-w create -s flush|8"
-  "fop create|osu_fop_latency|-w create -s flush|8"
-  "cas create|osu_cas_latency|-w create -s flush|8"
+  "fop create|osu_fop_latency|-w create -s flush|1"
+  "cas create|osu_cas_latency|-w create -s flush|1"
   "put_bw 8|osu_put_bw|-w allocate -s flush|8"
   "put_bw 1K|osu_put_bw|-w allocate -s flush|1024"
   "put_bw 8K|osu_put_bw|-w allocate -s flush|8192"
@@ -53,13 +54,14 @@ for l in $libs; do cols+=("${l%%=*}"); done
 [ -d "${OSU_MPICH:-/nonexistent}" ] && cols+=(mpich)
 run() { # column program args size
   local col=$1 prog=$2 args=$3 size=$4 out
+  [ "$size" != 1 ] && args="$args -m $size:$size"
   case $col in
-    ompi) out=$(timeout 120 mpirun.openmpi -np 2 "$OSU_OMPI/c/mpi/one-sided/$prog" $args -m "$size:$size" 2>&1) ;;
-    mpich) out=$(timeout 120 mpiexec.mpich -n 2 "$OSU_MPICH/c/mpi/one-sided/$prog" $args -m "$size:$size" 2>&1) ;;
+    ompi) out=$(timeout 120 mpirun.openmpi -np 2 "$OSU_OMPI/c/mpi/one-sided/$prog" $args 2>&1) ;;
+    mpich) out=$(timeout 120 mpiexec.mpich -n 2 "$OSU_MPICH/c/mpi/one-sided/$prog" $args 2>&1) ;;
     *)
       local dir
       for l in $libs; do [ "${l%%=*}" = "$col" ] && dir=${l#*=}; done
-      out=$(LD_LIBRARY_PATH=$dir timeout 120 "$rmarun" -n 2 "$OSU_RMA/c/mpi/one-sided/$prog" $args -m "$size:$size" 2>&1) ;;
+      out=$(LD_LIBRARY_PATH=$dir timeout 120 "$rmarun" -n 2 "$OSU_RMA/c/mpi/one-sided/$prog" $args 2>&1) ;;
   esac
   # the line of the size (rmarun prefixes rank 0's lines with "[0] ")
   echo "$out" | sed 's/^\[0\] //' | awk -v s="$size" '$1 == s { v = $2 } END { print (v == "" ? "fail" : v) }'
