@@ -42,9 +42,9 @@ use std::sync::atomic::AtomicU32;
 #[derive(Debug)]
 pub enum AnyWorld {
     /// rma's shared-memory world (threads, or processes started by `rmarun`).
-    Shm(rma_shm::World),
+    Shm(rma_shm::ShmWorld),
     /// `MPI_COMM_WORLD` of a system MPI library (processes started by an MPI launcher).
-    Mpi(rma_mpi::World),
+    Mpi(rma_mpi::MpiWorld),
     /// A backend from outside rma's own crates.
     Dyn(Box<dyn DynBackend>),
 }
@@ -99,7 +99,7 @@ impl AnyWorld {
     /// Errors: under an MPI launcher, class RMA_FLAVOR if this build has no MPI
     /// support (the `mpi` feature) or the library's class if MPI fails to start.
     pub fn from_env() -> Result<Option<AnyWorld>> {
-        if let Some(w) = rma_shm::World::from_env()? {
+        if let Some(w) = rma_shm::ShmWorld::from_env()? {
             return Ok(Some(AnyWorld::Shm(w)));
         }
         // MPI_THREAD_SERIALIZED is enough: rma-win's World and Window are neither Send
@@ -110,7 +110,7 @@ impl AnyWorld {
         // per call on this machine kind, benches/results). RMA_MPI_THREAD asks for
         // another level (`single`: no locks in Open MPI, no progress thread).
         let level = rma_mpi::ThreadLevel::from_env(rma_mpi::ThreadLevel::Serialized)?;
-        match rma_mpi::World::from_env_thread(level)? {
+        match rma_mpi::MpiWorld::from_env_thread(level)? {
             Some(mut w) => {
                 w.confine()?;
                 Ok(Some(AnyWorld::Mpi(w)))
@@ -156,7 +156,7 @@ impl AnyWorld {
     /// rma's shared-memory world of this process alone (MPI's singleton start: a
     /// program run without a launcher).
     pub fn singleton() -> Result<AnyWorld> {
-        Ok(AnyWorld::Shm(rma_shm::World::singleton()?))
+        Ok(AnyWorld::Shm(rma_shm::ShmWorld::singleton()?))
     }
 
     /// A world of a backend from outside rma's own crates.
@@ -196,7 +196,7 @@ impl AnyWorld {
     }
 
     /// The shared-memory world, if this is one.
-    pub fn shm(&self) -> Option<&rma_shm::World> {
+    pub fn shm(&self) -> Option<&rma_shm::ShmWorld> {
         match self {
             AnyWorld::Shm(w) => Some(w),
             _ => None,
@@ -204,7 +204,7 @@ impl AnyWorld {
     }
 
     /// The MPI world, if this is one.
-    pub fn mpi(&self) -> Option<&rma_mpi::World> {
+    pub fn mpi(&self) -> Option<&rma_mpi::MpiWorld> {
         match self {
             AnyWorld::Mpi(w) => Some(w),
             _ => None,
@@ -223,14 +223,14 @@ impl AnyWorld {
     }
 }
 
-impl From<rma_shm::World> for AnyWorld {
-    fn from(w: rma_shm::World) -> AnyWorld {
+impl From<rma_shm::ShmWorld> for AnyWorld {
+    fn from(w: rma_shm::ShmWorld) -> AnyWorld {
         AnyWorld::Shm(w)
     }
 }
 
-impl From<rma_mpi::World> for AnyWorld {
-    fn from(w: rma_mpi::World) -> AnyWorld {
+impl From<rma_mpi::MpiWorld> for AnyWorld {
+    fn from(w: rma_mpi::MpiWorld) -> AnyWorld {
         AnyWorld::Mpi(w)
     }
 }
@@ -663,7 +663,7 @@ pub fn init_tracing() {
 pub fn launcher() -> Option<&'static str> {
     if std::env::var_os(rma_shm::ENV_WORLD).is_some() {
         Some("rmarun")
-    } else if rma_mpi::World::launched() {
+    } else if rma_mpi::MpiWorld::launched() {
         Some("an MPI launcher")
     } else {
         None

@@ -25,7 +25,7 @@
 //! the agreement completes when it arrives.
 //!
 //! This module holds the protocol's parts — the entries and their codes, the error a
-//! mismatch gives, the exit hook — and knows no world; `World::agree` (the world's
+//! mismatch gives, the exit hook — and knows no world; `MpiWorld::agree` (the world's
 //! `collectives`) runs it.
 
 use rma_core::{Error, Rank};
@@ -39,9 +39,9 @@ pub const ABORT_CODE: i32 = 70;
 /// A collective call, as the agreement compares them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Entry {
-    /// `World::barrier`.
+    /// `MpiWorld::barrier`.
     Barrier,
-    /// `World::allgather`.
+    /// `MpiWorld::allgather`.
     Allgather,
     /// Window creation (MPI_Win_allocate / MPI_Win_create): the window's number.
     Create(u32),
@@ -52,7 +52,7 @@ pub(crate) enum Entry {
     Free { win: u32, dropped: bool },
     /// MPI_Finalize; `dropped` when the world was dropped without `finalize`.
     Finalize { dropped: bool },
-    /// MPI_Comm_split of the world (`World::split`).
+    /// MPI_Comm_split of the world (`MpiWorld::split`).
     Split,
     /// The free of a world split from another (its drop); `dropped` when it was not
     /// freed explicitly.

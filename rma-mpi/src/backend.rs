@@ -1,4 +1,4 @@
-//! A system MPI library as an rma backend ([`rma_core::Backend`]): a [`World`] creates
+//! A system MPI library as an rma backend ([`rma_core::Backend`]): a [`MpiWorld`] creates
 //! [`EpochWindow`]s, each an rma window built over two MPI windows, with rma's epochs
 //! built on MPI's passive-target calls.
 //!
@@ -32,8 +32,8 @@
 use crate::agree::Entry;
 use crate::target::MpiTarget;
 use crate::transport::Trusted;
-use crate::window::{MpiWindow, Target};
-use crate::world::World;
+use crate::window::{MpiTargetSpec, MpiWindow};
+use crate::world::MpiWorld;
 use rma_core::{
     reached, region_covers, region_word, Assert, Backend, BasicType, Disp, Epochs, Error, Flavor,
     Info, LaunchMode, Op, Rank, Regions, Result, Services, Shape, WinInfo, REGIONS,
@@ -45,21 +45,21 @@ use std::time::Duration;
 /// The transport of every window of an MPI world.
 pub const MPI_TRANSPORT: &str = "mpi";
 
-impl Services for World {
+impl Services for MpiWorld {
     fn rank(&self) -> usize {
-        World::rank(self)
+        MpiWorld::rank(self)
     }
     fn size(&self) -> usize {
-        World::size(self)
+        MpiWorld::size(self)
     }
     fn mode(&self) -> LaunchMode {
         LaunchMode::Mpi
     }
     fn barrier(&self) -> Result<()> {
-        World::barrier(self)
+        MpiWorld::barrier(self)
     }
     fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        World::allgather(self, mine)
+        MpiWorld::allgather(self, mine)
     }
     /// The launcher ends the job when a rank dies, so no peer is ever seen dead here.
     fn check_peers(&self) -> Result<()> {
@@ -89,7 +89,7 @@ fn check_transport(info: &WinInfo) -> Result<()> {
     }
 }
 
-impl Backend for World {
+impl Backend for MpiWorld {
     type Window<'w> = EpochWindow<'w>;
 
     fn allocate(
@@ -239,7 +239,7 @@ impl rma_core::Memory for EpochWindow<'_> {
             Op::NoOp,
             &[],
             &mut table,
-            Target::contiguous(Rank::new(rank as u32), self.table as Disp),
+            MpiTargetSpec::contiguous(Rank::new(rank as u32), self.table as Disp),
         )?;
         Ok(table.chunks_exact(8).any(|w| {
             region_covers(
@@ -387,7 +387,7 @@ pub struct EpochWindow<'w> {
     /// `table`: [`REGIONS`] u64 entries).
     regions: std::sync::Mutex<Regions>,
     table: usize,
-    world: &'w World,
+    world: &'w MpiWorld,
     me: usize,
     ranks: usize,
     shapes: Vec<Shape>,
@@ -452,7 +452,7 @@ impl<'w> EpochWindow<'w> {
     /// `shadow` is declared before `data`: on an early return parameters drop in
     /// reverse order, so the MPI window is freed before the memory it exposes.
     fn new(
-        world: &'w World,
+        world: &'w MpiWorld,
         shadow: Option<Shadow<'w>>,
         mut data: MpiWindow<'w>,
         disp_unit: usize,
@@ -510,7 +510,7 @@ impl<'w> EpochWindow<'w> {
             BasicType::U64,
             Op::Replace,
             &word.to_ne_bytes(),
-            Target::contiguous(me, (self.table + 2 * slot) as Disp),
+            MpiTargetSpec::contiguous(me, (self.table + 2 * slot) as Disp),
         )?;
         self.ctl.flush(me)
     }
@@ -577,7 +577,7 @@ impl<'w> EpochWindow<'w> {
             BasicType::I32,
             Op::Sum,
             &v,
-            Target::contiguous(Rank::new(target as u32), word as Disp),
+            MpiTargetSpec::contiguous(Rank::new(target as u32), word as Disp),
         )?;
         self.ctl.flush(Rank::new(target as u32))
     }
@@ -588,7 +588,7 @@ impl<'w> EpochWindow<'w> {
 
     /// Polls until `probe` says done: yields for the first few polls, then sleeps,
     /// doubling up to 1 ms. Ends with the world's error if the world breaks meanwhile
-    /// (ranks entered different collectives: rma_mpi's `World::barrier`).
+    /// (ranks entered different collectives: rma_mpi's `MpiWorld::barrier`).
     fn poll(&self, mut probe: impl FnMut() -> Result<bool>) -> Result<()> {
         let (mut pause, mut yields) = (Duration::from_micros(2), 0);
         while !probe()? {

@@ -4,8 +4,8 @@
 use crate::datatype::Placement;
 use crate::epoch::Mode;
 use crate::issue::{c_len, check_compare_and_swap, check_fetch_and_op, check_fetch_lengths};
-use crate::request::Request;
-use crate::window::{MpiWindow, Target};
+use crate::request::MpiRequest;
+use crate::window::{MpiTargetSpec, MpiWindow};
 use rma_core::{BasicType, Disp, Op, Rank, Result, RmaCall};
 use rma_mpi_sys::{Call, Handle};
 use std::ffi::c_int;
@@ -14,7 +14,7 @@ impl MpiWindow<'_> {
     /// Writes `data` to `to` (MPI_Put). The window keeps a copy of `data` until a
     /// synchronization completes the put (a flush of the target, the closing call of
     /// the epoch), so `data` is free when this returns.
-    pub fn put(&self, data: &[u8], to: Target<'_>) -> Result<()> {
+    pub fn put(&self, data: &[u8], to: MpiTargetSpec<'_>) -> Result<()> {
         if to.rank.is_null() {
             return Ok(());
         }
@@ -25,7 +25,7 @@ impl MpiWindow<'_> {
     /// Reads `from` into `out` (MPI_Get + MPI_Win_flush of the target, which completes
     /// the target's earlier calls too). Needs a passive-target epoch covering the
     /// target.
-    pub fn get(&self, out: &mut [u8], from: Target<'_>) -> Result<()> {
+    pub fn get(&self, out: &mut [u8], from: MpiTargetSpec<'_>) -> Result<()> {
         if from.rank.is_null() {
             return Ok(());
         }
@@ -35,7 +35,13 @@ impl MpiWindow<'_> {
 
     /// Combines `data`, elements of `basic`, into `to` with `op`, element-wise
     /// atomically (MPI_Accumulate). Completion as for [`MpiWindow::put`].
-    pub fn accumulate(&self, basic: BasicType, op: Op, data: &[u8], to: Target<'_>) -> Result<()> {
+    pub fn accumulate(
+        &self,
+        basic: BasicType,
+        op: Op,
+        data: &[u8],
+        to: MpiTargetSpec<'_>,
+    ) -> Result<()> {
         rma_ops::check(op, basic, RmaCall::Accumulate)?;
         if to.rank.is_null() {
             return Ok(());
@@ -53,7 +59,7 @@ impl MpiWindow<'_> {
         op: Op,
         data: &[u8],
         out: &mut [u8],
-        at: Target<'_>,
+        at: MpiTargetSpec<'_>,
     ) -> Result<()> {
         rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
         check_fetch_lengths(op, data.len(), out.len())?;
@@ -89,7 +95,7 @@ impl MpiWindow<'_> {
     /// replaces it with `origin` if it equals `compare`, atomically
     /// (MPI_Compare_and_swap + MPI_Win_flush). Needs a passive-target epoch
     /// covering the target. 8-byte types are refused (class RMA_FLAVOR) where the
-    /// library is known to crash on them ([`World::cas64_blocked`](crate::World::cas64_blocked)).
+    /// library is known to crash on them ([`MpiWorld::cas64_blocked`](crate::MpiWorld::cas64_blocked)).
     pub fn compare_and_swap(
         &self,
         basic: BasicType,
@@ -109,7 +115,7 @@ impl MpiWindow<'_> {
 
     /// Starts a put of a copy of `data` to `to` (MPI_Rput). Needs a passive-target
     /// epoch covering the target.
-    pub fn rput(&self, data: &[u8], to: Target<'_>) -> Result<Request<'_>> {
+    pub fn rput(&self, data: &[u8], to: MpiTargetSpec<'_>) -> Result<MpiRequest<'_>> {
         let copy = data.to_vec();
         self.start_request(
             to,
@@ -137,9 +143,9 @@ impl MpiWindow<'_> {
         )
     }
 
-    /// Starts a get of `len` bytes from `from` (MPI_Rget); [`Request::wait`] returns
+    /// Starts a get of `len` bytes from `from` (MPI_Rget); [`MpiRequest::wait`] returns
     /// them. Needs a passive-target epoch covering the target.
-    pub fn rget(&self, len: usize, from: Target<'_>) -> Result<Request<'_>> {
+    pub fn rget(&self, len: usize, from: MpiTargetSpec<'_>) -> Result<MpiRequest<'_>> {
         self.start_request(
             from,
             "rget",
@@ -173,8 +179,8 @@ impl MpiWindow<'_> {
         basic: BasicType,
         op: Op,
         data: &[u8],
-        to: Target<'_>,
-    ) -> Result<Request<'_>> {
+        to: MpiTargetSpec<'_>,
+    ) -> Result<MpiRequest<'_>> {
         rma_ops::check(op, basic, RmaCall::Accumulate)?;
         self.world
             .guards()
@@ -183,7 +189,7 @@ impl MpiWindow<'_> {
             // one element per call, completed here (rma-mpi-sys's defects.rs)
             self.need_passive(to.rank, "raccumulate")?;
             self.accumulate_at(self.spot(to)?, basic, op, data, Mode::Passive)?;
-            return Ok(Request::done(self.world, "raccumulate", Vec::new()));
+            return Ok(MpiRequest::done(self.world, "raccumulate", Vec::new()));
         }
         self.start_request(
             to,
@@ -211,7 +217,7 @@ impl MpiWindow<'_> {
         )
     }
 
-    /// Starts a get_accumulate at `at` (MPI_Rget_accumulate): [`Request::wait`] returns
+    /// Starts a get_accumulate at `at` (MPI_Rget_accumulate): [`MpiRequest::wait`] returns
     /// the fetched bytes, as many as `data` holds. For NO_OP only the length of `data`
     /// matters. Needs a passive-target epoch covering the target.
     pub fn rget_accumulate(
@@ -219,8 +225,8 @@ impl MpiWindow<'_> {
         basic: BasicType,
         op: Op,
         data: &[u8],
-        at: Target<'_>,
-    ) -> Result<Request<'_>> {
+        at: MpiTargetSpec<'_>,
+    ) -> Result<MpiRequest<'_>> {
         rma_ops::check(op, basic, RmaCall::GetAccumulate)?;
         self.world
             .guards()
@@ -230,7 +236,7 @@ impl MpiWindow<'_> {
             self.need_passive(at.rank, "rget_accumulate")?;
             let mut result = vec![0u8; data.len()];
             self.get_accumulate_at(self.spot(at)?, basic, op, data, &mut result)?;
-            return Ok(Request::done(self.world, "rget_accumulate", result));
+            return Ok(MpiRequest::done(self.world, "rget_accumulate", result));
         }
         self.start_request(
             at,
@@ -266,20 +272,20 @@ impl MpiWindow<'_> {
     #[allow(clippy::too_many_arguments)]
     fn start_request(
         &self,
-        t: Target<'_>,
+        t: MpiTargetSpec<'_>,
         name: &'static str,
         origin: Vec<u8>,
         mut result: Vec<u8>,
         issue: impl FnOnce(&Placement<'_>, *const u8, *mut u8, c_int, Handle, &mut Handle) -> c_int,
         basic: BasicType,
-    ) -> Result<Request<'_>> {
+    ) -> Result<MpiRequest<'_>> {
         if t.rank.is_null() {
-            return Ok(Request::done(self.world, name, result));
+            return Ok(MpiRequest::done(self.world, name, result));
         }
         self.need_passive(t.rank, name)?;
         let bytes = origin.len().max(result.len());
         if bytes == 0 {
-            return Ok(Request::done(self.world, name, result));
+            return Ok(MpiRequest::done(self.world, name, result));
         }
         let p = self.placement(self.spot(t)?, bytes, basic)?;
         let (ty, n) = (
@@ -293,7 +299,7 @@ impl MpiWindow<'_> {
         // the request completes the call locally; a flush completes it at the target
         self.pending.mark(p.rank).set();
         let fetches = !result.is_empty();
-        let request = Request::new(self.world, name, req, origin, result);
+        let request = MpiRequest::new(self.world, name, req, origin, result);
         Ok(if fetches && p.derived() {
             request.flush_local_after(p.rank, self.win)
         } else {

@@ -4,7 +4,7 @@
 
 use crate::target::MpiTarget;
 use crate::window::MpiWindow;
-use crate::world::World;
+use crate::world::MpiWorld;
 use rma_core::{BasicType, Op};
 use rma_mpi_sys::{Api, Handle};
 use std::ffi::c_int;
@@ -43,7 +43,7 @@ impl<'a> MpiTarget<'a> {
     #[doc(hidden)]
     pub fn c_calls(&self) -> Option<CCalls<'a>> {
         let world = self.w.world();
-        if !World::turn_is_free(self.w.pending.turned()) {
+        if !MpiWorld::turn_is_free(self.w.pending.turned()) {
             return None;
         }
         Some(CCalls {

@@ -1,4 +1,4 @@
-//! Target layouts as MPI datatypes: where a call lands (displacement) and the derived
+//! MpiTargetSpec layouts as MPI datatypes: where a call lands (displacement) and the derived
 //! datatype that describes its runs there.
 //!
 //! A layout resolved to runs of whole elements of one basic type becomes, in order of
@@ -9,7 +9,7 @@
 //! the datatype is non-negative. Derived types are committed for one call and freed
 //! when the [`Placement`] drops (MPI keeps a type alive while operations use it).
 
-use crate::world::World;
+use crate::world::MpiWorld;
 use rma_core::{BasicType, Error, Layout, Rank, Result, Run, Strided};
 use rma_mpi_sys::{Call, Handle};
 use std::ffi::c_int;
@@ -18,7 +18,7 @@ use std::ffi::c_int;
 /// and the target datatype with its count.
 #[derive(Debug)]
 pub(crate) struct Placement<'w> {
-    world: &'w World,
+    world: &'w MpiWorld,
     /// The target rank.
     pub(crate) rank: c_int,
     /// The target displacement, in units of the target's disp_unit.
@@ -76,7 +76,7 @@ pub(crate) struct Region<'l> {
 /// whole elements, matches the origin's length and fits the target window, then
 /// builds the target datatype.
 pub(crate) fn place<'w>(
-    world: &'w World,
+    world: &'w MpiWorld,
     region: Region<'_>,
     bytes: usize,
     basic: BasicType,
@@ -174,7 +174,7 @@ fn c_count(n: usize, what: &'static str) -> Result<c_int> {
 /// The target datatype and count for `shape`, whose byte 0 lies `origin` bytes after
 /// the displacement's address.
 fn build(
-    world: &World,
+    world: &MpiWorld,
     shape: &Shape,
     origin: i128,
     basic: BasicType,
@@ -198,7 +198,7 @@ fn build(
 }
 
 fn hvector(
-    world: &World,
+    world: &MpiWorld,
     basic: BasicType,
     s: &Strided,
     origin: i128,
@@ -223,7 +223,7 @@ fn hvector(
 }
 
 fn hindexed(
-    world: &World,
+    world: &MpiWorld,
     basic: BasicType,
     blocks: &[(i64, usize)],
 ) -> Result<(Handle, c_int, bool)> {

@@ -21,7 +21,7 @@ pub(crate) enum Mode {
 
 /// The epochs open on one window, as this rank sees them.
 #[derive(Clone, Debug)]
-pub(crate) struct Epochs {
+pub(crate) struct MpiEpochs {
     /// A fence without NOSUCCEED was the last synchronization: RMA calls may follow.
     fence: bool,
     /// The start group, by rank, while an access epoch of PSCW is open.
@@ -33,10 +33,10 @@ pub(crate) struct Epochs {
     held: usize,
 }
 
-impl Epochs {
+impl MpiEpochs {
     /// No epoch open on a window of `size` ranks.
-    pub(crate) fn new(size: usize) -> Epochs {
-        Epochs {
+    pub(crate) fn new(size: usize) -> MpiEpochs {
+        MpiEpochs {
             fence: false,
             access: None,
             exposure: false,
@@ -272,7 +272,7 @@ mod tests {
 
     #[test]
     fn calls_need_an_epoch_and_fetches_a_passive_one() {
-        let mut e = Epochs::new(4);
+        let mut e = MpiEpochs::new(4);
         assert_eq!(e.mode(1, "put").unwrap_err().class(), ErrorClass::RmaSync);
         e.fenced(true);
         assert_eq!(e.mode(1, "put").unwrap(), Mode::Active);

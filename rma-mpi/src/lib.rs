@@ -1,11 +1,11 @@
 //! rma over a system MPI library: windows whose calls are MPI's own RMA, so that an
 //! rma program can run across nodes on MPICH or Open MPI.
 //!
-//! [`World`] initializes MPI (`MPI_Init_thread`, `MPI_THREAD_MULTIPLE`) and offers
+//! [`MpiWorld`] initializes MPI (`MPI_Init_thread`, `MPI_THREAD_MULTIPLE`) and offers
 //! rank, size, barrier and all-gather; [`MpiWindow`] is an MPI window
 //! (`MPI_Win_allocate` or `MPI_Win_create`) with every RMA call — put, get,
 //! accumulate, get_accumulate, fetch_and_op, compare_and_swap, their request-based
-//! forms ([`Request`]) — and every synchronization call (fence, lock/unlock,
+//! forms ([`MpiRequest`]) — and every synchronization call (fence, lock/unlock,
 //! lock_all/unlock_all, the flush family, sync, post/start/complete/wait/test). It
 //! implements [`rma_core::Transport`], so `rma-win` can drive it like its shared-memory
 //! transports.
@@ -14,7 +14,7 @@
 //! - **No MPI at build time unless asked.** The crate always compiles; only the `mpi`
 //!   feature makes `rma-mpi-sys`, the thin layer under this crate, compile its C shim
 //!   (`rma-mpi-sys/csrc/shim.c`) with each MPI compiler wrapper it finds (`RMA_MPICC`,
-//!   else `mpicc.mpich`, `mpicc.openmpi`, `mpicc`). Without it, [`World::init`] returns
+//!   else `mpicc.mpich`, `mpicc.openmpi`, `mpicc`). Without it, [`MpiWorld::init`] returns
 //!   an error of class RMA_FLAVOR.
 //! - **A stable C ABI, chosen at run time.** The shim passes only integers and
 //!   pointers (MPI handles as `intptr_t`; basic types, ops and assertion bits as rma's
@@ -31,12 +31,12 @@
 //!   [`rma_core::Error`]s of the MPI error class the library raised.
 //! - **No dangling buffers.** MPI may read an origin buffer or write a result until the
 //!   call completes; every call here either completes before it returns, or runs over
-//!   buffers the window or [`Request`] owns (and leaks rather than frees if MPI might
+//!   buffers the window or [`MpiRequest`] owns (and leaks rather than frees if MPI might
 //!   still use them).
 //! - **Known library defects are avoided**, not hit: calls a library is known to get
 //!   wrong are issued another way with the same semantics, or refused with class
 //!   RMA_FLAVOR where no such way exists (8-byte compare_and_swap on Open MPI 4's
-//!   osc/rdma crashes the target: [`World::cas64_blocked`]); see the crate's README.
+//!   osc/rdma crashes the target: [`MpiWorld::cas64_blocked`]); see the crate's README.
 //!
 //! # Nomenclature
 //! - **rank**: a process's index in `MPI_COMM_WORLD`; [`rma_core::Rank::NULL`] plays
@@ -56,10 +56,10 @@
 //!
 //! ```no_run
 //! use rma_core::{Assert, BasicType, Info, Op, Rank};
-//! use rma_mpi::{MpiWindow, Target, World};
+//! use rma_mpi::{MpiWindow, MpiTargetSpec, MpiWorld};
 //!
 //! # fn main() -> rma_core::Result<()> {
-//! let world = World::init()?; // under `mpiexec -n 4`
+//! let world = MpiWorld::init()?; // under `mpiexec -n 4`
 //! let mut win = MpiWindow::allocate(&world, 8, 8, &Info::new())?;
 //! win.lock_all(Assert::NONE)?;
 //! let mut old = [0u8; 8];
@@ -92,10 +92,10 @@ pub use backend::{EpochWindow, MPI_TRANSPORT};
 pub use ccalls::CCalls;
 #[doc(hidden)]
 pub use pending::abandoned_landings;
-pub use request::Request;
+pub use request::MpiRequest;
 pub use target::MpiTarget;
-pub use window::{Flavor, MpiWindow, Target};
-pub use world::{ThreadLevel, World, ENV_PROGRESS, ENV_THREAD};
+pub use window::{Flavor, MpiTargetSpec, MpiWindow};
+pub use world::{MpiWorld, ThreadLevel, ENV_PROGRESS, ENV_THREAD};
 
 pub use rma_mpi_sys::launcher;
 pub use rma_mpi_sys::{built_shims, Library, ENV_LIBRARY, ENV_NO_GUARDS, ENV_SHIM};

@@ -10,7 +10,7 @@
 //! plus one flush is what a C program makes; this keeps the transport at that.
 //!
 //! The copies live in [`Copies`], which the window updates in the same turn of the
-//! world as the MPI call they belong to ([`World::mpi_turned`]): a call and
+//! world as the MPI call they belong to ([`MpiWorld::mpi_turned`]): a call and
 //! its copy, or a flush and the release of the copies it completed, are one step for
 //! every other thread, so a flush drops exactly the copies of the calls issued before
 //! it. Small copies are cut from per-target chunks that a synchronization recycles,
@@ -23,7 +23,7 @@
 //! at MPI_THREAD_MULTIPLE, whose MPI call returned before the flush's was made), so
 //! the flush completes that call too; a mark set later survives the flush.
 
-use crate::world::{Turned, World};
+use crate::world::{MpiWorld, Turned};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -601,7 +601,7 @@ impl Mark<'_> {
 }
 
 impl Pending {
-    pub(crate) fn new(world: &World) -> Pending {
+    pub(crate) fn new(world: &MpiWorld) -> Pending {
         let size = world.size();
         Pending {
             copies: world.turned(Copies::new(size)),
@@ -610,7 +610,7 @@ impl Pending {
         }
     }
 
-    /// The copies, for [`World::mpi_turned`].
+    /// The copies, for [`MpiWorld::mpi_turned`].
     pub(crate) fn turned(&self) -> &Turned<Copies> {
         &self.copies
     }

@@ -1,13 +1,13 @@
-//! [`Request`]: a request-based RMA call in flight (MPI_Rput, MPI_Rget,
+//! [`MpiRequest`]: a request-based RMA call in flight (MPI_Rput, MPI_Rget,
 //! MPI_Raccumulate, MPI_Rget_accumulate).
 
-use crate::world::World;
+use crate::world::MpiWorld;
 use rma_core::Result;
 use rma_mpi_sys::{Call, Handle};
 use std::ffi::c_int;
 
-/// A request-based RMA call in flight, completed by [`Request::wait`] or
-/// [`Request::test`].
+/// A request-based RMA call in flight, completed by [`MpiRequest::wait`] or
+/// [`MpiRequest::test`].
 ///
 /// The request owns the buffers MPI reads and writes (a copy of the origin data, the
 /// result), so that neither can go away while the call runs, even if the request is
@@ -15,28 +15,28 @@ use std::ffi::c_int;
 /// the request lives. Dropping an unfinished request waits for it.
 #[must_use = "a request completes only when waited on (dropping it waits)"]
 #[derive(Debug)]
-pub struct Request<'w> {
-    world: &'w World,
+pub struct MpiRequest<'w> {
+    world: &'w MpiWorld,
     name: &'static str,
     handle: Handle,
     done: bool,
     origin: Vec<u8>,
     result: Vec<u8>,
     /// `(rank, window)` to MPI_Win_flush_local once MPI says the call is done (see
-    /// [`Request::flush_local_after`]).
+    /// [`MpiRequest::flush_local_after`]).
     flush_after: Option<(c_int, Handle)>,
 }
 
-impl<'w> Request<'w> {
+impl<'w> MpiRequest<'w> {
     /// A request MPI is running over `origin` and `result`.
     pub(crate) fn new(
-        world: &'w World,
+        world: &'w MpiWorld,
         name: &'static str,
         handle: Handle,
         origin: Vec<u8>,
         result: Vec<u8>,
-    ) -> Request<'w> {
-        Request {
+    ) -> MpiRequest<'w> {
+        MpiRequest {
             world,
             name,
             handle,
@@ -60,8 +60,8 @@ impl<'w> Request<'w> {
     }
 
     /// A request with nothing to do (a call on the null rank or of zero bytes).
-    pub(crate) fn done(world: &'w World, name: &'static str, result: Vec<u8>) -> Request<'w> {
-        Request {
+    pub(crate) fn done(world: &'w MpiWorld, name: &'static str, result: Vec<u8>) -> MpiRequest<'w> {
+        MpiRequest {
             world,
             name,
             handle: 0,
@@ -72,7 +72,7 @@ impl<'w> Request<'w> {
         }
     }
 
-    /// Whether the call has completed (a [`Request::test`] said so).
+    /// Whether the call has completed (a [`MpiRequest::test`] said so).
     pub fn is_done(&self) -> bool {
         self.done
     }
@@ -84,7 +84,7 @@ impl<'w> Request<'w> {
         Ok(std::mem::take(&mut self.result))
     }
 
-    /// Whether the call has completed locally (MPI_Test); once it has, [`Request::wait`]
+    /// Whether the call has completed locally (MPI_Test); once it has, [`MpiRequest::wait`]
     /// returns at once.
     pub fn test(&mut self) -> Result<bool> {
         if self.done {
@@ -124,7 +124,7 @@ impl<'w> Request<'w> {
         Ok(())
     }
 
-    /// The flush [`Request::flush_local_after`] asked for, once MPI freed the request.
+    /// The flush [`MpiRequest::flush_local_after`] asked for, once MPI freed the request.
     fn flush_after(&mut self) -> Result<()> {
         let Some((rank, win)) = self.flush_after else {
             return Ok(());
@@ -148,7 +148,7 @@ impl<'w> Request<'w> {
     }
 }
 
-impl Drop for Request<'_> {
+impl Drop for MpiRequest<'_> {
     fn drop(&mut self) {
         let _ = self.finish();
     }

@@ -1,10 +1,10 @@
-//! rma's shared-memory worlds as an rma backend ([`rma_core::Backend`]): a [`World`]
+//! rma's shared-memory worlds as an rma backend ([`rma_core::Backend`]): a [`ShmWorld`]
 //! creates [`ShmWindow`]s, which carry the window's memory, its epoch primitives
 //! (lock words, post and complete counters in the window's sync area) and one of the
 //! two transports, `atomic` or `queued`.
 
 use crate::world::Collective;
-use crate::{AtomicTransport, Liveness, MemoryOptions, QueuedTransport, WindowMemory, World};
+use crate::{AtomicTransport, Liveness, MemoryOptions, QueuedTransport, ShmWorld, WindowMemory};
 use rma_core::{Backend, Error, Flavor, Info, LaunchMode, Result, Services, Shape, WinInfo};
 use rma_ops::Shadow;
 use std::sync::atomic::AtomicU32;
@@ -127,14 +127,13 @@ impl rma_core::Transport for Freed {
     }
 }
 
-impl World {
+impl ShmWorld {
     /// The transport a window of `flavor` with this info uses: the one the info names
     /// (RMA_FLAVOR where it cannot serve: `atomic` over a created window with ranks as
     /// processes, whose copy no other process can reach), else `queued` for a created
     /// window with ranks as processes and `atomic` everywhere else.
     fn transport_for(&self, info: &WinInfo, flavor: Flavor) -> Result<Kind> {
-        let processes_create =
-            self.mode() == crate::LaunchMode::Processes && flavor == Flavor::Create;
+        let processes_create = self.mode() == crate::ShmMode::Processes && flavor == Flavor::Create;
         match info.transport.as_deref() {
             None if processes_create => Ok(Kind::Queued),
             None | Some("atomic") if !processes_create => Ok(Kind::Atomic),
@@ -214,37 +213,37 @@ impl World {
     }
 }
 
-impl Services for World {
+impl Services for ShmWorld {
     fn rank(&self) -> usize {
-        World::rank(self)
+        ShmWorld::rank(self)
     }
     fn size(&self) -> usize {
-        World::size(self)
+        ShmWorld::size(self)
     }
     fn mode(&self) -> LaunchMode {
-        match World::mode(self) {
-            crate::LaunchMode::Processes => LaunchMode::Processes,
-            crate::LaunchMode::Threads => LaunchMode::Threads,
+        match ShmWorld::mode(self) {
+            crate::ShmMode::Processes => LaunchMode::Processes,
+            crate::ShmMode::Threads => LaunchMode::Threads,
         }
     }
     fn barrier(&self) -> Result<()> {
-        World::barrier(self)
+        ShmWorld::barrier(self)
     }
     fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        World::allgather(self, mine)
+        ShmWorld::allgather(self, mine)
     }
     fn check_peers(&self) -> Result<()> {
-        World::check_peers(self)
+        ShmWorld::check_peers(self)
     }
     fn failure_word(&self) -> &AtomicU32 {
-        World::failure_word(self)
+        ShmWorld::failure_word(self)
     }
     fn check_failed(&self) -> Result<()> {
-        World::check_failed(self)
+        ShmWorld::check_failed(self)
     }
 }
 
-impl Backend for World {
+impl Backend for ShmWorld {
     type Window<'w> = ShmWindow<'w>;
 
     fn allocate(
@@ -305,7 +304,7 @@ impl Backend for World {
     }
 
     /// With ranks as processes the queued transport's progress thread applies other
-    /// ranks' calls, with ranks as threads the atomic transport (World::create_in_place).
+    /// ranks' calls, with ranks as threads the atomic transport (ShmWorld::create_in_place).
     unsafe fn create_in_place(
         &self,
         ptr: *mut u8,
@@ -316,7 +315,7 @@ impl Backend for World {
     ) -> Result<ShmWindow<'_>> {
         // SAFETY: forwarded from this function's contract (Backend::create_in_place),
         // which rma-win's Window::create_in_place details for this backend.
-        unsafe { World::create_in_place(self, ptr, len, disp_unit, parsed) }
+        unsafe { ShmWorld::create_in_place(self, ptr, len, disp_unit, parsed) }
     }
 
     fn create<'w>(

@@ -272,7 +272,7 @@ pub fn spawn(opts: &LaunchOptions) -> Result<LaunchReport> {
 /// groups (they die with the launcher anyway, by PR_SET_PDEATHSIG; this also catches
 /// what they started), gives a segment creation in flight a moment to finish, and
 /// removes every segment of the world. It ignores the signals a terminal sends and
-/// leads its own process group. (World names hold only letters, digits, `-` and `_`.)
+/// leads its own process group. (ShmWorld names hold only letters, digits, `-` and `_`.)
 const REAPER_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT
 names=
 pids=

@@ -3,7 +3,7 @@
 //! - **Segments** ([`segment`]): named files in /dev/shm, owner-only (0600), created
 //!   exclusively (an existing name is never reused), backing store reserved at creation
 //!   so a full /dev/shm is an error, not a SIGBUS.
-//! - **Worlds** ([`World`]): N ranks on one node sharing a control segment with a
+//! - **Worlds** ([`ShmWorld`]): N ranks on one node sharing a control segment with a
 //!   barrier, a bootstrap all-gather and liveness slots. Ranks are processes started by
 //!   `rmarun` ([`launch`]) or threads of one process ([`run_threads`]) — the same code
 //!   either way. Waits spin briefly, then sleep on a futex, and notice a dead or exited
@@ -94,6 +94,6 @@ pub use queued::QueuedTransport;
 pub use winmem::{Flavor, MemoryOptions, WindowMemory};
 #[cfg(not(loom))]
 pub use world::{
-    liveness_interval, run_threads, stall_bound, AbortHandle, LaunchMode, Liveness, World, ENV_KEY,
+    liveness_interval, run_threads, stall_bound, AbortHandle, Liveness, ShmMode, ShmWorld, ENV_KEY,
     ENV_LIVENESS_MS, ENV_RANK, ENV_SIZE, ENV_STALL_MS, ENV_WORLD, GATHER_BYTES, MAX_RANKS,
 };

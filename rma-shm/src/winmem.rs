@@ -6,7 +6,7 @@
 
 use crate::ring::{ring_cap, RingCtl, CTL_LEN};
 use crate::segment::Segment;
-use crate::world::{random_u64, Collective, LaunchMode, World, NAME_ATTEMPTS};
+use crate::world::{random_u64, Collective, ShmMode, ShmWorld, NAME_ATTEMPTS};
 use rma_core::{Error, Rank, Result};
 use rma_ops::atomic::{Domain, Slot, MAX_CHUNK_LOCKS, SLOT_BYTES};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -330,7 +330,7 @@ impl WindowMemory {
     /// (MPI_Win_allocate). Every rank must call it; if any rank fails, all return an
     /// error (this rank's own, or one naming the failed rank).
     pub fn allocate(
-        world: &World,
+        world: &ShmWorld,
         len: usize,
         disp_unit: usize,
         opts: MemoryOptions,
@@ -354,7 +354,7 @@ impl WindowMemory {
     /// drops, so a late access to a detached region reaches window memory, never
     /// freed memory.
     pub fn create_dynamic(
-        world: &World,
+        world: &ShmWorld,
         capacity: usize,
         opts: MemoryOptions,
     ) -> Result<WindowMemory> {
@@ -467,7 +467,7 @@ impl WindowMemory {
     /// [`rma_core::shared_offset`]; otherwise each rank's part is page-aligned in a
     /// segment of its own.
     pub fn allocate_shared(
-        world: &World,
+        world: &ShmWorld,
         len: usize,
         disp_unit: usize,
         contiguous: bool,
@@ -509,7 +509,7 @@ impl WindowMemory {
     /// bytes of the last word past `len` are read and written back atomically too, so
     /// they must belong to nothing else that is accessed meanwhile.
     pub unsafe fn create(
-        world: &World,
+        world: &ShmWorld,
         ptr: *mut u8,
         len: usize,
         disp_unit: usize,
@@ -541,7 +541,7 @@ impl WindowMemory {
     /// (`rma_ops::shared`) or made by code outside Rust (a C program's own loads and
     /// stores, as with a shared window's memory).
     pub unsafe fn create_mapped(
-        world: &World,
+        world: &ShmWorld,
         len: usize,
         disp_unit: usize,
         peers: &[usize],
@@ -568,7 +568,7 @@ impl WindowMemory {
 
     #[allow(clippy::too_many_arguments)] // one builder behind every public constructor
     fn build(
-        world: &World,
+        world: &ShmWorld,
         flavor: Flavor,
         len: usize,
         disp_unit: usize,
@@ -704,7 +704,7 @@ impl WindowMemory {
             });
         }
         let direct =
-            flavor != Flavor::Create || world.mode() == LaunchMode::Threads || mapped.is_some();
+            flavor != Flavor::Create || world.mode() == ShmMode::Threads || mapped.is_some();
         // a contiguous shared window's data: one segment rank 0 creates for all
         let (data_seg, mut failure) = if flavor == Flavor::Shared && contiguous {
             let lens: Vec<usize> = infos.iter().map(|i| i.1).collect();
@@ -796,7 +796,7 @@ impl WindowMemory {
     /// the others through its next all-gather rather than return at once.
     #[allow(clippy::type_complexity)]
     fn shared_data(
-        world: &World,
+        world: &ShmWorld,
         id: u64,
         name: &str,
         lens: &[usize],

@@ -37,7 +37,7 @@ pub use rma_core::ENV_STALL_MS;
 /// request but never answers — before it ends in [`Error::Stalled`]. A legitimately
 /// long wait (a lock held for minutes by a live rank, a peer that posts late) is not
 /// timed: only state no honest rank leaves behind for more than an instant. Liveness is
-/// checked every [`ENV_LIVENESS_MS`] as before. [`World::set_stall_bound`] overrides it
+/// checked every [`ENV_LIVENESS_MS`] as before. [`ShmWorld::set_stall_bound`] overrides it
 /// for one world's epoch and queued-transport waits; the chunk-lock waits of the
 /// atomicity domain (rma-ops) always use [`ENV_STALL_MS`].
 pub fn stall_bound() -> Duration {
@@ -50,7 +50,7 @@ const GATHER_SLOT: usize = GATHER_BYTES + 8;
 
 /// How the ranks of a world run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LaunchMode {
+pub enum ShmMode {
     /// One process per rank.
     Processes,
     /// One thread per rank, in one process.
@@ -90,9 +90,9 @@ pub enum LaunchMode {
 /// the drop in another call (a fence) finds the ranks out of step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Collective {
-    /// [`World::barrier`].
+    /// [`ShmWorld::barrier`].
     Barrier,
-    /// [`World::allgather`] (and the calls built on it: split, dup).
+    /// [`ShmWorld::allgather`] (and the calls built on it: split, dup).
     Allgather,
     /// The creation of a window: its number in the world (creation order, from 0).
     Create(u64),
@@ -285,7 +285,7 @@ struct Slot {
     /// every world split from this one, whatever it still holds (a sub-world it
     /// leaked).
     finished: AtomicU32,
-    /// The world this rank offers to the members of a group ([`World::create_group`],
+    /// The world this rank offers to the members of a group ([`ShmWorld::create_group`],
     /// this rank being the group's first): the random tag in its control segment's
     /// name, then the key of the call (written last; 0: no offer).
     offer_tag: AtomicU64,
@@ -329,10 +329,10 @@ pub(crate) struct Control {
     seg: Segment,
     size: usize,
     name: String,
-    /// This process's stall bound for the world in ms ([`World::set_stall_bound`]); 0:
+    /// This process's stall bound for the world in ms ([`ShmWorld::set_stall_bound`]); 0:
     /// [`stall_bound`].
     stall_ms: AtomicU64,
-    /// The world this one was split from ([`World::split`]), whose slots a rank's
+    /// The world this one was split from ([`ShmWorld::split`]), whose slots a rank's
     /// liveness is also read from: a rank that left the parent world (a thread rank
     /// whose closure returned while it had forgotten this sub-world, a process gone)
     /// is gone from this one too.
@@ -610,7 +610,7 @@ impl Control {
         self.header().attached.load(Ordering::Acquire) as usize
     }
 
-    /// A rank asks the launcher to end the job ([`World::abort_job`]).
+    /// A rank asks the launcher to end the job ([`ShmWorld::abort_job`]).
     pub(crate) fn request_abort(&self) {
         let _ = self.header().abort.compare_exchange(
             0,
@@ -643,7 +643,7 @@ impl Control {
     }
 
     /// The first peer found dead or gone, as an error naming it.
-    pub(crate) fn check_peers(&self, me: usize, mode: LaunchMode) -> Result<()> {
+    pub(crate) fn check_peers(&self, me: usize, mode: ShmMode) -> Result<()> {
         if self.aborted() {
             return Err(Error::ProcFailed {
                 rank: Rank::NULL,
@@ -684,19 +684,14 @@ impl Control {
 
     /// What is wrong with rank `r`, if anything: (0 = dead, 1 = exited; the order it
     /// departed in; why).
-    fn fault_of(&self, r: usize, mode: LaunchMode) -> Option<(u32, u32, String)> {
+    fn fault_of(&self, r: usize, mode: ShmMode) -> Option<(u32, u32, String)> {
         self.fault_seen(r, mode, false)
     }
 
     /// [`Control::fault_of`], asked for a world split from this one (`from_child`): a
     /// rank that left this world but still holds a world split from it (and, as a
     /// thread, has not returned) is not gone from that one.
-    fn fault_seen(
-        &self,
-        r: usize,
-        mode: LaunchMode,
-        from_child: bool,
-    ) -> Option<(u32, u32, String)> {
+    fn fault_seen(&self, r: usize, mode: ShmMode, from_child: bool) -> Option<(u32, u32, String)> {
         let slot = self.slot(r);
         let state = slot.state.load(Ordering::Acquire);
         let order = slot.departed.load(Ordering::Acquire);
@@ -717,7 +712,7 @@ impl Control {
                 order,
                 "it exited while this rank still waits for it".to_owned(),
             ))
-        } else if mode == LaunchMode::Processes
+        } else if mode == ShmMode::Processes
             && state != RankState::NotAttached as u32
             && !sys::pid_alive(slot.pid.load(Ordering::Relaxed))
         {
@@ -738,7 +733,7 @@ impl Control {
     /// `Err(ProcFailed)` if rank `r` alone is dead or gone (or the launcher aborted the
     /// world): for waits on one peer's word, which other peers' departures must not
     /// cut short.
-    pub(crate) fn check_rank(&self, me: usize, r: usize, mode: LaunchMode) -> Result<()> {
+    pub(crate) fn check_rank(&self, me: usize, r: usize, mode: ShmMode) -> Result<()> {
         self.check_broken(me)?;
         if self.aborted() {
             return Err(Error::ProcFailed {
@@ -908,10 +903,10 @@ impl Control {
     }
 
     /// The world's barrier, entered by rank `me` as the collective call `what`
-    /// ([`World::barrier`]'s docs; [`Collective`] for the matching). The matching costs
+    /// ([`ShmWorld::barrier`]'s docs; [`Collective`] for the matching). The matching costs
     /// a store next to the arrival's (same line), and the last arriver reads every
     /// rank's entry beside its arrival (same lines).
-    pub(crate) fn barrier(&self, me: usize, mode: LaunchMode, what: Collective) -> Result<()> {
+    pub(crate) fn barrier(&self, me: usize, mode: ShmMode, what: Collective) -> Result<()> {
         self.check_broken(me)?;
         let h = self.header();
         let slot = self.slot(me);
@@ -931,7 +926,7 @@ impl Control {
         r
     }
 
-    fn barrier_as(&self, me: usize, mode: LaunchMode, entry: u64, gen: u32) -> Result<()> {
+    fn barrier_as(&self, me: usize, mode: ShmMode, entry: u64, gen: u32) -> Result<()> {
         let h = self.header();
         let n = self.size;
         let count = h.bar_count.0.fetch_add(1, Ordering::AcqRel) as usize;
@@ -1022,7 +1017,7 @@ const BROKEN: &str = "the world is broken: its collectives, waits and RMA calls 
 pub struct Liveness {
     ctl: Arc<Control>,
     rank: usize,
-    mode: LaunchMode,
+    mode: ShmMode,
 }
 
 impl Liveness {
@@ -1082,7 +1077,7 @@ impl Liveness {
     }
 
     /// How long a wait tolerates implausible shared state that does not change
-    /// ([`ENV_STALL_MS`], or [`World::set_stall_bound`]).
+    /// ([`ENV_STALL_MS`], or [`ShmWorld::set_stall_bound`]).
     pub fn stall_bound(&self) -> Duration {
         self.ctl.stall_bound()
     }
@@ -1090,21 +1085,21 @@ impl Liveness {
 
 /// One rank's handle on its world.
 ///
-/// A `World` is owned by one rank (one process, or one thread in thread mode); it is
+/// A `ShmWorld` is owned by one rank (one process, or one thread in thread mode); it is
 /// `Send` but not `Sync`.
 #[derive(Debug)]
-pub struct World {
+pub struct ShmWorld {
     ctl: Arc<Control>,
     rank: usize,
-    mode: LaunchMode,
+    mode: ShmMode,
     next_window: Cell<u64>,
     exited: Cell<bool>,
-    /// How many [`World::create_group`] calls this rank made per (members, tag): the
+    /// How many [`ShmWorld::create_group`] calls this rank made per (members, tag): the
     /// calls' keys, so that calls with the same members and tag match in order.
     group_calls: std::cell::RefCell<std::collections::HashMap<(Vec<usize>, u32), u64>>,
 }
 
-/// Asks a world's launcher to end the job ([`World::abort_handle`]): only atomics on
+/// Asks a world's launcher to end the job ([`ShmWorld::abort_handle`]): only atomics on
 /// the world's control segment, so it may be used from any thread while the world
 /// itself is busy elsewhere.
 #[derive(Clone)]
@@ -1123,10 +1118,10 @@ impl std::fmt::Debug for AbortHandle {
     }
 }
 
-impl World {
+impl ShmWorld {
     /// Joins the world named by the environment (`RMA_WORLD`, `RMA_RANK`, `RMA_SIZE`),
     /// as a process started by `rmarun`. `Ok(None)` if the variables are not set.
-    pub fn from_env() -> Result<Option<World>> {
+    pub fn from_env() -> Result<Option<ShmWorld>> {
         let Ok(name) = std::env::var(ENV_WORLD) else {
             return Ok(None);
         };
@@ -1178,10 +1173,10 @@ impl World {
         ctl.wait_started()?;
         // every rank of a world runs on this node: the waits' spin-or-park policy
         rma_core::wait::note_ranks(ctl.size);
-        Ok(Some(World {
+        Ok(Some(ShmWorld {
             ctl: Arc::new(ctl),
             rank,
-            mode: LaunchMode::Processes,
+            mode: ShmMode::Processes,
             next_window: Cell::new(0),
             exited: Cell::new(false),
             group_calls: Default::default(),
@@ -1191,7 +1186,7 @@ impl World {
     /// A world of one rank, this process, started without a launcher: what MPI calls
     /// a singleton start (`./program` run without rmarun). The control segment's name
     /// is removed at once (the mapping stays), so nothing of it outlives the process.
-    pub fn singleton() -> Result<World> {
+    pub fn singleton() -> Result<ShmWorld> {
         // what killed worlds of this user left behind goes first
         Segment::sweep_stale();
         let ctl = Control::create(1, fresh_key())?;
@@ -1203,10 +1198,10 @@ impl World {
             ));
         }
         rma_core::wait::note_ranks(1);
-        Ok(World {
+        Ok(ShmWorld {
             ctl: Arc::new(ctl),
             rank: 0,
-            mode: LaunchMode::Processes,
+            mode: ShmMode::Processes,
             next_window: Cell::new(0),
             exited: Cell::new(false),
             group_calls: Default::default(),
@@ -1222,7 +1217,7 @@ impl World {
     }
 
     /// A handle that asks for the same from any thread, at any time, without the
-    /// world ([`World::abort_job`]; it keeps the control segment mapped).
+    /// world ([`ShmWorld::abort_job`]; it keeps the control segment mapped).
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle(self.ctl.clone())
     }
@@ -1238,7 +1233,7 @@ impl World {
     }
 
     /// How the ranks run.
-    pub fn mode(&self) -> LaunchMode {
+    pub fn mode(&self) -> ShmMode {
         self.mode
     }
 
@@ -1280,7 +1275,7 @@ impl World {
         self.allgather_as(Collective::Allgather, mine)
     }
 
-    /// [`World::allgather`] as the collective call `what` (window creation).
+    /// [`ShmWorld::allgather`] as the collective call `what` (window creation).
     pub(crate) fn allgather_as(&self, what: Collective, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         if mine.len() > GATHER_BYTES {
             return Err(Error::arg(format!(
@@ -1338,7 +1333,7 @@ impl World {
     ///
     /// Errors: those of this world's all-gather (PROC_FAILED for a dead peer); NO_MEM
     /// (for every rank of the group) if its control segment cannot be made.
-    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<World>> {
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<ShmWorld>> {
         let mut rec = Vec::with_capacity(9);
         rec.push(u8::from(color.is_some()));
         rec.extend_from_slice(&color.unwrap_or(0).to_ne_bytes());
@@ -1450,7 +1445,7 @@ impl World {
     /// Errors: ARG if this rank is not a member or a member repeats; RANK for a member
     /// outside this world; PROC_FAILED if the first member dies or leaves before it
     /// offers the world, or a member before it joins; NO_MEM.
-    pub fn create_group(&self, members: &[usize], tag: u32) -> Result<World> {
+    pub fn create_group(&self, members: &[usize], tag: u32) -> Result<ShmWorld> {
         let n = self.size();
         if let Some(&bad) = members.iter().find(|&&r| r >= n) {
             return Err(Error::InvalidRank {
@@ -1591,7 +1586,7 @@ impl World {
 
     /// The world over `ctl` (joined as `rank`) split from this one, whose members are
     /// this world's ranks `members`.
-    fn adopt(&self, mut ctl: Control, members: Vec<usize>, rank: usize) -> World {
+    fn adopt(&self, mut ctl: Control, members: Vec<usize>, rank: usize) -> ShmWorld {
         ctl.parent = Some(Parent {
             ctl: self.ctl.clone(),
             ranks: members.into_boxed_slice(),
@@ -1602,7 +1597,7 @@ impl World {
             .slot(self.rank)
             .children
             .fetch_add(1, Ordering::AcqRel);
-        World {
+        ShmWorld {
             ctl: Arc::new(ctl),
             rank,
             mode: self.mode,
@@ -1614,7 +1609,7 @@ impl World {
 
     /// A copy of this world with collectives of its own (MPI_Comm_dup): the same
     /// ranks, in the same order. Collective.
-    pub fn dup(&self) -> Result<World> {
+    pub fn dup(&self) -> Result<ShmWorld> {
         self.split(Some(0), 0)?.ok_or_else(|| Error::Internal {
             reason: "a dup left this rank out".into(),
         })
@@ -1624,7 +1619,7 @@ impl World {
     /// control state is sound. It lives in shared memory and is set by whoever learns
     /// of a death first (the launcher, a rank's liveness check, a panicking rank of
     /// threads), so a per-call check is one relaxed load of it; on nonzero,
-    /// [`World::check_failed`] says what happened.
+    /// [`ShmWorld::check_failed`] says what happened.
     pub fn failure_word(&self) -> &AtomicU32 {
         self.ctl.failed_word()
     }
@@ -1665,7 +1660,7 @@ impl World {
     }
 }
 
-impl Drop for World {
+impl Drop for ShmWorld {
     fn drop(&mut self) {
         let state = if std::thread::panicking() {
             RankState::Dead
@@ -1767,7 +1762,7 @@ pub(crate) fn fresh_name() -> String {
     compose_name(std::process::id(), urandom_u64(), n, t)
 }
 
-/// Runs `f` on `n` ranks, each a thread of this process with its own [`World`] handle,
+/// Runs `f` on `n` ranks, each a thread of this process with its own [`ShmWorld`] handle,
 /// and returns their results in rank order.
 ///
 /// If a rank panics, the others see it as dead (their waits return
@@ -1775,7 +1770,7 @@ pub(crate) fn fresh_name() -> String {
 pub fn run_threads<R, F>(n: usize, f: F) -> Result<Vec<R>>
 where
     R: Send,
-    F: Fn(World) -> R + Sync,
+    F: Fn(ShmWorld) -> R + Sync,
 {
     // what killed worlds of this user left behind goes first
     Segment::sweep_stale();
@@ -1793,10 +1788,10 @@ where
                 std::thread::Builder::new()
                     .name(format!("rma-rank-{rank}"))
                     .spawn_scoped(s, move || {
-                        let world = World {
+                        let world = ShmWorld {
                             ctl: ctl.clone(),
                             rank,
-                            mode: LaunchMode::Threads,
+                            mode: ShmMode::Threads,
                             next_window: Cell::new(0),
                             exited: Cell::new(false),
                             group_calls: Default::default(),

@@ -12,7 +12,7 @@
 use rma_core::ErrorClass;
 use rma_shm::launch::{spawn, LaunchOptions};
 use rma_shm::segment::Segment;
-use rma_shm::{run_threads, World};
+use rma_shm::{run_threads, ShmWorld};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Mutex;
 
@@ -70,7 +70,7 @@ fn rma_threads() -> usize {
 fn world_start_stop_cycles_leak_nothing() {
     let _g = serial();
     let cycle = || {
-        let names = run_threads(3, |w: World| {
+        let names = run_threads(3, |w: ShmWorld| {
             w.barrier().unwrap();
             let got = w.allgather(&[w.rank() as u8]).unwrap();
             assert_eq!(got.len(), 3);
@@ -107,7 +107,7 @@ fn world_names_are_random_and_distinct() {
     let prefix = format!("rma-{}-", std::process::id());
     let mut tags = vec![];
     for _ in 0..64 {
-        let name = run_threads(1, |w: World| w.name().to_owned()).unwrap()[0].clone();
+        let name = run_threads(1, |w: ShmWorld| w.name().to_owned()).unwrap()[0].clone();
         let tag = name
             .strip_prefix(&prefix)
             .unwrap_or_else(|| panic!("{name} does not start with {prefix}"));

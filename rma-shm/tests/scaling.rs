@@ -5,7 +5,7 @@
 
 #![cfg(not(loom))]
 
-use rma_shm::{run_threads, MemoryOptions, WindowMemory, World};
+use rma_shm::{run_threads, MemoryOptions, ShmWorld, WindowMemory};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Every rank takes rank 0's lock exclusively `iters` times and increments a plain
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 fn exclusive_count(n: usize, iters: u64, queues: bool) {
     let counter = AtomicU64::new(0);
     let writers_inside = AtomicU64::new(0);
-    let out = run_threads(n, |w: World| -> rma_core::Result<()> {
+    let out = run_threads(n, |w: ShmWorld| -> rma_core::Result<()> {
         let mem = WindowMemory::allocate(&w, 64, 8, MemoryOptions { queues })?;
         let live = w.liveness();
         w.barrier()?;
@@ -59,7 +59,7 @@ fn the_lock_is_exclusive_at_2_to_256_ranks() {
 #[test]
 fn windows_over_256_ranks_build_with_and_without_queues() {
     for queues in [false, true] {
-        let out = run_threads(256, |w: World| -> rma_core::Result<usize> {
+        let out = run_threads(256, |w: ShmWorld| -> rma_core::Result<usize> {
             let mem = WindowMemory::allocate(&w, 4096, 8, MemoryOptions { queues })?;
             w.barrier()?;
             Ok(mem.ranks())

@@ -6,7 +6,7 @@
 
 use rma_core::ErrorClass;
 use rma_shm::launch::{spawn, LaunchOptions};
-use rma_shm::{run_threads, MemoryOptions, WindowMemory, World, ENV_KEY};
+use rma_shm::{run_threads, MemoryOptions, ShmWorld, WindowMemory, ENV_KEY};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ fn exists(name: &str) -> bool {
 /// are created anyway, and the squatter's files are left alone.
 #[test]
 fn squatted_predictable_names_do_not_stop_windows() {
-    let out = run_threads(3, |w: World| -> rma_core::Result<Vec<String>> {
+    let out = run_threads(3, |w: ShmWorld| -> rma_core::Result<Vec<String>> {
         let mut squatted = vec![];
         if w.rank() == 0 {
             for id in 0..4 {
@@ -80,7 +80,7 @@ const REFUSED_OTHER: i32 = 11;
 
 /// Joins the world named by the environment; says how it went by the exit code.
 fn impostor_main() -> ! {
-    let code = match World::from_env() {
+    let code = match ShmWorld::from_env() {
         Ok(Some(w)) => {
             drop(w);
             JOINED
@@ -123,7 +123,7 @@ fn rank_main() -> ! {
                 return Err(format!("an impostor with key {k:?} ended with {status:?}"));
             }
         }
-        let w = World::from_env()
+        let w = ShmWorld::from_env()
             .map_err(|e| format!("the rank itself was refused: {e}"))?
             .ok_or("no world")?;
         w.barrier().map_err(|e| e.to_string())?;

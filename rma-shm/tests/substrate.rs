@@ -6,7 +6,7 @@
 use rma_core::ErrorClass;
 use rma_shm::launch::{spawn, LaunchOptions};
 use rma_shm::segment::Segment;
-use rma_shm::{run_threads, World};
+use rma_shm::{run_threads, ShmWorld};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ fn barrier_separates_phases_exactly() {
     // rank must see exactly (phase + 1) * n
     let counter = AtomicU64::new(0);
     let n = 4;
-    let results = run_threads(n, |w: World| -> rma_core::Result<()> {
+    let results = run_threads(n, |w: ShmWorld| -> rma_core::Result<()> {
         for phase in 0..2000u64 {
             counter.fetch_add(1, Ordering::Relaxed);
             w.barrier()?;
@@ -43,7 +43,7 @@ fn barrier_separates_phases_exactly() {
 
 #[test]
 fn allgather_returns_every_contribution_by_rank() {
-    let results = run_threads(5, |w: World| {
+    let results = run_threads(5, |w: ShmWorld| {
         let mut all = vec![];
         for round in 0..50u8 {
             let mine = vec![w.rank() as u8 ^ round; w.rank() + 1];
@@ -59,14 +59,14 @@ fn allgather_returns_every_contribution_by_rank() {
             }
         }
     }
-    let too_big = run_threads(1, |w: World| w.allgather(&[0u8; 1000]).map(|_| ())).unwrap();
+    let too_big = run_threads(1, |w: ShmWorld| w.allgather(&[0u8; 1000]).map(|_| ())).unwrap();
     assert_eq!(too_big[0].as_ref().unwrap_err().class(), ErrorClass::Arg);
 }
 
 #[test]
 fn a_rank_that_exits_early_is_an_error_not_a_hang() {
     let start = Instant::now();
-    let results = run_threads(3, |w: World| {
+    let results = run_threads(3, |w: ShmWorld| {
         if w.rank() == 2 {
             return Ok(()); // leaves without the barrier the others wait in
         }
@@ -85,7 +85,7 @@ fn a_rank_that_exits_early_is_an_error_not_a_hang() {
 fn a_panicking_rank_is_seen_as_dead_and_its_panic_resumed() {
     let seen = std::sync::Mutex::new(vec![]);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_threads(3, |w: World| {
+        run_threads(3, |w: ShmWorld| {
             if w.rank() == 1 {
                 panic!("rank 1 fails on purpose");
             }

@@ -5,9 +5,9 @@
 //! window's description gathered from every rank.
 
 use super::{Flavor, MpiWindow, Peer};
-use crate::epoch::Epochs;
+use crate::epoch::MpiEpochs;
 use crate::pending::Pending;
-use crate::world::World;
+use crate::world::MpiWorld;
 use rma_core::{Error, Info, Rank, Result, WinInfo};
 use rma_mpi_sys::{Call, Handle};
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -78,7 +78,7 @@ impl<'a> MpiWindow<'a> {
     /// unit `disp_unit` (MPI_Win_allocate). `info` is validated for the keys rma knows
     /// and passed to MPI (without `rma_transport`).
     pub fn allocate(
-        world: &'a World,
+        world: &'a MpiWorld,
         len: usize,
         disp_unit: usize,
         info: &Info,
@@ -94,7 +94,7 @@ impl<'a> MpiWindow<'a> {
     /// 0's, reproduced in C), and a shared window's parts then lie where
     /// [`rma_core::shared_offset`] says; the window stays `len` bytes for every check.
     fn allocated(
-        world: &'a World,
+        world: &'a MpiWorld,
         len: usize,
         disp_unit: usize,
         info: &Info,
@@ -186,7 +186,7 @@ impl<'a> MpiWindow<'a> {
     /// several, every rank gets class RMA_SHARED (after a collective
     /// MPI_Comm_split_type, before any window exists).
     pub fn allocate_shared(
-        world: &'a World,
+        world: &'a MpiWorld,
         len: usize,
         disp_unit: usize,
         contiguous: bool,
@@ -270,7 +270,11 @@ impl<'a> MpiWindow<'a> {
     /// `MpiWindow::attach_region` attaches regions; byte offsets count from the
     /// arena's start, and the window's displacements are addresses (the arena's
     /// MPI_Get_address plus the offset), as MPI's dynamic windows take them.
-    pub fn create_dynamic(world: &'a World, capacity: usize, info: &Info) -> Result<MpiWindow<'a>> {
+    pub fn create_dynamic(
+        world: &'a MpiWorld,
+        capacity: usize,
+        info: &Info,
+    ) -> Result<MpiWindow<'a>> {
         let words = capacity
             .div_ceil(8)
             .checked_add(8)
@@ -367,7 +371,7 @@ impl<'a> MpiWindow<'a> {
     /// gives it back. Accumulates on elements of `n` bytes expect them aligned to `n`
     /// in memory; a `Vec<u8>` from the system allocator is 16-byte aligned on Linux.
     pub fn create(
-        world: &'a World,
+        world: &'a MpiWorld,
         mut buf: Vec<u8>,
         disp_unit: usize,
         info: &Info,
@@ -391,7 +395,7 @@ impl<'a> MpiWindow<'a> {
     /// through the window meanwhile. The window must not be leaked (`mem::forget`):
     /// other ranks may write the memory until MPI_Win_free returns.
     pub unsafe fn create_raw(
-        world: &'a World,
+        world: &'a MpiWorld,
         base: *mut u8,
         len: usize,
         disp_unit: usize,
@@ -405,7 +409,7 @@ impl<'a> MpiWindow<'a> {
     /// As [`MpiWindow::create_raw`]; `owned`, if any, is the allocation `base` points
     /// into.
     unsafe fn create_inner(
-        world: &'a World,
+        world: &'a MpiWorld,
         base: *mut u8,
         len: usize,
         disp_unit: usize,
@@ -448,7 +452,7 @@ impl<'a> MpiWindow<'a> {
     }
 
     fn finish(
-        world: &'a World,
+        world: &'a MpiWorld,
         win: Handle,
         (base, len, extent): (*mut u8, usize, usize),
         disp_unit: usize,
@@ -473,7 +477,7 @@ impl<'a> MpiWindow<'a> {
             arena,
             arena_addr,
             regions_left: Vec::new(),
-            epochs: Epochs::new(world.size()),
+            epochs: MpiEpochs::new(world.size()),
             pending: Pending::new(world),
             owned,
             freed: false,

@@ -12,9 +12,9 @@ mod create;
 
 use crate::agree::Entry;
 use crate::datatype::{place, Placement, Region};
-use crate::epoch::{Epochs, Mode};
+use crate::epoch::{Mode, MpiEpochs};
 use crate::pending::{Copies, Mark, Pending};
-use crate::world::World;
+use crate::world::MpiWorld;
 use rma_core::{BasicType, Disp, Error, Layout, Rank, Result};
 use rma_mpi_sys::{Api, Call, Handle};
 use std::ffi::c_int;
@@ -26,7 +26,7 @@ pub use rma_core::Flavor;
 /// disp_unit, and the layout of the target elements relative to it (contiguous when
 /// `None`, as many bytes as the origin holds).
 #[derive(Clone, Copy)]
-pub struct Target<'l> {
+pub struct MpiTargetSpec<'l> {
     /// The target rank; [`Rank::NULL`] makes the call do nothing (MPI_PROC_NULL).
     pub rank: Rank,
     /// The target displacement.
@@ -35,10 +35,10 @@ pub struct Target<'l> {
     pub layout: Option<&'l dyn Layout>,
 }
 
-impl<'l> Target<'l> {
+impl<'l> MpiTargetSpec<'l> {
     /// Contiguous elements at `disp` of `rank`'s window.
-    pub fn contiguous(rank: Rank, disp: Disp) -> Target<'l> {
-        Target {
+    pub fn contiguous(rank: Rank, disp: Disp) -> MpiTargetSpec<'l> {
+        MpiTargetSpec {
             rank,
             disp,
             layout: None,
@@ -46,8 +46,8 @@ impl<'l> Target<'l> {
     }
 
     /// Elements laid out by `layout` (strided, indexed, ...) from `disp` on.
-    pub fn with_layout(rank: Rank, disp: Disp, layout: &'l dyn Layout) -> Target<'l> {
-        Target {
+    pub fn with_layout(rank: Rank, disp: Disp, layout: &'l dyn Layout) -> MpiTargetSpec<'l> {
+        MpiTargetSpec {
             rank,
             disp,
             layout: Some(layout),
@@ -55,9 +55,9 @@ impl<'l> Target<'l> {
     }
 }
 
-impl std::fmt::Debug for Target<'_> {
+impl std::fmt::Debug for MpiTargetSpec<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Target")
+        f.debug_struct("MpiTargetSpec")
             .field("rank", &self.rank)
             .field("disp", &self.disp)
             .field("layout_bytes", &self.layout.map(|l| l.size()))
@@ -87,9 +87,9 @@ pub(crate) struct Peer {
 /// synchronization.
 ///
 /// Created and freed collectively by every rank. Data calls take `&self` and may come
-/// from any thread (MPI_THREAD_MULTIPLE, or serialized by the [`World`]); the calls
+/// from any thread (MPI_THREAD_MULTIPLE, or serialized by the [`MpiWorld`]); the calls
 /// that open or close epochs take `&mut self`, so no data call runs while an epoch
-/// changes, and a [`Request`](crate::Request) borrows the window until it completes.
+/// changes, and a [`MpiRequest`](crate::Request) borrows the window until it completes.
 ///
 /// Every call checks what MPI would leave undefined — ranks, the target range against
 /// the target's window size, element sizes, op x type validity, the epoch — before
@@ -107,7 +107,7 @@ pub(crate) struct Peer {
 /// start) fetching calls are refused (class RMA_SYNC), since MPI delivers their
 /// results only at the closing call.
 pub struct MpiWindow<'a> {
-    pub(crate) world: &'a World,
+    pub(crate) world: &'a MpiWorld,
     pub(crate) win: Handle,
     base: *mut u8,
     len: usize,
@@ -130,7 +130,7 @@ pub struct MpiWindow<'a> {
     /// Regions still attached when the window is freed: detached after the free's
     /// agreement, before MPI_Win_free.
     regions_left: Vec<usize>,
-    pub(crate) epochs: Epochs,
+    pub(crate) epochs: MpiEpochs,
     /// Origin copies MPI may still read, and the targets a flush must complete.
     pub(crate) pending: Pending,
     /// The buffer a window created by [`MpiWindow::create`] exposes.
@@ -145,7 +145,7 @@ pub struct MpiWindow<'a> {
 // (create) owns for the window's life and which is only reached through MPI calls and
 // the bounds-checked, word-atomic copies of read_local/write_local (so two threads
 // copying at once is no data race); every MPI call may come from
-// any thread, because the World required MPI_THREAD_MULTIPLE or serializes calls
+// any thread, because the MpiWorld required MPI_THREAD_MULTIPLE or serializes calls
 // itself, or (a world below SERIALIZED, asked for) refuses every call from a thread
 // other than the initializing one before MPI sees it; the epoch state changes only
 // under `&mut self`; `pending` is atomics and state updated in the world's turn.
@@ -188,7 +188,7 @@ impl<'a> MpiWindow<'a> {
     }
 
     /// The world the window belongs to.
-    pub fn world(&self) -> &'a World {
+    pub fn world(&self) -> &'a MpiWorld {
         self.world
     }
 
@@ -311,7 +311,7 @@ impl<'a> MpiWindow<'a> {
             })
     }
 
-    pub(crate) fn spot<'l>(&self, t: Target<'l>) -> Result<Spot<'l>> {
+    pub(crate) fn spot<'l>(&self, t: MpiTargetSpec<'l>) -> Result<Spot<'l>> {
         Ok(Spot {
             rank: t.rank,
             byte: self.byte_of(t.rank, t.disp)?,
@@ -508,10 +508,10 @@ impl Drop for MpiWindow<'_> {
     /// rank must drop (or free) its window. A rank that drops it while the others
     /// entered another collective (it returned early, say through `?`) does not wait
     /// for them: the agreement before the free fails on every rank, the window is
-    /// leaked, and the job ends when the process exits ([`World::barrier`]).
+    /// leaked, and the job ends when the process exits ([`MpiWorld::barrier`]).
     ///
     /// While the thread panics the window is leaked instead (MPI_Win_free would wait
-    /// for ranks that may never free theirs); the [`World`] then aborts the job.
+    /// for ranks that may never free theirs); the [`MpiWorld`] then aborts the job.
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.freed = true;

@@ -2,7 +2,7 @@
 //! is the `agree` module's), barrier, all-gather, the split of a world into
 //! sub-worlds, and the start of every window creation.
 
-use super::World;
+use super::MpiWorld;
 use crate::agree::{arm_exit_hook, mismatch_error, Entry};
 use rma_core::{Error, Rank, Result};
 use rma_mpi_sys::{Api, Call, Handle, ENV_NO_GUARDS};
@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 use std::sync::{MutexGuard, PoisonError};
 
-impl World {
+impl MpiWorld {
     /// Runs the agreement before the collective `entry` (the module docs): `Ok` when
     /// every rank entered the same collective, else the broken world's error.
     pub(crate) fn agree(&self, entry: Entry) -> Result<()> {
@@ -143,8 +143,8 @@ impl World {
     /// outside it) and shares this one's thread rules; MPI stays initialized until
     /// the last world of the process is gone.
     ///
-    /// Errors: as [`World::barrier`] (ranks in another collective), the library's.
-    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<World>> {
+    /// Errors: as [`MpiWorld::barrier`] (ranks in another collective), the library's.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<MpiWorld>> {
         self.check_thread()?;
         // every u32 is a color: the ranks agree on dense indices first (MPI's colors
         // stop at c_int::MAX), so no rank refuses alone while the others wait
@@ -179,12 +179,12 @@ impl World {
 
     /// The world of the ranks `members` of this one, in that order, made by them alone
     /// (MPI_Comm_create_group with `tag`): only the members call it, with the same
-    /// members and tag. As [`World::split`] otherwise.
+    /// members and tag. As [`MpiWorld::split`] otherwise.
     ///
     /// Errors: ARG if this rank is not a member, a member repeats or `tag` is above
     /// `c_int::MAX`; RANK for a member outside this world; the library's (a tag above
     /// the library's MPI_TAG_UB, at least 32767, is its error).
-    pub fn create_group(&self, members: &[usize], tag: u32) -> Result<World> {
+    pub fn create_group(&self, members: &[usize], tag: u32) -> Result<MpiWorld> {
         self.check_thread()?;
         self.check_broken()?;
         if let Some(&bad) = members.iter().find(|&&r| r >= self.size) {

@@ -5,7 +5,7 @@
 
 use super::progress::progress_requested;
 use super::thread::{level_error, mark_init_thread, on_init_thread, wrong_thread, Gate};
-use super::{ThreadLevel, World};
+use super::{MpiWorld, ThreadLevel};
 use crate::agree::{exit_hook_armed, Entry};
 use rma_core::{BasicType, Error, Rank, Result};
 use rma_mpi_sys::{Api, Call, Guards, Handle, Library};
@@ -24,7 +24,7 @@ enum Lifecycle {
 
 static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle::Fresh);
 
-/// Worlds split from the process's world ([`World::split`]) that are still alive, and
+/// Worlds split from the process's world ([`MpiWorld::split`]) that are still alive, and
 /// whether the process's world was shut down meanwhile: MPI_Finalize waits for the
 /// last of them (MPI must stay initialized while one can still call it), which then
 /// finalizes. One lock for both, so that a sub-world dropping on another thread
@@ -39,30 +39,30 @@ fn lifecycle() -> MutexGuard<'static, Lifecycle> {
     LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl World {
+impl MpiWorld {
     /// Initializes MPI with `MPI_THREAD_MULTIPLE` (MPI_Init_thread) and joins
     /// `MPI_COMM_WORLD`.
     ///
     /// Errors: class RMA_FLAVOR if this build has no MPI shim (built without the `mpi`
     /// feature) or none for the launcher's library; class ARG if MPI was already
     /// initialized in this process; the library's class if MPI_Init_thread fails.
-    pub fn init() -> Result<World> {
-        World::init_thread(ThreadLevel::Multiple)
+    pub fn init() -> Result<MpiWorld> {
+        MpiWorld::init_thread(ThreadLevel::Multiple)
     }
 
     /// Initializes MPI asking for thread level `required`. The library may provide
-    /// less: `MPI_THREAD_SERIALIZED` is enough (this `World` then serializes every MPI
+    /// less: `MPI_THREAD_SERIALIZED` is enough (this `MpiWorld` then serializes every MPI
     /// call). Below that, a level that was asked for (`Funneled`, `Single`) makes a
     /// world in which only this thread may call MPI (calls from another thread are
     /// refused with an error, and no progress thread starts); a level lower than the
     /// one asked for fails with class OTHER.
-    pub fn init_thread(required: ThreadLevel) -> Result<World> {
+    pub fn init_thread(required: ThreadLevel) -> Result<MpiWorld> {
         let mut state = lifecycle();
         match *state {
             Lifecycle::Fresh => {}
             Lifecycle::Live => {
                 return Err(Error::arg(
-                    "MPI is already initialized by a World of this process",
+                    "MPI is already initialized by a MpiWorld of this process",
                 ))
             }
             Lifecycle::Finalized => {
@@ -82,7 +82,7 @@ impl World {
         *state = Lifecycle::Live;
         drop(state);
         let level = ThreadLevel::from_code(provided);
-        let world = World::join(api, shim_library, level)?;
+        let world = MpiWorld::join(api, shim_library, level)?;
         world.check_level(required)?;
         world.check_basic_types()?;
         Ok(world)
@@ -92,15 +92,15 @@ impl World {
     /// `mpirun`, `srun`: its environment has `OMPI_COMM_WORLD_RANK`, `PMI_RANK`,
     /// `PMI_SIZE` or `PMIX_RANK`); `Ok(None)` otherwise, so that a program can fall
     /// back to another launch mode.
-    pub fn from_env() -> Result<Option<World>> {
-        World::from_env_thread(ThreadLevel::Multiple)
+    pub fn from_env() -> Result<Option<MpiWorld>> {
+        MpiWorld::from_env_thread(ThreadLevel::Multiple)
     }
 
-    /// [`World::from_env`] asking for thread level `required`
-    /// ([`World::init_thread`]).
-    pub fn from_env_thread(required: ThreadLevel) -> Result<Option<World>> {
-        if World::launched() {
-            let world = World::init_thread(required)?;
+    /// [`MpiWorld::from_env`] asking for thread level `required`
+    /// ([`MpiWorld::init_thread`]).
+    pub fn from_env_thread(required: ThreadLevel) -> Result<Option<MpiWorld>> {
+        if MpiWorld::launched() {
+            let world = MpiWorld::init_thread(required)?;
             if progress_requested()? {
                 world.start_progress()?;
             }
@@ -110,13 +110,13 @@ impl World {
         }
     }
 
-    /// Whether this process was started by an MPI launcher (see [`World::from_env`]).
+    /// Whether this process was started by an MPI launcher (see [`MpiWorld::from_env`]).
     pub fn launched() -> bool {
         rma_mpi_sys::launcher_library().is_some()
     }
 
-    fn join(api: &'static Api, shim_library: Library, level: ThreadLevel) -> Result<World> {
-        let mut world = World {
+    fn join(api: &'static Api, shim_library: Library, level: ThreadLevel) -> Result<MpiWorld> {
+        let mut world = MpiWorld {
             api,
             library: shim_library,
             version: String::new(),
@@ -166,8 +166,8 @@ impl World {
     }
 
     /// The world over the new communicator `comm` (split from this one): a sub-world,
-    /// which keeps MPI initialized until it is gone ([`World::leave`]).
-    pub(super) fn adopt(&self, comm: Handle) -> Result<World> {
+    /// which keeps MPI initialized until it is gone ([`MpiWorld::leave`]).
+    pub(super) fn adopt(&self, comm: Handle) -> Result<MpiWorld> {
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: `comm` is the new live communicator; the out-pointers are valid.
         let rc = self.mpi(|api| unsafe { (api.comm_rank)(comm, &mut rank) });
@@ -180,7 +180,7 @@ impl World {
             self.check(rc2, Call::new("MPI_Comm_size"))?;
         }
         sub_worlds().0 += 1;
-        Ok(World {
+        Ok(MpiWorld {
             api: self.api,
             library: self.library,
             version: self.version.clone(),
@@ -282,7 +282,7 @@ impl World {
     /// MPI_THREAD_SERIALIZED), so calls need no lock between them: the world's gate
     /// is taken only while its own progress thread runs (which may still start). For
     /// a program whose MPI calls all come from that thread by construction, as
-    /// rma-win's (its World and Window are neither Send nor Sync): the per-call lock
+    /// rma-win's (its MpiWorld and Window are neither Send nor Sync): the per-call lock
     /// is two atomic read-modify-writes, as long as a small RMA call itself.
     ///
     /// Errors (nothing changed): class OTHER from any other thread; class ARG on a
@@ -377,10 +377,10 @@ impl World {
                     .into(),
             });
         }
-        // SAFETY: MPI is initialized (a World exists) and finalized once (the process
+        // SAFETY: MPI is initialized (a MpiWorld exists) and finalized once (the process
         // world's shut-down, guarded by `finalized`, or the last sub-world's after it);
-        // no window of any world is alive (windows borrow their World, and every
-        // World but this one is gone or shut down).
+        // no window of any world is alive (windows borrow their MpiWorld, and every
+        // MpiWorld but this one is gone or shut down).
         let rc = unsafe { (self.api.finalize)() };
         *lifecycle() = Lifecycle::Finalized;
         self.check(rc, Call::new("MPI_Finalize"))
@@ -424,7 +424,7 @@ impl World {
     }
 }
 
-impl Drop for World {
+impl Drop for MpiWorld {
     fn drop(&mut self) {
         if self.finalized {
             return;
@@ -490,7 +490,7 @@ mod stub_tests {
         {
             return;
         }
-        let e = World::init().unwrap_err();
+        let e = MpiWorld::init().unwrap_err();
         assert_eq!(e.class(), rma_core::ErrorClass::RmaFlavor);
         assert!(e.to_string().contains("`mpi` feature"), "{e}");
     }

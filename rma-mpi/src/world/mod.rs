@@ -1,17 +1,17 @@
 //! The MPI world: initialization, the world communicator, collectives, finalization.
 //!
-//! [`World`] is one type over this module's files, each holding what one part of its
+//! [`MpiWorld`] is one type over this module's files, each holding what one part of its
 //! work needs:
 //! - this file: the struct, its accessors, and the path every MPI call takes —
-//!   [`World::mpi`] (the thread rules: who may call MPI, and in whose turn) and
-//!   [`World::check`] (MPI's error codes as rma errors) — with the predefined
+//!   [`MpiWorld::mpi`] (the thread rules: who may call MPI, and in whose turn) and
+//!   [`MpiWorld::check`] (MPI's error codes as rma errors) — with the predefined
 //!   datatypes, the broken state and the progress thread's start and stop;
 //! - `life`: MPI's one-way life in this process: initialization, the start and end of
 //!   sub-worlds, confinement to one thread, abort and finalization;
 //! - `collectives`: the agreement before every collective (the `agree` module's
 //!   protocol), barrier, all-gather, split, create_group, and the start of every
 //!   window creation;
-//! - `thread` and `progress`, which know no `World`: thread levels, the gate, state
+//! - `thread` and `progress`, which know no `MpiWorld`: thread levels, the gate, state
 //!   updated in a call's turn; the progress thread.
 
 mod collectives;
@@ -36,8 +36,8 @@ use thread::{on_init_thread, wrong_thread, Gate, TurnLock, WRONG_THREAD};
 /// This process's handle on MPI: the ranks of `MPI_COMM_WORLD` (through a duplicate
 /// with `MPI_ERRORS_RETURN`), collectives, and the library's identity.
 ///
-/// At most one `World` exists per process, and MPI cannot be initialized again once
-/// it is finalized (on drop or by [`World::finalize`]). A `World` is `Sync` but not
+/// At most one `MpiWorld` exists per process, and MPI cannot be initialized again once
+/// it is finalized (on drop or by [`MpiWorld::finalize`]). A `MpiWorld` is `Sync` but not
 /// `Send`: every thread may use it (MPI is initialized with at least
 /// `MPI_THREAD_SERIALIZED` unless a lower level was asked for, and calls are
 /// serialized here when the library provides no more), while MPI_Finalize runs on the
@@ -47,7 +47,7 @@ use thread::{on_init_thread, wrong_thread, Gate, TurnLock, WRONG_THREAD};
 /// on another thread cannot take part in the collective free, and its peers' next
 /// collective reports the mismatch.
 ///
-/// Dropping a `World` while the thread panics calls `MPI_Abort`, so that a failing
+/// Dropping a `MpiWorld` while the thread panics calls `MPI_Abort`, so that a failing
 /// rank ends the job instead of leaving the others waiting in a collective.
 ///
 /// Every collective it makes (barrier, all-gather, window creation, fence and free,
@@ -57,7 +57,7 @@ use thread::{on_init_thread, wrong_thread, Gate, TurnLock, WRONG_THREAD};
 /// `MPI_Abort` when the process exits (the `agree` module's docs, [`ABORT_CODE`]).
 ///
 /// [`ABORT_CODE`]: crate::ABORT_CODE
-pub struct World {
+pub struct MpiWorld {
     api: &'static Api,
     library: Library,
     version: String,
@@ -66,7 +66,7 @@ pub struct World {
     size: usize,
     level: ThreadLevel,
     /// Held around every MPI call when the library provides MPI_THREAD_SERIALIZED only
-    /// (in a confined world only once a progress thread runs, see [`World::confine`]).
+    /// (in a confined world only once a progress thread runs, see [`MpiWorld::confine`]).
     gate: Option<Arc<Gate>>,
     /// MPI was initialized below SERIALIZED (asked for): only the thread that
     /// initialized it may call MPI.
@@ -84,17 +84,17 @@ pub struct World {
     /// Set once the ranks entered different collectives: the error every collective
     /// and wait now returns.
     broken: OnceLock<(Rank, String)>,
-    /// The progress thread, while one runs ([`World::start_progress`]).
+    /// The progress thread, while one runs ([`MpiWorld::start_progress`]).
     progress: Mutex<Option<Progress>>,
-    /// Split from another world ([`World::split`]): dropping it frees its communicator,
+    /// Split from another world ([`MpiWorld::split`]): dropping it frees its communicator,
     /// and MPI_Finalize is the process world's (or the last sub-world's) to call.
     sub: bool,
     _not_send: PhantomData<MutexGuard<'static, ()>>,
 }
 
-impl std::fmt::Debug for World {
+impl std::fmt::Debug for MpiWorld {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("World")
+        f.debug_struct("MpiWorld")
             .field("rank", &self.rank)
             .field("size", &self.size)
             .field("library", &self.library)
@@ -103,7 +103,7 @@ impl std::fmt::Debug for World {
     }
 }
 
-impl World {
+impl MpiWorld {
     /// This process's rank in `MPI_COMM_WORLD`.
     pub fn rank(&self) -> usize {
         self.rank
@@ -167,7 +167,7 @@ impl World {
     /// calls to this rank's windows complete on libraries whose target side needs the
     /// target inside MPI (MPICH's ch4:ucx applies the accumulate family there; without
     /// progress, an origin's fetch_and_op waits until the target's next MPI call).
-    /// `RMA_MPI_PROGRESS=thread` ([`ENV_PROGRESS`]) starts it in [`World::from_env`].
+    /// `RMA_MPI_PROGRESS=thread` ([`ENV_PROGRESS`]) starts it in [`MpiWorld::from_env`].
     ///
     /// The thread takes the same turn as every other MPI call of the process when the
     /// library provides MPI_THREAD_SERIALIZED only, and otherwise calls MPI
@@ -176,7 +176,7 @@ impl World {
     /// each rank twice while such a thread runs), and every 50 µs otherwise. It stops
     /// before MPI is finalized or the job aborted. Starting it twice is a no-op;
     /// starting it on a broken world fails with that world's error.
-    /// [`ENV_PROGRESS`] is read by [`World::from_env`] only, not by [`World::init`].
+    /// [`ENV_PROGRESS`] is read by [`MpiWorld::from_env`] only, not by [`MpiWorld::init`].
     pub fn start_progress(&self) -> Result<()> {
         self.check_broken()?;
         if self.level < ThreadLevel::Serialized {
@@ -204,7 +204,7 @@ impl World {
         Ok(())
     }
 
-    /// Whether a progress thread runs ([`World::start_progress`]).
+    /// Whether a progress thread runs ([`MpiWorld::start_progress`]).
     pub fn progress_thread(&self) -> bool {
         self.progress
             .lock()
@@ -241,7 +241,7 @@ impl World {
     /// not called.
     ///
     /// The refusal is the call's own result ([`Refused`]): the return code
-    /// [`WRONG_THREAD`], which [`World::check`] reports as that error, so every caller
+    /// [`WRONG_THREAD`], which [`MpiWorld::check`] reports as that error, so every caller
     /// handles it where it handles a failed MPI call.
     #[inline]
     pub(crate) fn mpi<T: Refused>(&self, f: impl FnOnce(&Api) -> T) -> T {
@@ -267,7 +267,7 @@ impl World {
     }
 
     /// State that MPI calls of this world update in the same turn as the call (see
-    /// [`World::mpi_turned`]).
+    /// [`MpiWorld::mpi_turned`]).
     pub(crate) fn turned<S>(&self, state: S) -> Turned<S> {
         let lock = match (&self.gate, self.owner_only) {
             // the gate, if any, is the world's for good (made with it, at SERIALIZED)
@@ -281,12 +281,12 @@ impl World {
         }
     }
 
-    /// [`World::mpi`] with exclusive access to `cell`'s state in the same turn: the
+    /// [`MpiWorld::mpi`] with exclusive access to `cell`'s state in the same turn: the
     /// MPI calls `f` makes and the bookkeeping it does about them are one step for
     /// every other thread. Where the world serializes MPI calls, its turn is the
     /// lock (no second one is taken); below SERIALIZED the initializing thread is the
     /// only one let in; at MPI_THREAD_MULTIPLE the cell's own lock serializes the
-    /// calls that update it. `f` must not call [`World::mpi`] (the turn is held).
+    /// calls that update it. `f` must not call [`MpiWorld::mpi`] (the turn is held).
     #[inline(always)]
     pub(crate) fn mpi_turned<S, T: Refused>(
         &self,
@@ -308,7 +308,7 @@ impl World {
         f(self.api, unsafe { &mut *cell.state.get() })
     }
 
-    /// The turn of [`World::mpi_turned`]: the lock it holds, if any; `Err` when this
+    /// The turn of [`MpiWorld::mpi_turned`]: the lock it holds, if any; `Err` when this
     /// thread may not call MPI. The owner's turn with no progress thread (every call
     /// of rma-win's confined worlds) is decided in line; the turns that lock, out of
     /// line.
@@ -334,7 +334,7 @@ impl World {
         }
     }
 
-    /// [`World::take_turn`]'s locks: the world's gate, the cell's own lock, or the
+    /// [`MpiWorld::take_turn`]'s locks: the world's gate, the cell's own lock, or the
     /// gate an owner shares with its progress thread.
     #[cold]
     #[inline(never)]
@@ -357,7 +357,7 @@ impl World {
         self.ask_basic_handle(basic)
     }
 
-    /// [`World::basic_handle`] of a type the shim did not name at start.
+    /// [`MpiWorld::basic_handle`] of a type the shim did not name at start.
     #[cold]
     fn ask_basic_handle(&self, basic: BasicType) -> Result<Handle> {
         let mut ty: Handle = 0;
@@ -398,7 +398,7 @@ impl World {
         let _ = self.broken.set((rank, reason));
     }
 
-    /// Whether the ranks entered different collectives (see [`World::barrier`]).
+    /// Whether the ranks entered different collectives (see [`MpiWorld::barrier`]).
     pub fn is_broken(&self) -> bool {
         self.broken.get().is_some()
     }

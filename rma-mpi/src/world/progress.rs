@@ -1,4 +1,4 @@
-//! The progress thread ([`World::start_progress`](super::World::start_progress)): it
+//! The progress thread ([`MpiWorld::start_progress`](super::MpiWorld::start_progress)): it
 //! lets the library's progress engine run while its rank computes without calling MPI.
 //! It knows the world only by its shim, communicator and gate.
 
@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Environment variable: `thread` starts a progress thread in every rank that joins
-/// its world through [`World::from_env`](super::World::from_env)
-/// ([`World::start_progress`](super::World::start_progress)); unset, empty or `none`:
+/// its world through [`MpiWorld::from_env`](super::MpiWorld::from_env)
+/// ([`MpiWorld::start_progress`](super::MpiWorld::start_progress)); unset, empty or `none`:
 /// no thread.
 pub const ENV_PROGRESS: &str = "RMA_MPI_PROGRESS";
 
@@ -71,7 +71,7 @@ fn progress_loop(api: &'static Api, comm: Handle, gate: Option<Arc<Gate>>, stop:
         {
             let _turn = gate.as_ref().map(|g| g.lock());
             // SAFETY: `comm` is the world's communicator, freed only after this thread
-            // was stopped and joined (`World::shut_down`); the call is serialized with
+            // was stopped and joined (`MpiWorld::shut_down`); the call is serialized with
             // every other MPI call of the process when the library asks for that.
             let _ = unsafe { (api.progress)(comm) };
         }

@@ -1,9 +1,9 @@
 //! Who may call MPI, and when: the thread level a world runs at, the gate that
 //! serializes its calls at MPI_THREAD_SERIALIZED, the state its calls update in the
 //! same turn ([`Turned`]), and the refusal of a call from a thread that may not make
-//! it. Nothing here knows the [`World`](super::World): it holds these and takes its
-//! turns through them ([`World::mpi`](super::World::mpi),
-//! [`World::mpi_turned`](super::World::mpi_turned)).
+//! it. Nothing here knows the [`MpiWorld`](super::MpiWorld): it holds these and takes its
+//! turns through them ([`MpiWorld::mpi`](super::MpiWorld::mpi),
+//! [`MpiWorld::mpi_turned`](super::MpiWorld::mpi_turned)).
 
 use rma_core::{Error, Result};
 use std::cell::{Cell, UnsafeCell};
@@ -70,7 +70,7 @@ pub const ENV_THREAD: &str = "RMA_MPI_THREAD";
 /// call MPI (a world below MPI_THREAD_SERIALIZED): negative, which no MPI error code is.
 pub(crate) const WRONG_THREAD: c_int = -1_000_001;
 
-/// What [`World::mpi`](super::World::mpi) returns in place of a call it refused: the
+/// What [`MpiWorld::mpi`](super::MpiWorld::mpi) returns in place of a call it refused: the
 /// call's result type, carrying [`WRONG_THREAD`].
 pub(crate) trait Refused {
     /// The refused call's result.
@@ -152,15 +152,15 @@ pub(super) enum TurnLock {
 }
 
 /// State updated in the same turn as the MPI calls it is about
-/// ([`World::turned`](super::World::turned),
-/// [`World::mpi_turned`](super::World::mpi_turned), the only one to reach `state`
+/// ([`MpiWorld::turned`](super::MpiWorld::turned),
+/// [`MpiWorld::mpi_turned`](super::MpiWorld::mpi_turned), the only one to reach `state`
 /// through a shared borrow).
 pub(crate) struct Turned<S> {
     pub(super) lock: TurnLock,
     pub(super) state: UnsafeCell<S>,
 }
 
-// SAFETY: shared access to the state happens only inside `World::mpi_turned`, which
+// SAFETY: shared access to the state happens only inside `MpiWorld::mpi_turned`, which
 // makes it exclusive (see there); the state itself moves between threads, so `S: Send`.
 unsafe impl<S: Send> Sync for Turned<S> {}
 
@@ -198,7 +198,7 @@ pub(super) fn wrong_thread(level: ThreadLevel) -> Error {
             if level < ThreadLevel::Serialized {
                 format!("MPI was initialized at {level:?} on request")
             } else {
-                "the world was confined to its thread (World::confine)".to_string()
+                "the world was confined to its thread (MpiWorld::confine)".to_string()
             }
         )),
     }

@@ -5,9 +5,9 @@
 use super::check::{ensure, expect_class, i64s, ran, rank, read, to_i64s, Check, Ctx, N};
 use rma_core::{Assert, BasicType, ErrorClass, LockType, Op};
 use rma_datatype::Datatype;
-use rma_mpi::{MpiWindow, Target, World};
+use rma_mpi::{MpiTargetSpec, MpiWindow, MpiWorld};
 
-pub(super) fn check_allgather(world: &World) -> Check {
+pub(super) fn check_allgather(world: &MpiWorld) -> Check {
     let mine = vec![world.rank() as u8; world.rank()];
     let all = world.allgather(&mine).ctx("allgather")?;
     for (r, got) in all.iter().enumerate() {
@@ -18,7 +18,7 @@ pub(super) fn check_allgather(world: &World) -> Check {
 
 /// Fence epoch: a ring of puts and an accumulate SUM over a strided target layout
 /// (every 3rd slot) into rank 0; a get there is refused (results come at the fence).
-pub(super) fn fence_put_and_strided_accumulate(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn fence_put_and_strided_accumulate(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let (r, n) = (world.rank(), world.size());
     let mut vector = Datatype::vector(5, 1, 3, &Datatype::of::<i64>()).ctx("vector")?;
     vector.commit();
@@ -26,18 +26,18 @@ pub(super) fn fence_put_and_strided_accumulate(world: &World, win: &mut MpiWindo
     win.fence(Assert::NOPRECEDE).ctx("fence")?;
     win.put(
         &i64s(&[(r as i64 + 1) * 10]),
-        Target::contiguous(rank((r + 1) % n), r as i64),
+        MpiTargetSpec::contiguous(rank((r + 1) % n), r as i64),
     )
     .ctx("put")?;
     win.accumulate(
         BasicType::I64,
         Op::Sum,
         &i64s(&[1, 2, 3, 4, 5]),
-        Target::with_layout(rank(0), 16, &layout),
+        MpiTargetSpec::with_layout(rank(0), 16, &layout),
     )
     .ctx("strided accumulate")?;
     expect_class(
-        win.get(&mut [0u8; 8], Target::contiguous(rank(0), 0)),
+        win.get(&mut [0u8; 8], MpiTargetSpec::contiguous(rank(0), 0)),
         ErrorClass::RmaSync,
         "get in a fence epoch",
     )?;
@@ -72,15 +72,15 @@ pub(super) fn fence_put_and_strided_accumulate(world: &World, win: &mut MpiWindo
 
 /// Read-modify-write of one slot under an exclusive lock, N times per rank: exactly
 /// n * N if the lock excludes.
-pub(super) fn exclusive_lock_counter(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn exclusive_lock_counter(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     for _ in 0..N {
         win.lock(LockType::Exclusive, rank(0), Assert::NONE)
             .ctx("lock exclusive")?;
         let mut cur = [0u8; 8];
-        win.get(&mut cur, Target::contiguous(rank(0), 40))
+        win.get(&mut cur, MpiTargetSpec::contiguous(rank(0), 40))
             .ctx("get")?;
         let next = i64::from_ne_bytes(cur) + 1;
-        win.put(&next.to_ne_bytes(), Target::contiguous(rank(0), 40))
+        win.put(&next.to_ne_bytes(), MpiTargetSpec::contiguous(rank(0), 40))
             .ctx("put")?;
         win.unlock(rank(0)).ctx("unlock")?;
     }
@@ -96,7 +96,7 @@ pub(super) fn exclusive_lock_counter(world: &World, win: &mut MpiWindow<'_>) -> 
 
 /// fetch_and_op SUM +1, N times per rank under lock_all: the old values over all ranks
 /// are exactly 0..n*N.
-pub(super) fn fetch_and_op_tickets(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn fetch_and_op_tickets(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     win.lock_all(Assert::NONE).ctx("lock_all")?;
     let mut tickets = Vec::new();
     for _ in 0..N {
@@ -153,7 +153,7 @@ fn int_of(b: &[u8]) -> i64 {
 }
 
 /// A counter incremented by compare_and_swap loops, N times per rank: exactly n * N.
-fn cas_counter(world: &World, win: &mut MpiWindow<'_>, basic: BasicType, disp: i64) -> Check {
+fn cas_counter(world: &MpiWorld, win: &mut MpiWindow<'_>, basic: BasicType, disp: i64) -> Check {
     let size = basic.size();
     win.lock_all(Assert::NONE).ctx("lock_all")?;
     let mut cur = vec![0u8; size];
@@ -180,7 +180,7 @@ fn cas_counter(world: &World, win: &mut MpiWindow<'_>, basic: BasicType, disp: i
     Ok(())
 }
 
-pub(super) fn compare_and_swap_counters(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn compare_and_swap_counters(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     cas_counter(world, win, BasicType::I32, 42)?;
     if world.cas64_blocked() {
         win.lock_all(Assert::NONE).ctx("lock_all")?;
@@ -205,7 +205,7 @@ fn pair_f64(value: f64, index: i32) -> Vec<u8> {
 
 /// get_accumulate SUM from every rank into rank 0 (the fetched values per slot are
 /// exactly 0..n), a NO_OP read, and MAXLOC / MINLOC on DOUBLE_INT.
-pub(super) fn get_accumulate_and_pairs(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn get_accumulate_and_pairs(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let (r, n) = (world.rank(), world.size());
     win.lock_all(Assert::NONE).ctx("lock_all")?;
     let mut out = [0u8; 32];
@@ -214,20 +214,20 @@ pub(super) fn get_accumulate_and_pairs(world: &World, win: &mut MpiWindow<'_>) -
         Op::Sum,
         &i64s(&[1, 1, 1, 1]),
         &mut out,
-        Target::contiguous(rank(0), 44),
+        MpiTargetSpec::contiguous(rank(0), 44),
     )
     .ctx("get_accumulate")?;
     let maxloc = win.accumulate(
         BasicType::DoubleInt,
         Op::MaxLoc,
         &pair_f64(r as f64 + 1.0, r as i32),
-        Target::contiguous(rank(0), 48),
+        MpiTargetSpec::contiguous(rank(0), 48),
     );
     let minloc = win.accumulate(
         BasicType::DoubleInt,
         Op::MinLoc,
         &pair_f64(-(r as f64) - 1.0, r as i32),
-        Target::contiguous(rank(0), 50),
+        MpiTargetSpec::contiguous(rank(0), 50),
     );
     let pairs_ran = ran(maxloc, "accumulate MPI_MAXLOC on double_int".into())?
         & ran(minloc, "accumulate MPI_MINLOC on double_int".into())?;
@@ -253,7 +253,7 @@ pub(super) fn get_accumulate_and_pairs(world: &World, win: &mut MpiWindow<'_>) -
         Op::NoOp,
         &[],
         &mut now,
-        Target::contiguous(rank(0), 44),
+        MpiTargetSpec::contiguous(rank(0), 44),
     )
     .ctx("get_accumulate NO_OP")?;
     let mut pairs = [0u8; 32];
@@ -262,7 +262,7 @@ pub(super) fn get_accumulate_and_pairs(world: &World, win: &mut MpiWindow<'_>) -
         Op::NoOp,
         &[],
         &mut pairs,
-        Target::contiguous(rank(0), 48),
+        MpiTargetSpec::contiguous(rank(0), 48),
     )
     .ctx("fetch pairs")?;
     win.unlock_all().ctx("unlock_all")?;

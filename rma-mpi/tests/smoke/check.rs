@@ -3,7 +3,7 @@
 //! for a known library defect.
 
 use rma_core::{Assert, ErrorClass, LockType, Rank};
-use rma_mpi::{MpiWindow, Target};
+use rma_mpi::{MpiTargetSpec, MpiWindow};
 
 /// A failed check: what was expected and what happened.
 pub(super) type Check<T = ()> = std::result::Result<T, String>;
@@ -60,7 +60,7 @@ pub(super) fn read(win: &mut MpiWindow<'_>, target: usize, disp: i64, n: usize) 
     win.lock(LockType::Shared, rank(target), Assert::NONE)
         .ctx("lock shared")?;
     let mut out = vec![0u8; 8 * n];
-    win.get(&mut out, Target::contiguous(rank(target), disp))
+    win.get(&mut out, MpiTargetSpec::contiguous(rank(target), disp))
         .ctx("get")?;
     win.unlock(rank(target)).ctx("unlock")?;
     Ok(to_i64s(&out))

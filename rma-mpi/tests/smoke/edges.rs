@@ -3,13 +3,13 @@
 
 use super::check::{ensure, expect_class, i64s, rank, read, Check, Ctx, N, SLOTS};
 use rma_core::{Assert, BasicType, ErrorClass, LockType, Op, Rank};
-use rma_mpi::{MpiWindow, Target, ThreadLevel, World};
+use rma_mpi::{MpiTargetSpec, MpiWindow, MpiWorld, ThreadLevel};
 
 /// Two threads per rank issue fetch_and_op on one window at once.
 /// Below MPI_THREAD_SERIALIZED (`RMA_MPI_SMOKE_THREADS=single`) only the thread that
 /// initialized MPI may call it: the other threads' calls are refused (and counted
 /// nowhere).
-pub(super) fn threads_share_the_window(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn threads_share_the_window(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let owner_only = world.thread_level() < ThreadLevel::Serialized
         || std::env::var("RMA_MPI_SMOKE_THREADS").as_deref() == Ok("confined");
     win.lock_all(Assert::NONE).ctx("lock_all")?;
@@ -61,12 +61,15 @@ pub(super) fn threads_share_the_window(world: &World, win: &mut MpiWindow<'_>) -
 }
 
 /// Calls rma-mpi refuses before MPI sees them, each with its MPI error class.
-pub(super) fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn refused_calls(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let n = world.size();
     let one = i64s(&[1]);
     win.fence(Assert::NONE).ctx("fence")?;
-    win.put(&one, Target::contiguous(rank(0), 90 + world.rank() as i64))
-        .ctx("put after fence")?;
+    win.put(
+        &one,
+        MpiTargetSpec::contiguous(rank(0), 90 + world.rank() as i64),
+    )
+    .ctx("put after fence")?;
     expect_class(
         win.lock_all(Assert::NONE),
         ErrorClass::RmaSync,
@@ -74,7 +77,7 @@ pub(super) fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
     )?;
     win.fence(Assert::NOSUCCEED).ctx("fence")?;
     expect_class(
-        win.put(&one, Target::contiguous(rank(0), 0)),
+        win.put(&one, MpiTargetSpec::contiguous(rank(0), 0)),
         ErrorClass::RmaSync,
         "put outside an epoch",
     )?;
@@ -82,18 +85,18 @@ pub(super) fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
     expect_class(
         win.put(
             &i64s(&[1, 2]),
-            Target::contiguous(rank(0), SLOTS as i64 - 1),
+            MpiTargetSpec::contiguous(rank(0), SLOTS as i64 - 1),
         ),
         ErrorClass::RmaRange,
         "put past the end",
     )?;
     expect_class(
-        win.put(&one, Target::contiguous(rank(n), 0)),
+        win.put(&one, MpiTargetSpec::contiguous(rank(n), 0)),
         ErrorClass::Rank,
         "put to a rank outside",
     )?;
     expect_class(
-        win.put(&one, Target::contiguous(rank(0), -1)),
+        win.put(&one, MpiTargetSpec::contiguous(rank(0), -1)),
         ErrorClass::Disp,
         "negative displacement",
     )?;
@@ -102,7 +105,7 @@ pub(super) fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
             BasicType::I64,
             Op::MaxLoc,
             &one,
-            Target::contiguous(rank(0), 0),
+            MpiTargetSpec::contiguous(rank(0), 0),
         ),
         ErrorClass::Op,
         "MAXLOC on i64",
@@ -122,7 +125,7 @@ pub(super) fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
         ErrorClass::Assert,
         "lock_all with NOPUT",
     )?;
-    win.put(&one, Target::contiguous(Rank::NULL, 0))
+    win.put(&one, MpiTargetSpec::contiguous(Rank::NULL, 0))
         .ctx("put to the null rank")?;
     win.unlock_all().ctx("unlock_all")?;
     Ok(())
@@ -132,7 +135,7 @@ pub(super) fn refused_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
 /// (`write_local` / `read_local`, which make no MPI call) must never tear a word. The
 /// writer stores a range that starts and ends inside words, alternating two patterns;
 /// the reader checks that every whole word of the range is all one pattern.
-pub(super) fn local_copies_from_two_threads(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn local_copies_from_two_threads(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     const FROM: usize = 8 * 440 + 4; // slots 440..460, starting mid-word
     const LEN: usize = 8 * 19;
     const ROUNDS: usize = 20_000;
@@ -181,7 +184,10 @@ pub(super) fn local_copies_from_two_threads(world: &World, win: &mut MpiWindow<'
 /// the caller may have freed by then), and the call still takes effect exactly once.
 /// Every form: the general path (get, fetch_and_op, compare_and_swap,
 /// get_accumulate) and a target handle's (fetch_and_op, compare_and_swap, get).
-pub(super) fn failed_flush_leaves_results_to_mpi(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn failed_flush_leaves_results_to_mpi(
+    world: &MpiWorld,
+    win: &mut MpiWindow<'_>,
+) -> Check {
     const AT: i64 = 500; // slots 500..508
     world.barrier().ctx("barrier")?;
     if world.rank() == 0 {
@@ -192,7 +198,7 @@ pub(super) fn failed_flush_leaves_results_to_mpi(world: &World, win: &mut MpiWin
             .ctx("lock exclusive")?;
         win.put(
             &i64s(&[7, 8, 9, 10, 11, 12, 13, 14]),
-            Target::contiguous(t, AT),
+            MpiTargetSpec::contiguous(t, AT),
         )
         .ctx("put")?;
         win.unlock(t).ctx("unlock")?;
@@ -203,7 +209,7 @@ pub(super) fn failed_flush_leaves_results_to_mpi(world: &World, win: &mut MpiWin
         let mut out = vec![0xaau8; 16];
         world.fail_next_flushes(1);
         expect_class(
-            win.get(&mut out, Target::contiguous(t, AT)),
+            win.get(&mut out, MpiTargetSpec::contiguous(t, AT)),
             ErrorClass::Other,
             &failed("get"),
         )?;
@@ -268,7 +274,7 @@ pub(super) fn failed_flush_leaves_results_to_mpi(world: &World, win: &mut MpiWin
                 Op::Sum,
                 &i64s(&[100, 100]),
                 &mut two,
-                Target::contiguous(t, AT + 4),
+                MpiTargetSpec::contiguous(t, AT + 4),
             ),
             ErrorClass::Other,
             &failed("get_accumulate"),

@@ -4,21 +4,21 @@
 use super::check::{ensure, expect_class, i64s, rank, read, to_i64s, Check, Ctx};
 use rma_core::{Access, Assert, BasicType, ErrorClass, LockType, Op, Transport};
 use rma_datatype::Datatype;
-use rma_mpi::{MpiWindow, Target, World};
+use rma_mpi::{MpiTargetSpec, MpiWindow, MpiWorld};
 
 /// rput / rget / raccumulate / rget_accumulate with wait and test.
-pub(super) fn request_forms(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn request_forms(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let (r, n) = (world.rank(), world.size());
     let next = rank((r + 1) % n);
     win.lock_all(Assert::NONE).ctx("lock_all")?;
     let mine = [r as i64 * 100, r as i64 * 100 + 1];
-    win.rput(&i64s(&mine), Target::contiguous(next, 60))
+    win.rput(&i64s(&mine), MpiTargetSpec::contiguous(next, 60))
         .ctx("rput")?
         .wait()
         .ctx("wait rput")?;
     win.flush(next).ctx("flush")?;
     let back = win
-        .rget(16, Target::contiguous(next, 60))
+        .rget(16, MpiTargetSpec::contiguous(next, 60))
         .ctx("rget")?
         .wait()
         .ctx("wait rget")?;
@@ -27,14 +27,14 @@ pub(super) fn request_forms(world: &World, win: &mut MpiWindow<'_>) -> Check {
     // (MPICH 4.0 completes such an Rget's request before writing the result; the
     // request flushes before handing it out)
     let spread = [r as i64 + 7, -1, r as i64 + 9];
-    win.put(&i64s(&spread), Target::contiguous(next, 100))
+    win.put(&i64s(&spread), MpiTargetSpec::contiguous(next, 100))
         .ctx("put")?;
     win.flush(next).ctx("flush")?;
     let mut every_other = Datatype::vector(2, 1, 2, &Datatype::of::<i64>()).ctx("vector")?;
     every_other.commit();
     let layout = every_other.type_map(1).ctx("type_map")?;
     let picked = win
-        .rget(16, Target::with_layout(next, 100, &layout))
+        .rget(16, MpiTargetSpec::with_layout(next, 100, &layout))
         .ctx("strided rget")?
         .wait()
         .ctx("wait strided rget")?;
@@ -48,7 +48,7 @@ pub(super) fn request_forms(world: &World, win: &mut MpiWindow<'_>) -> Check {
             BasicType::I64,
             Op::Sum,
             &i64s(&[1, 1]),
-            Target::contiguous(rank(0), 62),
+            MpiTargetSpec::contiguous(rank(0), 62),
         )
         .ctx("raccumulate")?;
     while !acc.test().ctx("test")? {
@@ -63,7 +63,7 @@ pub(super) fn request_forms(world: &World, win: &mut MpiWindow<'_>) -> Check {
             BasicType::I64,
             Op::Sum,
             &i64s(&[10]),
-            Target::contiguous(rank(0), 62),
+            MpiTargetSpec::contiguous(rank(0), 62),
         )
         .ctx("rget_accumulate")?
         .wait()
@@ -87,7 +87,7 @@ pub(super) fn request_forms(world: &World, win: &mut MpiWindow<'_>) -> Check {
 /// More accumulates without a flush than the window keeps origin copies for (16 Ki):
 /// it completes them on its own along the way, and the sum comes out exact. One rank
 /// calls (with 4 ranks on 2 cores, MPICH's calls wait for the target to be scheduled).
-pub(super) fn many_calls_one_flush(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn many_calls_one_flush(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     const CALLS: i64 = 17_000;
     let caller = world.size() - 1;
     if world.rank() == caller {
@@ -99,7 +99,7 @@ pub(super) fn many_calls_one_flush(world: &World, win: &mut MpiWindow<'_>) -> Ch
                 BasicType::I64,
                 Op::Sum,
                 &one,
-                Target::contiguous(rank(0), 104),
+                MpiTargetSpec::contiguous(rank(0), 104),
             )
             .ctx("accumulate")?;
         }
@@ -114,19 +114,22 @@ pub(super) fn many_calls_one_flush(world: &World, win: &mut MpiWindow<'_>) -> Ch
 
 /// Post/start/complete/wait in a ring: each rank exposes to its predecessor and
 /// accesses its successor; odd ranks poll with test instead of waiting.
-pub(super) fn pscw_ring(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn pscw_ring(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let (r, n) = (world.rank(), world.size());
     let (prev, next) = ((r + n - 1) % n, (r + 1) % n);
     win.post(&[rank(prev)], Assert::NONE).ctx("post")?;
     win.start(&[rank(next)], Assert::NONE).ctx("start")?;
-    win.put(&i64s(&[r as i64]), Target::contiguous(rank(next), 66))
-        .ctx("put")?;
+    win.put(
+        &i64s(&[r as i64]),
+        MpiTargetSpec::contiguous(rank(next), 66),
+    )
+    .ctx("put")?;
     for _ in 0..2 {
         win.accumulate(
             BasicType::I64,
             Op::Sum,
             &i64s(&[1]),
-            Target::contiguous(rank(next), 67),
+            MpiTargetSpec::contiguous(rank(next), 67),
         )
         .ctx("accumulate")?;
     }
@@ -162,7 +165,7 @@ pub(super) fn pscw_ring(world: &World, win: &mut MpiWindow<'_>) -> Check {
 
 /// The Transport trait as rma-win drives it: byte offsets and an indexed layout under
 /// a passive epoch; refused outside one.
-pub(super) fn transport_calls(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn transport_calls(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let n = world.size() as i64;
     let mut indexed = Datatype::indexed(&[1, 2], &[0, 3], &Datatype::of::<i64>()).ctx("indexed")?;
     indexed.commit();

@@ -28,11 +28,11 @@ use edges::{
 };
 use forms::{many_calls_one_flush, pscw_ring, request_forms, transport_calls};
 use rma_core::{ErrorClass, Info};
-use rma_mpi::{MpiWindow, ThreadLevel, World};
+use rma_mpi::{MpiWindow, MpiWorld, ThreadLevel};
 use types::every_basic_type;
 
 /// Runs every check on every window flavor the environment asks for.
-pub(crate) fn run(world: &World) -> Check {
+pub(crate) fn run(world: &MpiWorld) -> Check {
     check_allgather(world)?;
     let flavors =
         std::env::var("RMA_MPI_SMOKE_WINDOWS").unwrap_or_else(|_| "allocate,create".into());
@@ -58,7 +58,7 @@ pub(crate) fn run(world: &World) -> Check {
     Ok(())
 }
 
-fn run_on(world: &World, win: &mut MpiWindow<'_>) -> Check {
+fn run_on(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     ensure!(
         win.len_of(rank(world.size() - 1)).ctx("len_of")? == SLOTS * 8,
         "peer window size"
@@ -68,7 +68,7 @@ fn run_on(world: &World, win: &mut MpiWindow<'_>) -> Check {
         "peer disp_unit"
     );
     world.barrier().ctx("barrier")?;
-    type Step = fn(&World, &mut MpiWindow<'_>) -> Check;
+    type Step = fn(&MpiWorld, &mut MpiWindow<'_>) -> Check;
     let steps: [(&str, Step); 14] = [
         ("fence", fence_put_and_strided_accumulate),
         ("exclusive lock", exclusive_lock_counter),
@@ -114,7 +114,7 @@ pub(crate) fn worker_main() -> i32 {
         Ok("single") => ThreadLevel::Single,
         _ => ThreadLevel::Multiple,
     };
-    let mut world = match World::init_thread(level) {
+    let mut world = match MpiWorld::init_thread(level) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("rma-mpi smoke: cannot initialize MPI: {e} [{}]", e.class());
@@ -130,7 +130,7 @@ pub(crate) fn worker_main() -> i32 {
         }
     }
     let started = std::time::Instant::now();
-    let run = |world: &mut World| -> Check {
+    let run = |world: &mut MpiWorld| -> Check {
         run(world)?;
         if confined {
             // once windows were made, confining again is refused
@@ -170,7 +170,7 @@ pub(crate) fn worker_main() -> i32 {
 }
 
 /// Reports a failed check and ends the job.
-fn fail(world: &World, msg: &str) -> ! {
+fn fail(world: &MpiWorld, msg: &str) -> ! {
     let line = format!("rma-mpi smoke: rank {} FAILED: {msg}\n", world.rank());
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     world.abort(1)

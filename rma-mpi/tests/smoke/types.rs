@@ -3,7 +3,7 @@
 
 use super::check::{ensure, i64s, ran, rank, read, Check, Ctx};
 use rma_core::{Assert, BasicType, Op, TypeClass};
-use rma_mpi::{MpiWindow, Target, World};
+use rma_mpi::{MpiTargetSpec, MpiWindow, MpiWorld};
 
 /// The 16 bytes of `v` as a `long double`.
 fn long_double(v: i64) -> [u8; 16] {
@@ -62,7 +62,7 @@ fn contribution(basic: BasicType, r: usize, n: usize) -> (Op, Vec<u8>, Vec<u8>) 
 /// compare_and_swap per type it accepts: checks rma's BasicType -> MPI datatype
 /// mapping for every type in all four calls (each in a 32-byte slot, the largest
 /// basic type's size).
-pub(super) fn every_basic_type(world: &World, win: &mut MpiWindow<'_>) -> Check {
+pub(super) fn every_basic_type(world: &MpiWorld, win: &mut MpiWindow<'_>) -> Check {
     let (r, n) = (world.rank(), world.size());
     let types = BasicType::ALL.len();
     const WORDS: usize = BasicType::MAX_SIZE / 8;
@@ -73,7 +73,7 @@ pub(super) fn every_basic_type(world: &World, win: &mut MpiWindow<'_>) -> Check 
     for (i, basic) in BasicType::ALL.into_iter().enumerate() {
         let (op, data, _) = contribution(basic, r, n);
         let (at, mut out) = (
-            |c| Target::contiguous(rank(0), disp(c, i)),
+            |c| MpiTargetSpec::contiguous(rank(0), disp(c, i)),
             vec![0u8; basic.size()],
         );
         done[i][0] = ran(
@@ -140,7 +140,7 @@ pub(super) fn every_basic_type(world: &World, win: &mut MpiWindow<'_>) -> Check 
 /// Every rank swapped zero for its own value: exactly one rank read zero, and
 /// everybody else and the target hold the winner's value.
 fn check_one_swap_won(
-    world: &World,
+    world: &MpiWorld,
     basic: BasicType,
     mine: &[u8],
     target: &[u8],

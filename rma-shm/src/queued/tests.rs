@@ -562,7 +562,7 @@ fn corrupt_rings_with_fetches_in_flight_end_in_errors_not_hangs() {
 #[test]
 fn attacks_from_another_process_are_errors() {
     const NAME: &str = "queued::tests::attacks_from_another_process_are_errors";
-    if let Ok(Some(world)) = crate::World::from_env() {
+    if let Ok(Some(world)) = crate::ShmWorld::from_env() {
         let code = match hostile_rank(&world) {
             Ok(()) => 0,
             Err(e) => {
@@ -581,7 +581,7 @@ fn attacks_from_another_process_are_errors() {
     assert!(report.success(), "{report:?}");
 }
 
-fn hostile_rank(world: &crate::World) -> std::result::Result<(), String> {
+fn hostile_rank(world: &crate::ShmWorld) -> std::result::Result<(), String> {
     let e = |e: Error| e.to_string();
     let mem =
         Arc::new(WindowMemory::allocate(world, 256, 8, MemoryOptions { queues: true }).map_err(e)?);
