@@ -89,7 +89,7 @@ pub(crate) struct Peer {
 /// Created and freed collectively by every rank. Data calls take `&self` and may come
 /// from any thread (MPI_THREAD_MULTIPLE, or serialized by the [`MpiWorld`]); the calls
 /// that open or close epochs take `&mut self`, so no data call runs while an epoch
-/// changes, and a [`MpiRequest`](crate::Request) borrows the window until it completes.
+/// changes, and a [`MpiRequest`](crate::MpiRequest) borrows the window until it completes.
 ///
 /// Every call checks what MPI would leave undefined — ranks, the target range against
 /// the target's window size, element sizes, op x type validity, the epoch — before
