@@ -211,10 +211,12 @@ static EXPOSED_LO: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsi
 static EXPOSED_HI: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Sets [`EXPOSED_LO`], [`EXPOSED_HI`] and bumps [`EXPOSED_GEN`] after a change to the
-/// list `l` (locked by the caller). A check racing with a change concerns memory that
-/// is not yet, or no longer, a window's: the program learns a window's address only
-/// after its ranges are listed, and they are removed once the window is freed, when
-/// no other rank's call reaches them any more.
+/// list `l` (locked by the caller). Every check ([`exposed`]) and every change runs
+/// inside a call that holds the library's state (`Lease`), so none races another: the
+/// state's lock orders them, and the atomics' orderings are a second safeguard. (Do
+/// not move a check out from under that lock: a window made over memory the program
+/// already owned, with MPI_Win_create, is listed only when its creation returns,
+/// after peers may already write it.)
 fn exposed_changed(l: &[(u64, usize, usize)]) {
     use std::sync::atomic::Ordering::{Relaxed, Release};
     let lo = l.iter().map(|e| e.1).min().unwrap_or(0);

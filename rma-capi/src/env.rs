@@ -31,6 +31,7 @@ fn init(required: c_int) -> R<c_int> {
     if PHASE.load(Ordering::Relaxed) != 0 {
         return Err(fail(code::OTHER, "MPI_Init called twice"));
     }
+    MPI_Wtime(); // its origin: now
     let world = match rma_win::World::from_env() {
         Ok(Some(w)) => w,
         Ok(None) => singleton()?,
@@ -244,6 +245,9 @@ pub unsafe extern "C" fn MPI_Abort(_c: c_int, errorcode: c_int) -> c_int {
     std::process::exit(errorcode & 255);
 }
 
+/// MPI_Wtime's origin: the CLOCK_MONOTONIC second of its first call.
+static WTIME_T0: OnceLock<libc::time_t> = OnceLock::new();
+
 #[no_mangle]
 pub extern "C" fn MPI_Wtime() -> f64 {
     // CLOCK_MONOTONIC, read straight (through the vDSO: no system call), in seconds
@@ -256,7 +260,10 @@ pub extern "C" fn MPI_Wtime() -> f64 {
     // SAFETY: `ts` is a valid out-parameter. CLOCK_MONOTONIC always exists on Linux,
     // so this cannot fail (were it to, `ts` stays zero).
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    // seconds since the first call (MPI_Init makes one), so that the values stay small
+    // and a `float` or an f64 keeps nanoseconds, whatever the machine's uptime
+    let t0 = *WTIME_T0.get_or_init(|| ts.tv_sec);
+    (ts.tv_sec - t0) as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 #[no_mangle]

@@ -22,8 +22,8 @@
 //! to the waiters as PROC_FAILED; no wait lasts longer than [`WAIT_LIMIT`].
 
 use rma_core::{
-    reached, Access, Backend, BasicType, Epochs, Error, Flavor, Info, LaunchMode, Memory, Op, Rank,
-    Result, Services, Shape, Transport, WinInfo,
+    reached, Access, Backend, BasicType, Epochs, Error, FastPath, Flavor, Info, LaunchMode, Memory,
+    Op, Rank, Result, Services, Shape, Transport, WinInfo,
 };
 use std::any::Any;
 use std::collections::HashMap;
@@ -82,6 +82,9 @@ struct Shared {
     size: usize,
     /// A deliberate bug for tests: every window reports one shape too few.
     drop_a_shape: bool,
+    /// Windows offer target handles a fast path per target ([`Transport::fast_path`]),
+    /// whose calls the log records as `fast put`, `fast flush`, ...
+    fast_paths: bool,
     log: Log,
     /// Nonzero once a rank died: the dead rank + 1.
     failed: AtomicU32,
@@ -273,6 +276,18 @@ impl RecWorld {
                 .or_insert_with(|| Arc::new((0..size).map(|_| Owner::new(size)).collect()))
                 .clone()
         };
+        let paths = if self.shared.fast_paths {
+            mems.iter()
+                .enumerate()
+                .map(|(target, mem)| RecPath {
+                    world: self,
+                    target,
+                    mem: mem.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(RecWindow {
             world: self,
             id,
@@ -280,6 +295,7 @@ impl RecWorld {
             owners,
             flavor,
             buf,
+            paths,
         })
     }
 }
@@ -413,6 +429,95 @@ pub struct RecWindow<'w> {
     flavor: Flavor,
     /// A created window's buffer, which gets the window's contents back at free.
     buf: Option<&'w mut [u8]>,
+    /// Per target, the fast path this window offers (empty unless the world's
+    /// `fast_paths`).
+    paths: Vec<RecPath<'w>>,
+}
+
+/// The fast path of a recording window to one target: the target's memory, resolved
+/// once, and the world's log. What a backend from outside rma offers rma-win's target
+/// handles.
+#[derive(Debug)]
+struct RecPath<'w> {
+    world: &'w RecWorld,
+    target: usize,
+    mem: Arc<Mem>,
+}
+
+impl RecPath<'_> {
+    fn apply<T>(&self, what: &'static str, bytes: usize, f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+        self.world.record(what, Some(self.target), bytes);
+        f(&mut lock(&self.mem.data))
+    }
+}
+
+impl FastPath for RecPath<'_> {
+    fn put(&self, off: usize, data: &[u8]) -> Result<()> {
+        self.apply("fast put", data.len(), |m| {
+            m[off..off + data.len()].copy_from_slice(data)
+        });
+        Ok(())
+    }
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<()> {
+        self.apply("fast get", out.len(), |m| {
+            out.copy_from_slice(&m[off..off + out.len()])
+        });
+        Ok(())
+    }
+    fn accumulate_bits(
+        &self,
+        off: usize,
+        _exclusive: bool,
+        basic: BasicType,
+        op: Op,
+        origin: u64,
+    ) -> Result<()> {
+        let n = basic.size();
+        let mut o = [0u8; 8];
+        rma_core::bytes_from_bits(origin, &mut o[..n]);
+        self.apply("fast accumulate", n, |m| {
+            rma_ops::apply_bytes(basic, op, &mut m[off..off + n], &o[..n])
+        });
+        Ok(())
+    }
+    fn fetch_and_op_bits(&self, off: usize, basic: BasicType, op: Op, origin: u64) -> Result<u64> {
+        let n = basic.size();
+        let mut o = [0u8; 8];
+        rma_core::bytes_from_bits(origin, &mut o[..n]);
+        Ok(self.apply("fast fetch_and_op", n, |m| {
+            let el = &mut m[off..off + n];
+            let old = rma_core::bits_from_bytes(el);
+            if op != Op::NoOp {
+                rma_ops::apply_bytes(basic, op, el, &o[..n]);
+            }
+            old
+        }))
+    }
+    fn compare_and_swap_bits(
+        &self,
+        off: usize,
+        basic: BasicType,
+        origin: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        let n = basic.size();
+        Ok(self.apply("fast compare_and_swap", n, |m| {
+            let el = &mut m[off..off + n];
+            let old = rma_core::bits_from_bytes(el);
+            if old == compare {
+                rma_core::bytes_from_bits(origin, el);
+            }
+            old
+        }))
+    }
+    /// Every call was applied before it returned: nothing to complete.
+    fn flush(&self) -> Result<()> {
+        self.world.record("fast flush", Some(self.target), 0);
+        Ok(())
+    }
+    fn completes_in_place(&self) -> bool {
+        true
+    }
 }
 
 const R: Ordering = Ordering::Relaxed;
@@ -578,6 +683,11 @@ impl Transport for RecWindow<'_> {
         self.record("flush_all", None, 0);
         Ok(())
     }
+
+    fn fast_path(&self, target: Rank) -> Option<&dyn FastPath> {
+        let path = self.paths.get(target.index()?)?;
+        Some(path)
+    }
 }
 
 impl Memory for RecWindow<'_> {
@@ -741,7 +851,18 @@ where
     R: Send,
     F: Fn(rma_win::World) -> R + Sync,
 {
-    run(n, false, f)
+    run(n, false, false, f)
+}
+
+/// [`run_threads`] on windows that offer target handles a fast path per target
+/// ([`Transport::fast_path`]), logged as `fast put`, `fast flush`, ...: how a backend
+/// from outside rma gives handles the road rma's own backends give them.
+pub fn run_threads_with_fast_paths<R, F>(n: usize, f: F) -> (Vec<R>, Log)
+where
+    R: Send,
+    F: Fn(rma_win::World) -> R + Sync,
+{
+    run(n, false, true, f)
 }
 
 /// [`run_threads`] on a backend with a bug: every window reports one shape too few
@@ -752,10 +873,10 @@ where
     R: Send,
     F: Fn(rma_win::World) -> R + Sync,
 {
-    run(n, true, f)
+    run(n, true, false, f)
 }
 
-fn run<R, F>(n: usize, drop_a_shape: bool, f: F) -> (Vec<R>, Log)
+fn run<R, F>(n: usize, drop_a_shape: bool, fast_paths: bool, f: F) -> (Vec<R>, Log)
 where
     R: Send,
     F: Fn(rma_win::World) -> R + Sync,
@@ -763,6 +884,7 @@ where
     let shared = Arc::new(Shared {
         size: n,
         drop_a_shape,
+        fast_paths,
         log: Log::default(),
         failed: AtomicU32::new(0),
         state: Mutex::new(State {

@@ -182,3 +182,67 @@ fn a_free_against_a_barrier_is_an_error_on_both_ranks() {
         assert!(e.to_string().contains("different collectives"), "{e}");
     }
 }
+
+/// A backend from outside rma offers target handles a fast path
+/// (`Transport::fast_path`): a handle's calls go there, resolved once, with the same
+/// checks before them and the same results; a refused call reaches neither road.
+#[test]
+fn a_plugged_backends_fast_path_serves_target_handles() {
+    let (results, log) =
+        recording::run_threads_with_fast_paths(2, |world| -> rma_win::Result<()> {
+            let win = Window::allocate::<u64>(&world, 4, &Info::new())?;
+            world.barrier()?;
+            if world.rank() == 0 {
+                let epoch = win.lock_all_epoch(Assert::NONE)?;
+                let h = epoch.target(Rank::new(1))?;
+                h.put(&[5u64], 1)?;
+                h.add(&[2u64], 1)?;
+                assert_eq!(h.fetch_add(1u64, 1)?, 7);
+                assert_eq!(h.compare_and_swap(9u64, 8u64, 1)?, 8);
+                let mut back = [0u64];
+                h.get(&mut back, 1)?;
+                assert_eq!(back, [9]);
+                // refused before any road: past the window's end
+                assert_eq!(h.put(&[1u64], 4).unwrap_err().class(), ErrorClass::RmaRange);
+                h.flush()?;
+                epoch.unlock()?;
+            }
+            world.barrier()?;
+            if world.rank() == 1 {
+                assert_eq!(win.local_vec::<u64>()?, [0, 9, 0, 0]);
+            }
+            world.barrier()?;
+            Ok(())
+        });
+    results
+        .into_iter()
+        .collect::<rma_win::Result<Vec<_>>>()
+        .unwrap();
+    let calls = log.calls();
+    let rank0: Vec<&'static str> = made_by(&calls, 0).into_iter().map(|(w, _)| w).collect();
+    for fast in [
+        "fast put",
+        "fast accumulate",
+        "fast fetch_and_op",
+        "fast compare_and_swap",
+        "fast get",
+        "fast flush",
+    ] {
+        assert_eq!(
+            rank0.iter().filter(|w| **w == fast).count(),
+            1,
+            "{fast} once in {rank0:?}"
+        );
+    }
+    // no data call of rank 0 took the transport's road
+    for slow in [
+        "put",
+        "accumulate",
+        "fetch_and_op",
+        "compare_and_swap",
+        "get",
+        "flush",
+    ] {
+        assert!(!rank0.contains(&slow), "{slow} in {rank0:?}");
+    }
+}

@@ -441,6 +441,10 @@ pub trait Backend: Services {
     /// `Window::create_in_place` says when that is for rma's backends; another backend
     /// documents its own); every access to them meanwhile is a word atomic or made by
     /// code outside Rust, kept apart from the window's calls by MPI's synchronization.
+    ///
+    /// Like [`Backend::create_mapped`], it has no [`DynBackend`] form: rma-win reaches
+    /// it for rma's own backends (rma-capi's MPI_Win_create), and a backend plugged in
+    /// with `World::from_backend` refuses with class RMA_FLAVOR there.
     #[allow(unsafe_code)] // a constructor whose callers make the promise above
     unsafe fn create_in_place(
         &self,

@@ -124,18 +124,6 @@ impl Window<'_> {
         (self.epochs.bits(t)? & HELD != 0 && self.failed.load(Ordering::Relaxed) == 0).then_some(t)
     }
 
-    /// The epochs' generation: it moves on with every transition of this origin's
-    /// access epochs (fence, lock, unlock, lock_all, unlock_all, start, complete, a
-    /// fence epoch another epoch ends, a drop's) and with free, and with nothing else
-    /// (see [`EpochState::generation`](crate::epoch_state::EpochState::generation)). A
-    /// value taken in an epoch differs from every later one once that epoch ended.
-    /// One load.
-    #[inline]
-    #[allow(dead_code)] // for target handles (road.rs), which refuse a stale epoch
-    pub(crate) fn generation(&self) -> u32 {
-        self.epochs.generation()
-    }
-
     /// `Err` (class PROC_FAILED naming the dead rank, or INTERN) once the world has
     /// failed: RMA calls on a world with a dead member fail, even on the atomic
     /// transport, which never waits for a peer and so never checks liveness itself.
