@@ -140,7 +140,7 @@ pub(crate) fn wrap<'w>(
     };
     let same_op = info.accumulate_ops == rma_core::AccOps::SameOp;
     let checker = std::sync::Arc::new(Checker::new(log, world.rank(), world.size(), mode, same_op));
-    let wrapped = AnyWindow::Dyn(Box::new(Checked {
+    let wrapped = AnyWindow::plugged(Box::new(Checked {
         inner: win,
         checker: std::sync::Arc::clone(&checker),
     }));
