@@ -199,37 +199,25 @@ fn shifted(dt: &Datatype, count: usize, lo: isize) -> R<(Cow<'_, Datatype>, usiz
 /// their [`Exposed`] guard.
 static EXPOSED: std::sync::Mutex<Vec<(u64, usize, usize)>> = std::sync::Mutex::new(Vec::new());
 
-/// Bumped, with [`EXPOSED`] locked, at every change to it: a thread's copy of the
-/// list ([`SEEN`]) serves while this has not moved, so a call's buffer check takes
-/// no lock.
-static EXPOSED_GEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
 /// The lowest start and highest end of [`EXPOSED`]'s ranges (0, 0 when empty), set
 /// with it locked: a buffer outside them (a program's heap and stack usually lie far
 /// from mapped window memory) needs no look at the list.
 static EXPOSED_LO: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static EXPOSED_HI: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Sets [`EXPOSED_LO`], [`EXPOSED_HI`] and bumps [`EXPOSED_GEN`] after a change to the
-/// list `l` (locked by the caller). Every check ([`exposed`]) and every change runs
+/// Sets [`EXPOSED_LO`] and [`EXPOSED_HI`] after a change to the list `l` (locked by
+/// the caller). Every check ([`exposed`]) and every change runs
 /// inside a call that holds the library's state (`Lease`), so none races another: the
 /// state's lock orders them, and the atomics' orderings are a second safeguard. (Do
 /// not move a check out from under that lock: a window made over memory the program
 /// already owned, with MPI_Win_create, is listed only when its creation returns,
 /// after peers may already write it.)
 fn exposed_changed(l: &[(u64, usize, usize)]) {
-    use std::sync::atomic::Ordering::{Relaxed, Release};
+    use std::sync::atomic::Ordering::Release;
     let lo = l.iter().map(|e| e.1).min().unwrap_or(0);
     let hi = l.iter().map(|e| e.1 + e.2).max().unwrap_or(0);
-    EXPOSED_LO.store(lo, Relaxed);
-    EXPOSED_HI.store(hi, Relaxed);
-    EXPOSED_GEN.fetch_add(1, Release);
-}
-
-thread_local! {
-    /// This thread's copy of [`EXPOSED`]'s ranges, and the generation it copied.
-    static SEEN: std::cell::RefCell<(u64, Vec<(usize, usize)>)> =
-        const { std::cell::RefCell::new((0, Vec::new())) };
+    EXPOSED_LO.store(lo, Release);
+    EXPOSED_HI.store(hi, Release);
 }
 
 /// Keeps ranges listed in [`EXPOSED`] while it lives (held by their window).
@@ -267,29 +255,18 @@ impl Drop for Exposed {
 
 /// Whether `len` bytes at `lo` share a byte with a range of [`EXPOSED`].
 pub(crate) fn exposed(lo: usize, len: usize) -> bool {
-    let now = EXPOSED_GEN.load(std::sync::atomic::Ordering::Acquire);
     let (a, b) = (
-        EXPOSED_LO.load(std::sync::atomic::Ordering::Relaxed),
-        EXPOSED_HI.load(std::sync::atomic::Ordering::Relaxed),
+        EXPOSED_LO.load(std::sync::atomic::Ordering::Acquire),
+        EXPOSED_HI.load(std::sync::atomic::Ordering::Acquire),
     );
     if lo >= b || lo.saturating_add(len) <= a {
         return false;
     }
-    SEEN.with(|seen| {
-        let mut seen = seen.borrow_mut();
-        if seen.0 != now {
-            let l = EXPOSED
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            seen.1.clear();
-            seen.1.extend(l.iter().map(|&(_, a, n)| (a, n)));
-            // read with the list locked: the generation of exactly this copy
-            seen.0 = EXPOSED_GEN.load(std::sync::atomic::Ordering::Acquire);
-        }
-        seen.1
-            .iter()
-            .any(|&(a, n)| lo < a.saturating_add(n) && a < lo.saturating_add(len))
-    })
+    let l = EXPOSED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    l.iter()
+        .any(|&(_, a, n)| lo < a.saturating_add(n) && a < lo.saturating_add(len))
 }
 
 /// The bytes an origin buffer spans: borrowed, or copied out of window memory.
