@@ -434,6 +434,35 @@ pub struct RecWindow<'w> {
     paths: Vec<RecPath<'w>>,
 }
 
+/// fetch_and_op's effect on the element of `basic` at byte `off` of `m`: the old value
+/// into `out`, then `origin` combined in with `op`.
+fn fetch_op_at(m: &mut [u8], off: usize, basic: BasicType, op: Op, origin: &[u8], out: &mut [u8]) {
+    let n = basic.size();
+    let el = &mut m[off..off + n];
+    out[..n].copy_from_slice(el);
+    if op != Op::NoOp {
+        rma_ops::apply_bytes(basic, op, el, &origin[..n]);
+    }
+}
+
+/// compare_and_swap's effect on the element of `basic` at byte `off` of `m`: the old
+/// value into `out`, replaced by `origin` if it equals `compare`.
+fn cas_at(
+    m: &mut [u8],
+    off: usize,
+    basic: BasicType,
+    origin: &[u8],
+    compare: &[u8],
+    out: &mut [u8],
+) {
+    let n = basic.size();
+    let el = &mut m[off..off + n];
+    out[..n].copy_from_slice(el);
+    if *el == compare[..n] {
+        el.copy_from_slice(&origin[..n]);
+    }
+}
+
 /// The fast path of a recording window to one target: the target's memory, resolved
 /// once, and the world's log. What a backend from outside rma offers rma-win's target
 /// handles.
@@ -482,16 +511,12 @@ impl FastPath for RecPath<'_> {
     }
     fn fetch_and_op_bits(&self, off: usize, basic: BasicType, op: Op, origin: u64) -> Result<u64> {
         let n = basic.size();
-        let mut o = [0u8; 8];
+        let (mut o, mut out) = ([0u8; 8], [0u8; 8]);
         rma_core::bytes_from_bits(origin, &mut o[..n]);
-        Ok(self.apply("fast fetch_and_op", n, |m| {
-            let el = &mut m[off..off + n];
-            let old = rma_core::bits_from_bytes(el);
-            if op != Op::NoOp {
-                rma_ops::apply_bytes(basic, op, el, &o[..n]);
-            }
-            old
-        }))
+        self.apply("fast fetch_and_op", n, |m| {
+            fetch_op_at(m, off, basic, op, &o, &mut out)
+        });
+        Ok(rma_core::bits_from_bytes(&out[..n]))
     }
     fn compare_and_swap_bits(
         &self,
@@ -501,14 +526,13 @@ impl FastPath for RecPath<'_> {
         compare: u64,
     ) -> Result<u64> {
         let n = basic.size();
-        Ok(self.apply("fast compare_and_swap", n, |m| {
-            let el = &mut m[off..off + n];
-            let old = rma_core::bits_from_bytes(el);
-            if old == compare {
-                rma_core::bytes_from_bits(origin, el);
-            }
-            old
-        }))
+        let (mut o, mut c, mut out) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+        rma_core::bytes_from_bits(origin, &mut o[..n]);
+        rma_core::bytes_from_bits(compare, &mut c[..n]);
+        self.apply("fast compare_and_swap", n, |m| {
+            cas_at(m, off, basic, &o, &c, &mut out)
+        });
+        Ok(rma_core::bits_from_bytes(&out[..n]))
     }
     /// Every call was applied before it returned: nothing to complete.
     fn flush(&self) -> Result<()> {
@@ -643,14 +667,7 @@ impl Transport for RecWindow<'_> {
         out: &mut [u8],
     ) -> Result<()> {
         self.record("fetch_and_op", target.index(), basic.size());
-        let n = basic.size();
-        self.with_mem(target, |m| {
-            let el = &mut m[offset..offset + n];
-            out[..n].copy_from_slice(el);
-            if op != Op::NoOp {
-                rma_ops::apply_bytes(basic, op, el, &origin[..n]);
-            }
-        })
+        self.with_mem(target, |m| fetch_op_at(m, offset, basic, op, origin, out))
     }
 
     fn compare_and_swap(
@@ -663,14 +680,7 @@ impl Transport for RecWindow<'_> {
         out: &mut [u8],
     ) -> Result<()> {
         self.record("compare_and_swap", target.index(), basic.size());
-        let n = basic.size();
-        self.with_mem(target, |m| {
-            let el = &mut m[offset..offset + n];
-            out[..n].copy_from_slice(el);
-            if *el == compare[..n] {
-                el.copy_from_slice(&origin[..n]);
-            }
-        })
+        self.with_mem(target, |m| cas_at(m, offset, basic, origin, compare, out))
     }
 
     /// Every call was applied before it returned: nothing to complete.

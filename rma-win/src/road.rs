@@ -31,7 +31,8 @@
 use crate::window::{bits_of, Window};
 use rma_backends::Fast;
 use rma_core::{
-    Access, BasicType, Contiguous, Disp, Error, FastPath, Op, Rank, Result, Shape, Transport,
+    Access, BasicType, Contiguous, Disp, Error, FastPath, Layout, Op, Rank, Result, Shape,
+    Transport,
 };
 use rma_datatype::Equivalence;
 use rma_ops::atomic::atomic_align;
@@ -257,7 +258,7 @@ impl<'e> Road<'e> {
     }
 
     #[inline(always)]
-    pub(crate) fn access<'l>(&self, base: usize, layout: &'l Contiguous) -> Access<'l> {
+    pub(crate) fn access<'l>(&self, base: usize, layout: &'l dyn Layout) -> Access<'l> {
         Access {
             target: self.rank,
             base,

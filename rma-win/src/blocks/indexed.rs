@@ -5,7 +5,7 @@
 
 use crate::handle::TargetHandle;
 use crate::window::{bits_of, single_basic, Window};
-use rma_core::{Access, BasicType, Disp, Error, Layout, Op, Rank, Result, RmaCall, Run, Transport};
+use rma_core::{BasicType, Disp, Error, Layout, Op, Rank, Result, RmaCall, Run, Transport};
 use rma_datatype::Equivalence;
 
 /// A target layout of byte runs, sorted and disjoint (an indexed datatype, resolved).
@@ -155,17 +155,10 @@ impl TargetHandle<'_, '_> {
                 runs: std::mem::take(runs),
                 size: data.len(),
             };
-            let r = self.win.win.accumulate(
-                Access {
-                    target: self.road.rank,
-                    base: 0,
-                    layout: &layout,
-                    exclusive: self.road.exclusive,
-                },
-                checked.basic,
-                op,
-                data,
-            );
+            let r = self
+                .win
+                .win
+                .accumulate(self.road.access(0, &layout), checked.basic, op, data);
             data.clear();
             r
         };

@@ -5,7 +5,7 @@
 use super::{stalled, wait_for, Patience};
 use crate::handle::TargetHandle;
 use crate::window::Window;
-use rma_core::{Access, BasicType, Contiguous, Disp, Error, Op, Result, Transport};
+use rma_core::{BasicType, Contiguous, Disp, Error, Op, Result, Transport};
 use rma_datatype::Equivalence;
 use std::sync::atomic::{fence, Ordering};
 use std::time::Duration;
@@ -147,12 +147,7 @@ impl TargetHandle<'_, '_> {
                 value,
             )?,
             None => self.win.win.put_signal(
-                Access {
-                    target: self.road.rank,
-                    base: off,
-                    layout: &Contiguous(data.len()),
-                    exclusive: self.road.exclusive,
-                },
+                self.road.access(off, &Contiguous(data.len())),
                 data,
                 sig,
                 op,

@@ -147,8 +147,8 @@ impl<'w> Window<'w> {
     /// passive-target epoch of this origin covers the target and the bytes lie in its
     /// window ([`Road::passive`], [`Road::offset`]). `None` if any of that does not
     /// hold or nothing would move: the general path then checks everything and
-    /// reports what is wrong. (The road stays where it was made: a closure, not a
-    /// return value, since a road is a large value.)
+    /// reports what is wrong. (The closure's `None` and the road's own refusals
+    /// thus stay apart from the call's result, which the caller returns as it is.)
     ///
     /// When it is `None` for want of a passive epoch the caller's location is noted
     /// for a checked window's records (a checked window never takes this road), so the
