@@ -38,6 +38,36 @@ use rma_mpi::EpochWindow;
 use rma_shm::ShmWindow;
 use std::sync::atomic::AtomicU32;
 
+/// Where a node world of an MPI world lives ([`AnyWorld::split_shared`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum NodeBackend {
+    /// On rma's shared memory: the `atomic` and `queued` transports.
+    #[default]
+    Rma,
+    /// On the MPI library (MPI_Comm_split_type's communicator).
+    Mpi,
+}
+
+/// Environment variable, a test hook: [`AnyWorld::split_shared`] treats each run of
+/// this many consecutive ranks as one node, so that one machine can stand for several
+/// (MPI's launchers reach other hosts only through ssh). Unset or empty: the real
+/// nodes.
+pub const ENV_NODE_RANKS: &str = "RMA_NODE_RANKS";
+
+/// [`ENV_NODE_RANKS`]' value; class ARG for one that is not a positive number.
+fn node_ranks() -> Result<Option<usize>> {
+    match std::env::var(ENV_NODE_RANKS) {
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(rma_core::Error::arg(format!(
+                "{ENV_NODE_RANKS}={v:?}: expected a positive number of ranks per node"
+            ))),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
 /// A world of any backend.
 #[derive(Debug)]
 pub enum AnyWorld {
@@ -153,6 +183,74 @@ impl AnyWorld {
         }
     }
 
+    /// The ranks of this world that share memory, numbered by `key`, then by their
+    /// rank here (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED). Collective.
+    ///
+    /// - rma's shared memory: every rank shares memory already (threads of one
+    ///   process, or processes `rmarun` started on this node): a world of all of them.
+    /// - an MPI world: MPI_Comm_split_type finds the ranks of each node; with
+    ///   [`NodeBackend::Rma`] they then form a world on rma's shared memory (one control
+    ///   segment per node, the MPI communicator used only to name it, then freed),
+    ///   whose windows run on the `atomic` or `queued` transport; with
+    ///   [`NodeBackend::Mpi`] the node world stays an MPI world (its windows are the
+    ///   library's).
+    /// - a plugged backend: class RMA_FLAVOR (no sub-worlds).
+    ///
+    /// [`ENV_NODE_RANKS`] (a test hook) overrides what counts as a node: each run of
+    /// that many consecutive ranks of this world.
+    pub fn split_shared(&self, key: i32, backend: NodeBackend) -> Result<AnyWorld> {
+        let hook = node_ranks()?;
+        let color = |rank: usize| hook.map(|n| (rank / n) as u32);
+        let whole = || rma_core::Error::Internal {
+            reason: "a split by node left this rank out".into(),
+        };
+        match self {
+            AnyWorld::Shm(w) => {
+                let node = w.split(Some(color(w.rank()).unwrap_or(0)), key)?;
+                Ok(AnyWorld::Shm(node.ok_or_else(whole)?))
+            }
+            AnyWorld::Mpi(w) => {
+                let node = match color(w.rank()) {
+                    Some(c) => w.split(Some(c), key)?.ok_or_else(whole)?,
+                    None => w.split_shared(key)?,
+                };
+                match backend {
+                    NodeBackend::Mpi => Ok(AnyWorld::Mpi(node)),
+                    NodeBackend::Rma => {
+                        let shm = rma_shm::ShmWorld::over(node.rank(), node.size(), &|mine| {
+                            node.allgather(mine)
+                        });
+                        // the MPI node world goes either way (a collective of its ranks)
+                        node.finalize()?;
+                        Ok(AnyWorld::Shm(shm?))
+                    }
+                }
+            }
+            AnyWorld::Dyn(_) => Err(rma_core::Error::Flavor {
+                reason: "a backend plugged in with World::from_backend has no sub-worlds \
+                         (split_shared); make the windows on its whole world"
+                    .into(),
+            }),
+        }
+    }
+
+    /// A world over `comm`, a communicator of a program that initialized MPI itself
+    /// (rma-mpi's [`MpiWorld::from_raw_comm`](rma_mpi::MpiWorld::from_raw_comm), whose
+    /// contract and errors are this one's). Confined to its thread when made on MPI's
+    /// main thread, as the worlds of [`AnyWorld::from_env`] are.
+    ///
+    /// # Safety
+    /// As [`MpiWorld::from_raw_comm`](rma_mpi::MpiWorld::from_raw_comm).
+    #[allow(unsafe_code)]
+    pub unsafe fn from_raw_mpi_comm(comm: isize) -> Result<AnyWorld> {
+        // SAFETY: the caller's promise, forwarded.
+        let mut w = unsafe { rma_mpi::MpiWorld::from_raw_comm(comm)? };
+        // from another thread (SERIALIZED or MULTIPLE) it stays unconfined: its calls
+        // take the world's lock
+        let _ = w.confine();
+        Ok(AnyWorld::Mpi(w))
+    }
+
     /// rma's shared-memory world of this process alone (MPI's singleton start: a
     /// program run without a launcher).
     pub fn singleton() -> Result<AnyWorld> {
@@ -187,6 +285,17 @@ impl AnyWorld {
         match self {
             AnyWorld::Shm(w) => Some(w.name()),
             _ => None,
+        }
+    }
+
+    /// The most bytes one rank may contribute to one [`Services::allgather`]: rma's
+    /// shared memory passes them through its control segment (GATHER_BYTES), MPI
+    /// through MPI_Allgatherv (bounded here at 64 MiB a round); a plugged backend
+    /// promises nothing, so it gets shared memory's bound.
+    pub fn gather_limit(&self) -> usize {
+        match self {
+            AnyWorld::Mpi(_) => 64 << 20,
+            _ => rma_shm::GATHER_BYTES,
         }
     }
 

@@ -147,6 +147,18 @@ pub enum Error {
         /// What was counted.
         what: &'static str,
     },
+    /// Ranks of a collective passed different counts where it needs the same.
+    #[error("{call}: rank 0 passes {first} bytes and rank {rank} passes {theirs}; every rank passes the same count")]
+    CountMismatch {
+        /// The collective.
+        call: &'static str,
+        /// Rank 0's count, in bytes.
+        first: u64,
+        /// The first rank whose count differs.
+        rank: usize,
+        /// Its count, in bytes.
+        theirs: u64,
+    },
     /// A buffer's datatype reaches below the buffer's first byte (a negative lower
     /// bound, e.g. a vector with a negative stride): a layout over a slice may only
     /// touch bytes from its start on.
@@ -377,6 +389,9 @@ pub enum Error {
 fn op_call_hint(op: Op, call: RmaCall) -> &'static str {
     match (call, op) {
         (RmaCall::CompareAndSwap, _) => "compare_and_swap takes no op",
+        (RmaCall::Allreduce, _) => {
+            "a reduction combines values, so MPI_REPLACE and MPI_NO_OP are not reductions"
+        }
         (_, Op::NoOp) => {
             "MPI_NO_OP is only for get_accumulate and fetch_and_op (to read atomically); use another op"
         }
@@ -394,7 +409,7 @@ impl Error {
             | DispOverflow { .. }
             | InvalidDispUnit { .. }
             | Misaligned { .. } => ErrorClass::Disp,
-            CountOverflow { .. } => ErrorClass::Count,
+            CountOverflow { .. } | CountMismatch { .. } => ErrorClass::Count,
             BufferTooSmall { .. } | BufferUnderrun { .. } => ErrorClass::Buffer,
             InvalidDatatype { .. }
             | MixedBasicTypes { .. }

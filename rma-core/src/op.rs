@@ -113,6 +113,9 @@ pub enum RmaCall {
     FetchAndOp,
     /// compare_and_swap (no op argument; used for type checks).
     CompareAndSwap,
+    /// A world's all-reduce (not an RMA call; its ops are MPI_Allreduce's: neither
+    /// MPI_REPLACE nor MPI_NO_OP).
+    Allreduce,
 }
 
 impl RmaCall {
@@ -123,6 +126,7 @@ impl RmaCall {
             RmaCall::GetAccumulate => "get_accumulate",
             RmaCall::FetchAndOp => "fetch_and_op",
             RmaCall::CompareAndSwap => "compare_and_swap",
+            RmaCall::Allreduce => "allreduce",
         }
     }
 }

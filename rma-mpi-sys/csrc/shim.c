@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RMA_MPI_SHIM_ABI 6
+#define RMA_MPI_SHIM_ABI 7
 #define RMA_MPI_EBADCODE (-1)
 #define RMA_MPI_ENOMEM (-2)
 
@@ -124,6 +124,87 @@ int rma_mpi_world_dup(intptr_t *comm) {
     rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     *comm = H(c);
     return rc;
+}
+
+/* The thread level MPI was initialized with (MPI_Query_thread), as rma's code. */
+int rma_mpi_query_thread(int *level) {
+    int prov = MPI_THREAD_SINGLE;
+    int rc = MPI_Query_thread(&prov);
+    *level = level_from_mpi(prov);
+    return rc;
+}
+
+int rma_mpi_is_thread_main(int *flag) { return MPI_Is_thread_main(flag); }
+
+int rma_mpi_comm_test_inter(intptr_t comm, int *flag) {
+    return MPI_Comm_test_inter(COMM(comm), flag);
+}
+
+/* Sets *out to 1 when the value `comm` names a communicator this library could have
+ * made, by its handle's shape alone (no MPI call: a wrong handle passed to one would
+ * raise the fatal default error handler): MPICH's handles are ints whose kind bits say
+ * "communicator"; Open MPI's are pointers, which are never small integers. */
+int rma_mpi_comm_shape(intptr_t comm, int *out) {
+#if defined(MPICH_VERSION) || defined(MPICH)
+    /* an int, sign-extended or not; kind bits 30-31 nonzero (builtin, direct or
+     * indirect), object kind (bits 26-29) 1: a communicator */
+    unsigned int h = (unsigned int)comm;
+    *out = comm >= INT32_MIN && comm <= (intptr_t)UINT32_MAX && (h >> 30) != 0 &&
+           ((h >> 26) & 0xf) == 1;
+#elif defined(OMPI_MAJOR_VERSION)
+    *out = comm > 0xffff && (comm & 0x7) == 0;
+#else
+    *out = comm != 0;
+#endif
+    return 0;
+}
+
+/* MPI_Comm_dup of a communicator the program made, with MPI_ERRORS_RETURN on the
+ * duplicate only (the program's communicator keeps its own handler). */
+int rma_mpi_comm_dup(intptr_t comm, intptr_t *out) {
+    MPI_Comm c;
+    int rc = MPI_Comm_dup(COMM(comm), &c);
+    if (rc) return rc;
+    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (rc) {
+        MPI_Comm_free(&c);
+        return rc;
+    }
+    *out = H(c);
+    return 0;
+}
+
+/* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the ranks of `comm` that can share
+ * memory, with MPI_ERRORS_RETURN on the result. */
+int rma_mpi_comm_split_shared(intptr_t comm, int key, intptr_t *out) {
+    MPI_Comm c;
+    int rc = MPI_Comm_split_type(COMM(comm), MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, &c);
+    if (rc) return rc;
+    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (rc) {
+        MPI_Comm_free(&c);
+        return rc;
+    }
+    *out = H(c);
+    return 0;
+}
+
+/* Calls `hook` when MPI_Finalize begins, while MPI still works: an attribute on
+ * MPI_COMM_SELF, whose delete callback MPI_Finalize runs first. Set once per call. */
+static void (*finalize_hook)(void);
+
+static int on_self_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    if (finalize_hook) finalize_hook();
+    return MPI_SUCCESS;
+}
+
+int rma_mpi_watch_finalize(void (*hook)(void)) {
+    int key, rc;
+    finalize_hook = hook;
+    rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_self_delete, &key, NULL);
+    if (rc) return rc;
+    return MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
 }
 
 /* MPI_Comm_split with MPI_ERRORS_RETURN on the result; color < 0 is MPI_UNDEFINED,

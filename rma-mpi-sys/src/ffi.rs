@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 pub type Handle = isize;
 
 /// The shim ABI version this crate speaks (`RMA_MPI_SHIM_ABI` in shim.c).
-const SHIM_ABI: c_int = 6;
+const SHIM_ABI: c_int = 7;
 
 /// `name=path` pairs separated by `;`, one per shim built (empty without the `mpi`
 /// feature).
@@ -88,6 +88,13 @@ shim_api! {
     fn library_version(*mut c_char, c_int, *mut c_int) -> c_int;
     fn cvar_string(*const c_char, *mut c_char, c_int, *mut c_int) -> c_int;
     fn world_dup(*mut Handle) -> c_int;
+    fn query_thread(*mut c_int) -> c_int;
+    fn is_thread_main(*mut c_int) -> c_int;
+    fn comm_test_inter(Handle, *mut c_int) -> c_int;
+    fn comm_shape(Handle, *mut c_int) -> c_int;
+    fn comm_dup(Handle, *mut Handle) -> c_int;
+    fn comm_split_shared(Handle, c_int, *mut Handle) -> c_int;
+    fn watch_finalize(Option<unsafe extern "C" fn()>) -> c_int;
     fn comm_free(Handle) -> c_int;
     fn comm_split(Handle, c_int, c_int, *mut Handle) -> c_int;
     fn comm_create_group(Handle, c_int, *const c_int, c_int, *mut Handle) -> c_int;
@@ -204,9 +211,46 @@ pub fn launcher_library() -> Option<Library> {
     }
 }
 
-/// Which shim to load: `RMA_MPI_SHIM`, else the built shim for `RMA_MPI_LIBRARY` or the
-/// launcher's library, else the first built one.
-fn choose_shim() -> Result<(Library, String)> {
+/// The MPI library already loaded in this process — linked by the program, or loaded
+/// by another crate such as rsmpi — as its `MPI_Get_library_version` names it; `None`
+/// when no MPI library is loaded, or the one loaded is neither MPICH nor Open MPI.
+///
+/// It looks the function up in the process's global scope (`dlsym(RTLD_DEFAULT)`),
+/// which MPI allows to be called at any time, before MPI_Init and after MPI_Finalize.
+pub fn process_library() -> Option<Library> {
+    // SAFETY: a NUL-terminated name; RTLD_DEFAULT searches the global scope.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"MPI_Get_library_version".as_ptr()) };
+    if f.is_null() {
+        return None;
+    }
+    // SAFETY: every MPI library's MPI_Get_library_version has this C signature
+    // (char *version, int *resultlen) and may be called at any time.
+    let f = unsafe {
+        std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_char, *mut c_int) -> c_int>(
+            f,
+        )
+    };
+    // MPI_MAX_LIBRARY_VERSION_STRING is 8192 in MPICH, 256 in Open MPI
+    let mut buf = vec![0u8; 16384];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` is larger than any library's MPI_MAX_LIBRARY_VERSION_STRING.
+    if unsafe { f(buf.as_mut_ptr().cast(), &mut len) } != 0 {
+        return None;
+    }
+    buf.truncate((len.max(0) as usize).min(buf.len()));
+    let text = String::from_utf8_lossy(&buf);
+    if text.contains("Open MPI") {
+        Some(Library::OpenMpi)
+    } else if text.contains("MPICH") {
+        Some(Library::Mpich)
+    } else {
+        None
+    }
+}
+
+/// Which shim to load: `RMA_MPI_SHIM`, else the built shim for `RMA_MPI_LIBRARY`,
+/// `prefer` or the launcher's library, else the first built one.
+fn choose_shim(prefer: Option<Library>) -> Result<(Library, String)> {
     if let Some(path) = std::env::var_os(ENV_SHIM) {
         let path = path.to_string_lossy().into_owned();
         return Ok((Library::Other, path));
@@ -224,7 +268,7 @@ fn choose_shim() -> Result<(Library, String)> {
     }
     let wanted = match std::env::var(ENV_LIBRARY) {
         Ok(name) => Some(Library::from_name(name.trim())),
-        Err(_) => launcher_library(),
+        Err(_) => prefer.or_else(launcher_library),
     };
     let Some(wanted) = wanted else {
         return Ok((built[0].0, built[0].1.to_owned()));
@@ -288,8 +332,38 @@ fn dl_error(path: &str) -> String {
 /// Errors: class RMA_FLAVOR if this build has no shim (the `mpi` feature was off) or
 /// none for the launcher's library, or if the shim cannot be loaded.
 pub fn api() -> Result<(&'static Api, Library)> {
+    load(None)
+}
+
+/// [`api`] for a process whose MPI library someone else loaded (a program that
+/// initialized MPI itself): the shim of that library ([`process_library`]), unless
+/// `RMA_MPI_SHIM` or `RMA_MPI_LIBRARY` say otherwise.
+///
+/// Errors: as [`api`]; class RMA_FLAVOR if this process already runs one library's
+/// shim and its MPI is the other library, or this build has no shim for it.
+pub fn api_for_process() -> Result<(&'static Api, Library)> {
+    let process = process_library();
+    let (api, lib) = load(process)?;
+    match process {
+        Some(p) if p != lib && lib != Library::Other => Err(Error::Flavor {
+            reason: format!(
+                "this process's MPI library is {} but rma-mpi loaded its shim for {}: a \
+                 communicator of one cannot be used with the other (unset {ENV_LIBRARY}, or \
+                 build the program against the library rma-mpi runs)",
+                p.name(),
+                lib.name()
+            ),
+        }),
+        _ => Ok((api, lib)),
+    }
+}
+
+fn load(prefer: Option<Library>) -> Result<(&'static Api, Library)> {
     static LOADED: OnceLock<std::result::Result<(&'static Api, Library), String>> = OnceLock::new();
-    let (lib, path) = choose_shim()?;
+    if let Some(done) = LOADED.get() {
+        return done.clone().map_err(|reason| Error::Flavor { reason });
+    }
+    let (lib, path) = choose_shim(prefer)?;
     LOADED
         .get_or_init(|| open(&path).map(|api| (api, lib)))
         .clone()

@@ -34,4 +34,7 @@ pub mod launcher;
 
 pub use defects::{Guards, ENV_NO_GUARDS};
 pub use error::Call;
-pub use ffi::{api, built_shims, launcher_library, Api, Handle, Library, ENV_LIBRARY, ENV_SHIM};
+pub use ffi::{
+    api, api_for_process, built_shims, launcher_library, process_library, Api, Handle, Library,
+    ENV_LIBRARY, ENV_SHIM,
+};

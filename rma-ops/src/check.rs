@@ -28,6 +28,7 @@ pub fn op_allowed_in(op: Op, call: RmaCall) -> bool {
         RmaCall::Accumulate => op != Op::NoOp,
         RmaCall::GetAccumulate | RmaCall::FetchAndOp => true,
         RmaCall::CompareAndSwap => false,
+        RmaCall::Allreduce => !matches!(op, Op::Replace | Op::NoOp),
     }
 }
 

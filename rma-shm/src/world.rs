@@ -1355,83 +1355,9 @@ impl ShmWorld {
             None => Vec::new(),
         };
         members.sort_by_key(|&r| (parsed[r].1, r));
-        // the group's first rank makes its control segment and names it to the others
-        let leader = members.first() == Some(&self.rank);
-        let made = leader.then(|| Control::create(members.len(), [0, 0]));
-        let mut offer = vec![match &made {
-            None => 0u8,
-            Some(Ok(_)) => 1,
-            Some(Err(e)) if e.class() == rma_core::ErrorClass::NoMem => 2,
-            Some(Err(_)) => 3,
-        }];
-        if let Some(Ok(c)) = &made {
-            offer.extend_from_slice(c.name().as_bytes());
-        }
-        let offers = match self.allgather(&offer) {
-            Ok(o) => o,
-            Err(e) => {
-                if let Some(Ok(c)) = &made {
-                    c.unlink();
-                }
-                return Err(e);
-            }
-        };
-        // this rank's part, if it is in a group: the control segment, made or opened
-        let mine: Option<Result<(Control, usize)>> = members.first().map(|&first| {
-            let me = members.iter().position(|&r| r == self.rank).unwrap_or(0);
-            let ctl = match made {
-                Some(own) => own,
-                None => match offers[first].split_first() {
-                    Some((1, name)) => std::str::from_utf8(name)
-                        .ok()
-                        .filter(|n| valid_name(n))
-                        .ok_or_else(|| Error::Internal {
-                            reason: format!("rank {first} offered a malformed world name"),
-                        })
-                        .and_then(|n| Control::open(n, members.len())),
-                    Some((2, _)) => Err(Error::NoMem {
-                        reason: format!(
-                            "rank {first} could not make the control segment of a world of {}",
-                            members.len()
-                        ),
-                    }),
-                    _ => Err(Error::ProcFailed {
-                        rank: Rank::new(first as u32),
-                        reason: "it could not make the control segment of the split world".into(),
-                    }),
-                },
-            };
-            ctl.map(|c| (c, me))
-        });
-        let mine = mine.map(|r| {
-            r.and_then(|(c, me)| {
-                if c.try_attach(me, std::process::id()) {
-                    Ok((c, me))
-                } else {
-                    Err(Error::Internal {
-                        reason: format!("rank {me} of the split world was already taken"),
-                    })
-                }
-            })
-        });
-        // every rank has opened (or failed to): the names can go, and every rank learns
-        // whether its group made it
-        let ok = [u8::from(!matches!(mine, Some(Err(_))))];
-        let synced = self.allgather(&ok);
-        if let Some(Ok((c, 0))) = &mine {
-            c.unlink();
-        }
-        let synced = synced?;
-        let Some(mine) = mine else {
+        let Some((ctl, me)) = form(&members, self.rank, &|b: &[u8]| self.allgather(b))? else {
             return Ok(None);
         };
-        let (ctl, me) = mine?;
-        if let Some(&bad) = members.iter().find(|&&r| synced[r].first() != Some(&1)) {
-            return Err(Error::ProcFailed {
-                rank: Rank::new(bad as u32),
-                reason: "it could not join the split world".into(),
-            });
-        }
         Ok(Some(self.adopt(ctl, members, me)))
     }
 
@@ -1607,6 +1533,50 @@ impl ShmWorld {
         }
     }
 
+    /// A world of processes on this node that another library started and connects —
+    /// the ranks of an MPI node communicator under `mpiexec` or `srun` — on rma's
+    /// shared memory: this process is rank `rank` of `size`, and `exchange` is an
+    /// all-gather over exactly those processes (each contributes a few bytes and gets
+    /// every rank's contribution, in rank order). Rank 0 makes the world's control
+    /// segment and names it through `exchange`; the others map it. Collective: every
+    /// rank calls it, with the same `size`.
+    ///
+    /// The world needs `exchange` only while it forms: from then on its collectives,
+    /// windows and liveness checks are rma's own, as for processes started by
+    /// `rmarun`. No launcher of rma's watches it: [`ShmWorld::abort_job`] makes
+    /// every peer's next wait fail, and ending the job is the starting library's
+    /// (MPI_Abort on its world).
+    ///
+    /// Errors: ARG if `rank >= size` or `size` is 0 or above [`MAX_RANKS`]; NO_MEM if
+    /// the segment cannot be made; PROC_FAILED if a rank could not join; `exchange`'s.
+    pub fn over(
+        rank: usize,
+        size: usize,
+        exchange: &dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>>,
+    ) -> Result<ShmWorld> {
+        if size == 0 || size > MAX_RANKS || rank >= size {
+            return Err(Error::arg(format!(
+                "rank {rank} of a world of {size} ranks (1 to {MAX_RANKS})"
+            )));
+        }
+        let members: Vec<usize> = (0..size).collect();
+        let Some((ctl, me)) = form(&members, rank, exchange)? else {
+            return Err(Error::Internal {
+                reason: "a rank of a node world was left out of it".into(),
+            });
+        };
+        ctl.set_started();
+        rma_core::wait::note_ranks(size);
+        Ok(ShmWorld {
+            ctl: Arc::new(ctl),
+            rank: me,
+            mode: ShmMode::Processes,
+            next_window: Cell::new(0),
+            exited: Cell::new(false),
+            group_calls: Default::default(),
+        })
+    }
+
     /// A copy of this world with collectives of its own (MPI_Comm_dup): the same
     /// ranks, in the same order. Collective.
     pub fn dup(&self) -> Result<ShmWorld> {
@@ -1674,6 +1644,99 @@ impl Drop for ShmWorld {
             }
         }
     }
+}
+
+/// Forms the control segment of a new world whose ranks are `members` (in the new
+/// world's order), ranks of an outer rank space in which this rank is `me_outer`:
+/// the first member makes the segment and offers its name through `exchange` (an
+/// all-gather over every rank of the outer space, members or not), the others open it
+/// and take their slots, and a second exchange tells every rank whether its group
+/// made it (the name is then removed). The segment and this rank's index in it;
+/// `None` for a rank that is no member. The outer space is a world's ranks
+/// ([`ShmWorld::split`]) or another library's communicator ([`ShmWorld::over`]).
+fn form(
+    members: &[usize],
+    me_outer: usize,
+    exchange: &dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>>,
+) -> Result<Option<(Control, usize)>> {
+    // the group's first rank makes its control segment and names it to the others
+    let leader = members.first() == Some(&me_outer);
+    let made = leader.then(|| Control::create(members.len(), [0, 0]));
+    let mut offer = vec![match &made {
+        None => 0u8,
+        Some(Ok(_)) => 1,
+        Some(Err(e)) if e.class() == rma_core::ErrorClass::NoMem => 2,
+        Some(Err(_)) => 3,
+    }];
+    if let Some(Ok(c)) = &made {
+        offer.extend_from_slice(c.name().as_bytes());
+    }
+    let offers = match exchange(&offer) {
+        Ok(o) => o,
+        Err(e) => {
+            if let Some(Ok(c)) = &made {
+                c.unlink();
+            }
+            return Err(e);
+        }
+    };
+    // this rank's part, if it is in a group: the control segment, made or opened
+    let mine: Option<Result<(Control, usize)>> = members.first().map(|&first| {
+        let me = members.iter().position(|&r| r == me_outer).unwrap_or(0);
+        let ctl = match made {
+            Some(own) => own,
+            None => match offers.get(first).and_then(|o| o.split_first()) {
+                Some((1, name)) => std::str::from_utf8(name)
+                    .ok()
+                    .filter(|n| valid_name(n))
+                    .ok_or_else(|| Error::Internal {
+                        reason: format!("rank {first} offered a malformed world name"),
+                    })
+                    .and_then(|n| Control::open(n, members.len())),
+                Some((2, _)) => Err(Error::NoMem {
+                    reason: format!(
+                        "rank {first} could not make the control segment of a world of {}",
+                        members.len()
+                    ),
+                }),
+                _ => Err(Error::ProcFailed {
+                    rank: Rank::new(first as u32),
+                    reason: "it could not make the control segment of the split world".into(),
+                }),
+            },
+        };
+        ctl.map(|c| (c, me))
+    });
+    let mine = mine.map(|r| {
+        r.and_then(|(c, me)| {
+            if c.try_attach(me, std::process::id()) {
+                Ok((c, me))
+            } else {
+                Err(Error::Internal {
+                    reason: format!("rank {me} of the split world was already taken"),
+                })
+            }
+        })
+    });
+    // every rank has opened (or failed to): the names can go, and every rank learns
+    // whether its group made it
+    let ok = [u8::from(!matches!(mine, Some(Err(_))))];
+    let synced = exchange(&ok);
+    if let Some(Ok((c, 0))) = &mine {
+        c.unlink();
+    }
+    let synced = synced?;
+    let Some(mine) = mine else {
+        return Ok(None);
+    };
+    let (ctl, me) = mine?;
+    if let Some(&bad) = members.iter().find(|&&r| synced[r].first() != Some(&1)) {
+        return Err(Error::ProcFailed {
+            rank: Rank::new(bad as u32),
+            reason: "it could not join the split world".into(),
+        });
+    }
+    Ok(Some((ctl, me)))
 }
 
 /// Whether `name` looks like a segment name rma made (no path separators).

@@ -222,10 +222,12 @@
 //! - **fence epoch**: the span between two fences in which every rank may issue calls
 //!   to every other (active target).
 
-// three `unsafe fn`s, each marked `allow(unsafe_code)`: SharedSegment::as_mut_ptr,
-// and Window::create_mapped and create_in_place (constructors for a C interface),
-// whose contracts their callers keep; the two constructors' bodies are one unsafe
-// block each, forwarding that contract. `deny` rather than `forbid` so those items can
+// four `unsafe fn`s, each marked `allow(unsafe_code)`: SharedSegment::as_mut_ptr,
+// Window::create_mapped and create_in_place (constructors for a C interface), and
+// World::from_raw_mpi_comm, whose contracts their callers keep; the constructors'
+// bodies are one unsafe block each, forwarding that contract. With the `rsmpi`
+// feature, World::from_rsmpi reads an rsmpi handle's bits (one block, its SAFETY
+// argument there). `deny` rather than `forbid` so those items can
 // opt out
 #![deny(unsafe_code)]
 
@@ -283,4 +285,4 @@ pub mod backend {
     };
 }
 pub use window::{MemoryModel, Window};
-pub use world::{launch, run_threads, LaunchMode, World};
+pub use world::{launch, run_threads, LaunchMode, SplitType, World};

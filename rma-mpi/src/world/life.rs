@@ -11,14 +11,18 @@ use rma_core::{BasicType, Error, Rank, Result};
 use rma_mpi_sys::{Api, Call, Guards, Handle, Library};
 use std::ffi::{c_char, c_int};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// Where this process is in MPI's one-way life: MPI initializes at most once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lifecycle {
+pub(super) enum Lifecycle {
     Fresh,
+    /// rma-mpi initialized MPI (a process world exists or existed).
     Live,
+    /// The program initialized MPI and rma-mpi adopted communicators of it
+    /// ([`MpiWorld::from_raw_comm`]): rma-mpi never finalizes it.
+    Program,
     Finalized,
 }
 
@@ -31,11 +35,11 @@ static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle::Fresh);
 /// cannot slip between the check and the mark.
 static SUB_WORLDS: Mutex<(usize, bool)> = Mutex::new((0, false));
 
-fn sub_worlds() -> MutexGuard<'static, (usize, bool)> {
+pub(super) fn sub_worlds() -> MutexGuard<'static, (usize, bool)> {
     SUB_WORLDS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn lifecycle() -> MutexGuard<'static, Lifecycle> {
+pub(super) fn lifecycle() -> MutexGuard<'static, Lifecycle> {
     LIFECYCLE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -65,6 +69,12 @@ impl MpiWorld {
                     "MPI is already initialized by a MpiWorld of this process",
                 ))
             }
+            Lifecycle::Program => {
+                return Err(Error::arg(
+                    "MPI was initialized by the program, and rma-mpi adopted its \
+                     communicators (MpiWorld::from_raw_comm); make worlds that way",
+                ))
+            }
             Lifecycle::Finalized => {
                 return Err(Error::arg(
                     "MPI was finalized in this process and cannot be initialized again",
@@ -82,7 +92,9 @@ impl MpiWorld {
         *state = Lifecycle::Live;
         drop(state);
         let level = ThreadLevel::from_code(provided);
-        let world = MpiWorld::join(api, shim_library, level)?;
+        // SAFETY: `comm` is a valid out-pointer; MPI is initialized.
+        let dup = |api: &Api, comm: &mut Handle| unsafe { (api.world_dup)(comm) };
+        let world = MpiWorld::join(api, shim_library, level, dup)?;
         world.check_level(required)?;
         world.check_basic_types()?;
         Ok(world)
@@ -115,7 +127,14 @@ impl MpiWorld {
         rma_mpi_sys::launcher_library().is_some()
     }
 
-    fn join(api: &'static Api, shim_library: Library, level: ThreadLevel) -> Result<MpiWorld> {
+    /// The world over the communicator `make` returns (a duplicate: of
+    /// MPI_COMM_WORLD, or of a program's communicator), at thread level `level`.
+    pub(super) fn join(
+        api: &'static Api,
+        shim_library: Library,
+        level: ThreadLevel,
+        make: impl FnOnce(&Api, &mut Handle) -> c_int,
+    ) -> Result<MpiWorld> {
         let mut world = MpiWorld {
             api,
             library: shim_library,
@@ -136,11 +155,13 @@ impl MpiWorld {
             broken: OnceLock::new(),
             progress: Mutex::new(None),
             sub: false,
+            adopted: false,
+            program: false,
+            has_subs: AtomicBool::new(false),
             _not_send: PhantomData,
         };
         let mut comm: Handle = 0;
-        // SAFETY: `comm` is a valid out-pointer; MPI is initialized.
-        let rc = unsafe { (api.world_dup)(&mut comm) };
+        let rc = make(api, &mut comm);
         world.check(rc, Call::new("MPI_Comm_dup"))?;
         world.comm = comm;
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
@@ -180,6 +201,10 @@ impl MpiWorld {
             self.check(rc2, Call::new("MPI_Comm_size"))?;
         }
         sub_worlds().0 += 1;
+        self.has_subs.store(true, Ordering::Relaxed);
+        if self.program {
+            super::adopt::program_worlds(1);
+        }
         Ok(MpiWorld {
             api: self.api,
             library: self.library,
@@ -198,6 +223,9 @@ impl MpiWorld {
             broken: OnceLock::new(),
             progress: Mutex::new(None),
             sub: true,
+            adopted: false,
+            program: self.program,
+            has_subs: AtomicBool::new(false),
             _not_send: PhantomData,
         })
     }
@@ -257,7 +285,7 @@ impl MpiWorld {
 
     /// Checks that the library's predefined types have the sizes rma's basic types
     /// have (the pair types' padding included), so packed buffers line up.
-    fn check_basic_types(&self) -> Result<()> {
+    pub(super) fn check_basic_types(&self) -> Result<()> {
         for basic in BasicType::ALL {
             let ty = self.basic_handle(basic)?;
             let (mut lb, mut extent) = (0i64, 0i64);
@@ -293,7 +321,14 @@ impl MpiWorld {
         if !on_init_thread() {
             return Err(wrong_thread(self.level));
         }
-        if self.sub || sub_worlds().0 > 0 || self.windows.load(Ordering::Relaxed) > 0 {
+        // a world over a program's communicator has a gate of its own: only its own
+        // sub-worlds share it
+        let shared_gate = if self.adopted {
+            self.has_subs.load(Ordering::Relaxed)
+        } else {
+            self.sub || sub_worlds().0 > 0
+        };
+        if shared_gate || self.windows.load(Ordering::Relaxed) > 0 {
             return Err(Error::arg(
                 "confine a world right after it is initialized, before it has windows or \
                  sub-worlds",
@@ -390,6 +425,9 @@ impl MpiWorld {
     /// learn that this rank left it), its communicator's free, and MPI_Finalize if the
     /// process world was shut down meanwhile and this was the last sub-world.
     fn leave(&mut self, dropped: bool) -> Result<()> {
+        if self.program {
+            super::adopt::program_worlds(-1);
+        }
         let agreed = {
             let _one = self.collective();
             self.agree(Entry::Leave { dropped })

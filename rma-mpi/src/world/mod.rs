@@ -14,6 +14,7 @@
 //! - `thread` and `progress`, which know no `MpiWorld`: thread levels, the gate, state
 //!   updated in a call's turn; the progress thread.
 
+mod adopt;
 mod collectives;
 mod life;
 mod progress;
@@ -29,7 +30,7 @@ use rma_mpi_sys::{Api, Call, Guards, Handle, Library};
 use std::cell::UnsafeCell;
 use std::ffi::c_int;
 use std::marker::PhantomData;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use thread::{on_init_thread, wrong_thread, Gate, TurnLock, WRONG_THREAD};
 
@@ -89,6 +90,15 @@ pub struct MpiWorld {
     /// Split from another world ([`MpiWorld::split`]): dropping it frees its communicator,
     /// and MPI_Finalize is the process world's (or the last sub-world's) to call.
     sub: bool,
+    /// Made over a communicator of the program ([`MpiWorld::from_raw_comm`]): a
+    /// sub-world (never finalizes MPI) with a gate of its own.
+    adopted: bool,
+    /// MPI belongs to the program (this world, or the one it was split from, was
+    /// adopted): no progress thread below MPI_THREAD_MULTIPLE, and the program's
+    /// MPI_Finalize while it lives ends the job.
+    program: bool,
+    /// Whether a world was split from this one (they share its gate).
+    has_subs: AtomicBool,
     _not_send: PhantomData<MutexGuard<'static, ()>>,
 }
 
@@ -185,6 +195,13 @@ impl MpiWorld {
         }
         if self.owner_only && !on_init_thread() {
             return Err(wrong_thread(self.level));
+        }
+        if self.program && self.level < ThreadLevel::Multiple {
+            return Err(Error::arg(format!(
+                "the program initialized MPI at {:?}: a progress thread would call MPI beside \
+                 the program's own calls, which needs MPI_THREAD_MULTIPLE",
+                self.level
+            )));
         }
         let mut slot = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_some() {

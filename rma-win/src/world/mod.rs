@@ -3,8 +3,12 @@
 //! started by an MPI launcher (`mpiexec`, `mpirun`, `srun`; a system MPI library's
 //! `MPI_COMM_WORLD`, possibly across nodes).
 
+mod collectives;
+#[cfg(feature = "rsmpi")]
+mod rsmpi;
+
 use crate::Group;
-use rma_backends::AnyWorld;
+use rma_backends::{AnyWorld, NodeBackend};
 use rma_core::{DynBackend, Error, Rank, Result, Services};
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
@@ -198,25 +202,100 @@ impl World {
 
     /// A world split from this one: every rank of it learns every rank's root index.
     fn adopt(&self, inner: AnyWorld) -> Result<World> {
-        // every rank of the new world learns every rank's root index
-        let me = self.roots[self.rank()] as u64;
-        let all = inner.allgather(&me.to_ne_bytes())?;
-        let roots = all
-            .iter()
-            .map(|b| {
-                b.as_slice()
-                    .try_into()
-                    .map(|w| u64::from_ne_bytes(w) as usize)
-                    .map_err(|_| Error::Internal {
-                        reason: "a rank's root index in a split world is malformed".into(),
-                    })
-            })
-            .collect::<Result<Arc<[usize]>>>()?;
-        Ok(World {
-            inner,
-            roots,
-            family: self.family.clone(),
-        })
+        let mut world = World::from(inner);
+        world.family = self.family.clone();
+        world.roots = world
+            .allgather_value(self.roots[self.rank()] as u64)?
+            .into_iter()
+            .map(|r| r as usize)
+            .collect();
+        Ok(world)
+    }
+
+    /// The ranks of this world that share memory, as a world of their own: a *node
+    /// world* (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), numbered as here.
+    /// Collective. The same as [`World::split_type`]`(SplitType::Shared, 0)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Info, Window};
+    /// rma_win::run_threads(4, |world| -> rma_win::Result<()> {
+    ///     // threads (and rmarun's processes) all share memory: one node of 4
+    ///     let node = world.split_shared()?;
+    ///     assert_eq!(node.size(), 4);
+    ///     let win = Window::allocate_shared::<f64>(&node, 8, &Info::new())?;
+    ///     node.barrier()?;
+    ///     drop(win);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
+    #[doc(alias = "MPI_Comm_split_type")]
+    #[doc(alias = "MPI_COMM_TYPE_SHARED")]
+    pub fn split_shared(&self) -> Result<World> {
+        self.split_type(SplitType::Shared, 0)
+    }
+
+    /// Splits this world by the kind of locality `kind` names, numbering each new
+    /// world's ranks by `key`, then by their rank here (MPI_Comm_split_type).
+    /// Collective: every rank passes the same `kind`.
+    ///
+    /// | this world | [`SplitType::Shared`] | [`SplitType::SharedMpi`] |
+    /// |---|---|---|
+    /// | threads, or processes of `rmarun` | all its ranks (they share memory), on rma's shared memory | the same |
+    /// | an MPI world (`mpiexec`, `srun`, [`World::from_raw_mpi_comm`]) | each node's ranks on rma's shared memory: windows on the `atomic` or `queued` transport | each node's ranks on MPI: windows through the MPI library |
+    /// | a plugged backend ([`World::from_backend`]) | RMA_FLAVOR | RMA_FLAVOR |
+    ///
+    /// A node world on rma's shared memory needs MPI only while it forms (the node's
+    /// first rank names a segment to the others through MPI_Comm_split_type's
+    /// communicator, which is then freed): its windows, collectives and liveness
+    /// checks are rma's own, as under `rmarun`, and the MPI world goes on beside it
+    /// for the ranks of every node. A window is either node-local (made on the node
+    /// world) or world-wide (made on the MPI world), never both: MPI promises no
+    /// atomicity between rma's transports and the library's.
+    ///
+    /// The test hook `RMA_NODE_RANKS=n` makes each run of `n` consecutive ranks count
+    /// as one node, so that one machine can stand for several.
+    ///
+    /// Errors: RMA_FLAVOR on a plugged backend; ARG for a malformed `RMA_NODE_RANKS`;
+    /// as [`World::split`].
+    #[doc(alias = "MPI_Comm_split_type")]
+    pub fn split_type(&self, kind: SplitType, key: i32) -> Result<World> {
+        let _span = tracing::debug_span!("world_split_type", ?kind, key).entered();
+        let backend = match kind {
+            SplitType::Shared => NodeBackend::Rma,
+            SplitType::SharedMpi => NodeBackend::Mpi,
+        };
+        let inner = self.inner.split_shared(key, backend)?;
+        self.adopt(inner)
+    }
+
+    /// A world over `comm`, a communicator of a program that initialized MPI itself
+    /// (in C, or through another crate; with rma-win's `rsmpi` feature,
+    /// [`World::from_rsmpi`] does this safely for rsmpi's communicators). Collective
+    /// over `comm`. `comm` is the library's `MPI_Comm` as an integer (MPICH's `int`,
+    /// Open MPI's pointer, `as isize`).
+    ///
+    /// The world works on a duplicate of `comm` (the program's use of `comm` is
+    /// unaffected), never finalizes MPI, and runs at the thread level the program
+    /// initialized MPI with. The contract in full, and every error, are rma-mpi's
+    /// `MpiWorld::from_raw_comm`'s: MPI is initialized and not finalized; the thread
+    /// level is at least SERIALIZED, or this is MPI's main thread; `comm` is not used
+    /// by another thread while this runs; the world and its windows are dropped
+    /// before the program calls MPI_Finalize (one that finalizes first ends the job
+    /// there, with a message). Needs rma-win's `mpi` feature (class RMA_FLAVOR
+    /// otherwise).
+    ///
+    /// # Safety
+    /// `comm` is a live communicator handle of the MPI library this process runs, not
+    /// used by another thread while this call runs. A handle of the other library, or
+    /// an integer that is no handle, is refused by its shape (class ARG); a freed
+    /// handle of the right library cannot be told apart.
+    #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    pub unsafe fn from_raw_mpi_comm(comm: isize) -> Result<World> {
+        // SAFETY: the caller's promise, forwarded.
+        Ok(World::from(unsafe { AnyWorld::from_raw_mpi_comm(comm)? }))
     }
 
     /// A world of the same ranks, in the same order, with collectives of its own
@@ -281,6 +360,18 @@ impl World {
     pub(crate) fn check_failed(&self) -> Result<()> {
         self.inner.check_failed()
     }
+}
+
+/// What [`World::split_type`] splits by (MPI_Comm_split_type's `split_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SplitType {
+    /// MPI_COMM_TYPE_SHARED: the ranks that share memory (a node), on rma's shared
+    /// memory.
+    Shared,
+    /// MPI_COMM_TYPE_SHARED, keeping an MPI world's node worlds on the MPI library
+    /// (its windows, MPI_Win_allocate_shared included); elsewhere as `Shared`.
+    SharedMpi,
 }
 
 impl From<AnyWorld> for World {
