@@ -103,7 +103,7 @@ pub fn expect_class<T: std::fmt::Debug>(r: Result<T>, class: rma_win::ErrorClass
 /// shared window must be refused with RMA_SHARED (`across_nodes`). Every rank is
 /// refused alike, before anything collective, so a barrier follows: the ranks still
 /// agree. rma's own backends must serve the call otherwise.
-fn or_refused<T>(world: &World, r: Result<T>, across_nodes: bool) -> Result<Option<T>> {
+pub(crate) fn or_refused<T>(world: &World, r: Result<T>, across_nodes: bool) -> Result<Option<T>> {
     let nolocal = world.mode() == LaunchMode::Mpi
         && std::env::var("MPIR_CVAR_NOLOCAL").is_ok_and(|v| v == "1");
     match r {

@@ -181,6 +181,7 @@ const EXAMPLES: &[&str] = &[
     "argmax",
     "linked_list",
     "ticket_lock",
+    "node_shared",
 ];
 
 /// MPI launchers the examples run under, with their arguments for 4 ranks (a job
@@ -271,6 +272,10 @@ fn groups() -> Vec<Group> {
             "RMA_TRANSPORT as a default (rmarun, mpiexec)",
         ),
         ("mpi_exit", "an error on one rank under mpiexec"),
+        (
+            "mpi_interop",
+            "worlds over a program's MPI communicators, node worlds (mpiexec)",
+        ),
         (
             "misuse",
             "mismatched collectives, dropped windows (threads, rmarun)",

@@ -36,6 +36,8 @@ pub fn cases() -> Vec<Case> {
         c("own_worlds_independent", 4, worlds::independent),
         c("own_worlds_misuse", 2, worlds::misuse),
         c("own_worlds_create_group", 4, worlds::create_group),
+        c("own_worlds_collectives", 3, worlds::collectives),
+        c("own_worlds_node", 4, worlds::node),
         c("own_shared_every_call", 3, shared::every_call),
         c(
             "own_shared_views_concurrently",

@@ -4,8 +4,11 @@
 //! collectives never waiting for another's; PSCW groups relative to the window's
 //! world; rank translation; misuse refused.
 
-use crate::{expect_class, scaled, sub_world};
-use rma_win::{Assert, ErrorClass, Group, Info, Op, Rank, Result, Window, World};
+use crate::{expect_class, or_refused, scaled, shared_window, sub_world};
+use rma_win::{
+    Assert, DoubleInt, ErrorClass, Group, Info, LaunchMode, Op, Rank, Result, SplitType, Window,
+    World,
+};
 
 /// Two overlapping splits (halves by parity and by position), each with a window
 /// holding a counter, used at once: every rank adds into rank 0 of each of its
@@ -199,4 +202,148 @@ pub(crate) fn misuse(world: &World, info: &Info) -> Result<()> {
     );
     let mut win = win;
     win.free()
+}
+
+/// The typed collectives (`World::broadcast`, `allgather_values`, `allreduce`, and
+/// their one-value forms) on every backend: slices longer than one round of rma's
+/// shared-memory all-gather, exact sums, MAXLOC on a pair type, and misuse (counts
+/// that differ: COUNT on every rank; REPLACE, an op not defined on the type, a root
+/// outside the world: refused before anything collective).
+pub(crate) fn collectives(world: &World, _info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let want: Vec<u64> = (0..100).map(|i| i * 3 + 1).collect();
+    let mut big = if me == 1 { want.clone() } else { vec![0; 100] };
+    world.broadcast(1, &mut big)?;
+    assert_eq!(big, want, "800 bytes: four rounds on rma's shared memory");
+    assert_eq!(
+        world.broadcast_value(p - 1, me as i32 * 5)?,
+        (p as i32 - 1) * 5
+    );
+    let all = world.allgather_values(&[me as u16, 7])?;
+    let expect: Vec<u16> = (0..p).flat_map(|r| [r as u16, 7]).collect();
+    assert_eq!(all, expect);
+    let offsets = world.allgather_value(me as i64 * 1000 - 1)?;
+    assert_eq!(
+        offsets,
+        (0..p).map(|r| r as i64 * 1000 - 1).collect::<Vec<_>>()
+    );
+    // 40 f64 (320 bytes), sums of small integers: exact
+    let mut v: Vec<f64> = (0..40).map(|i| (i * (me + 1)) as f64).collect();
+    world.allreduce(&mut v, Op::Sum)?;
+    let ranks_sum = (p * (p + 1) / 2) as f64;
+    assert_eq!(v, (0..40).map(|i| i as f64 * ranks_sum).collect::<Vec<_>>());
+    assert_eq!(
+        world.allreduce_value(me as u32 ^ 5, Op::Max)?,
+        (0..p as u32).map(|r| r ^ 5).max().unwrap_or(0)
+    );
+    assert_eq!(
+        world.allreduce_value(!(1u8 << me), Op::Band)?,
+        !((1u8 << p) - 1)
+    );
+    let best = world.allreduce_value(DoubleInt::new((me % 2) as f64, me as i32), Op::MaxLoc)?;
+    assert_eq!(
+        (best.value, best.index),
+        (1.0, 1),
+        "MAXLOC keeps the lowest index of the maximum"
+    );
+    // misuse
+    let mut uneven = vec![0u8; 1 + usize::from(me == 0)];
+    expect_class(world.broadcast(0, &mut uneven), ErrorClass::Count);
+    assert_eq!(uneven[0], 0, "a refused broadcast leaves the buffer");
+    expect_class(
+        world.allgather_values(&vec![1u32; me + 1]),
+        ErrorClass::Count,
+    );
+    expect_class(world.allreduce_value(1u32, Op::Replace), ErrorClass::Op);
+    expect_class(world.allreduce_value(1.0f64, Op::Band), ErrorClass::Op);
+    expect_class(world.broadcast_value(p, 0u8), ErrorClass::Rank);
+    // the world still agrees after the refusals
+    assert_eq!(world.allreduce_value(1u64, Op::Sum)?, p as u64);
+    world.barrier()
+}
+
+/// Node worlds (`World::split_shared`, `split_type`): the ranks that share memory,
+/// with a shared window and an exact counter on it. Threads and rmarun's processes
+/// are one node (or runs of `RMA_NODE_RANKS` ranks when that is set); under MPI the
+/// node world runs on rma's shared memory, and `SplitType::SharedMpi` keeps one on
+/// the library; a plugged backend refuses (RMA_FLAVOR).
+pub(crate) fn node(world: &World, info: &Info) -> Result<()> {
+    let (me, p) = (world.rank(), world.size());
+    let Some(node) = or_refused(world, world.split_shared(), false)? else {
+        return Ok(());
+    };
+    let per_node = std::env::var("RMA_NODE_RANKS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(p);
+    if world.mode() != LaunchMode::Mpi || std::env::var_os("RMA_NODE_RANKS").is_some() {
+        assert_eq!(node.size(), per_node.min(p - me / per_node * per_node));
+        assert_eq!(node.rank(), me % per_node);
+    }
+    assert_eq!(node.translate_ranks(&[node.rank()], world)?, [Some(me)]);
+    // the node world's own transports: the info's, unless it names the MPI library's
+    let node_info = if world.mode() == LaunchMode::Mpi {
+        Info::new()
+    } else {
+        info.clone()
+    };
+    check_node(world, &node, &node_info)?;
+    if world.mode() == LaunchMode::Mpi {
+        assert_eq!(
+            node.mode(),
+            LaunchMode::Processes,
+            "a node world on rma's shared memory"
+        );
+        let on_mpi = world.split_type(SplitType::SharedMpi, 0)?;
+        assert_eq!(on_mpi.mode(), LaunchMode::Mpi);
+        assert_eq!(on_mpi.size(), node.size());
+        // Open MPI's osc/rdma may not serve windows of split worlds (refused alike on
+        // every rank): the node world on rma's shared memory is what serves them there
+        if let Err(e) = Window::allocate::<u64>(&on_mpi, 1, info).map(drop) {
+            assert_eq!(e.class(), ErrorClass::RmaFlavor, "{e}");
+        }
+    }
+    world.barrier()
+}
+
+/// A shared window on `node` whose ranks each own 4 cells, read by every rank through
+/// views, and a counter every rank adds into.
+fn check_node(world: &World, node: &World, info: &Info) -> Result<()> {
+    let me = node.rank();
+    let Some(win) = shared_window::<u64>(node, 4, info)? else {
+        return Ok(());
+    };
+    let mine = win.shared_query(Rank::new(me as u32))?.view::<u64>()?;
+    for i in 0..4 {
+        mine.store(i, (world.rank() * 4 + i) as u64)?;
+    }
+    win.sync()?;
+    node.barrier()?;
+    win.sync()?;
+    let mut seen = Vec::new();
+    for r in 0..node.size() {
+        let mut cells = [0u64; 4];
+        win.shared_query(Rank::new(r as u32))?
+            .view::<u64>()?
+            .read(0, &mut cells)?;
+        seen.extend(cells);
+    }
+    let firsts = node.allgather_value(world.rank() as u64)?;
+    let expect: Vec<u64> = firsts
+        .iter()
+        .flat_map(|&w| (0..4).map(move |i| w * 4 + i))
+        .collect();
+    assert_eq!(seen, expect);
+    let counter = Window::allocate::<u64>(node, 1, info)?;
+    counter.lock_all(Assert::NONE)?;
+    let n = scaled(300u64);
+    for _ in 0..n {
+        counter.fetch_and_op(1u64, Rank::new(0), 0, Op::Sum)?;
+    }
+    counter.unlock_all()?;
+    node.barrier()?;
+    if me == 0 {
+        assert_eq!(counter.local_vec::<u64>()?, [n * node.size() as u64]);
+    }
+    node.barrier()
 }
