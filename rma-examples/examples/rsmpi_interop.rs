@@ -85,7 +85,10 @@ fn run(universe: &rsmpi::environment::Universe) -> rma_win::Result<bool> {
     table.sync()?;
     let mut on_node = 0u64;
     for r in 0..node.size() {
-        on_node += table.shared_query(Rank::new(r as u32))?.view::<u64>()?.load(0)?;
+        on_node += table
+            .shared_query(Rank::new(r as u32))?
+            .view::<u64>()?
+            .load(0)?;
     }
     let firsts = node.allgather_value(me as u64)?;
     ok &= on_node == firsts.iter().sum::<u64>();
@@ -94,7 +97,11 @@ fn run(universe: &rsmpi::environment::Universe) -> rma_win::Result<bool> {
     if me == 0 || !ok {
         println!(
             "rsmpi_interop: rank {me}/{p} ({}), node of {}, halves of {}: {}",
-            rsmpi::environment::library_version().unwrap_or_default().lines().next().unwrap_or(""),
+            rsmpi::environment::library_version()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or(""),
             node.size(),
             half.size(),
             if ok { "ok" } else { "WRONG" }

@@ -675,7 +675,85 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
             }
         }
     }
+    if have_mpi() {
+        for (ok, out, what) in rsmpi_runs(&target) {
+            count(ok, out, what);
+        }
+    }
     (passed, failed)
+}
+
+/// The rsmpi example (`rsmpi_interop`): rsmpi links one MPI library at build time, so
+/// it is built once per installed library, each in a target directory of its own
+/// (`MPICC` picks the library), and run under that library's launcher: on 4 ranks as
+/// two nodes of two (`RMA_NODE_RANKS=2`), and on 3 ranks as one node. Each run is
+/// (passed, output, what). A machine without libclang (rsmpi's bindgen needs it;
+/// `.ci/run` installs it) skips them with a note.
+fn rsmpi_runs(target: &str) -> Vec<(bool, String, String)> {
+    const LIBRARIES: &[(&str, &str, &str, &[&str])] = &[
+        ("mpich", "mpicc.mpich", "mpiexec.mpich", &["-n"]),
+        (
+            "openmpi",
+            "mpicc.openmpi",
+            "mpirun.openmpi",
+            &[
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "--timeout",
+                "120",
+                "--mca",
+                "osc",
+                "sm",
+                "-np",
+            ],
+        ),
+    ];
+    let mut runs = Vec::new();
+    for (library, mpicc, launcher, args) in LIBRARIES {
+        if setup::which(mpicc).is_none() || setup::which(launcher).is_none() {
+            println!("xtask: {mpicc} or {launcher} is not installed; rsmpi_interop on {library} is skipped");
+            continue;
+        }
+        let dir = format!("{target}/rsmpi-{library}");
+        let mut build = cargo();
+        build
+            .args(["build", "--release", "--quiet", "-p", "rma-examples"])
+            .args(["--features", "rsmpi", "--example", "rsmpi_interop"])
+            .env("MPICC", mpicc)
+            .env("CARGO_TARGET_DIR", &dir);
+        let (built, out) = run_captured(build);
+        if !built {
+            if out.contains("libclang") {
+                println!(
+                    "xtask: rsmpi_interop on {library} is skipped: rsmpi's bindings need \
+                     libclang (apt-get install libclang-dev)"
+                );
+            } else {
+                runs.push((false, out, format!("rsmpi_interop build ({library})")));
+            }
+            continue;
+        }
+        for (ranks, hook) in [("4", "2"), ("3", "")] {
+            let mut cmd = Command::new(launcher);
+            cmd.args(*args)
+                .arg(ranks)
+                .env("MPIEXEC_TIMEOUT", "120")
+                .env("RMA_NODE_RANKS", hook)
+                .arg(format!("{dir}/release/examples/rsmpi_interop"));
+            let (ok, out) = run_captured(cmd);
+            let nodes = if hook.is_empty() {
+                "one node"
+            } else {
+                "nodes of 2"
+            };
+            runs.push((
+                ok,
+                out,
+                format!("rsmpi_interop ({launcher} -n {ranks}, {nodes})"),
+            ));
+        }
+    }
+    runs
 }
 
 fn demo(extra: &[&str]) -> bool {
