@@ -126,6 +126,17 @@ int rma_mpi_world_dup(intptr_t *comm) {
     return rc;
 }
 
+/* A communicator rma made, handed out with MPI_ERRORS_RETURN (freed if that fails). */
+static int returning(MPI_Comm c, intptr_t *out) {
+    int rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (rc) {
+        MPI_Comm_free(&c);
+        return rc;
+    }
+    *out = H(c);
+    return 0;
+}
+
 /* The thread level MPI was initialized with (MPI_Query_thread), as rma's code. */
 int rma_mpi_query_thread(int *level) {
     int prov = MPI_THREAD_SINGLE;
@@ -164,14 +175,7 @@ int rma_mpi_comm_shape(intptr_t comm, int *out) {
 int rma_mpi_comm_dup(intptr_t comm, intptr_t *out) {
     MPI_Comm c;
     int rc = MPI_Comm_dup(COMM(comm), &c);
-    if (rc) return rc;
-    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    if (rc) {
-        MPI_Comm_free(&c);
-        return rc;
-    }
-    *out = H(c);
-    return 0;
+    return rc ? rc : returning(c, out);
 }
 
 /* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the ranks of `comm` that can share
@@ -179,14 +183,7 @@ int rma_mpi_comm_dup(intptr_t comm, intptr_t *out) {
 int rma_mpi_comm_split_shared(intptr_t comm, int key, intptr_t *out) {
     MPI_Comm c;
     int rc = MPI_Comm_split_type(COMM(comm), MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, &c);
-    if (rc) return rc;
-    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    if (rc) {
-        MPI_Comm_free(&c);
-        return rc;
-    }
-    *out = H(c);
-    return 0;
+    return rc ? rc : returning(c, out);
 }
 
 /* Calls `hook` when MPI_Finalize begins, while MPI still works: an attribute on
@@ -217,13 +214,7 @@ int rma_mpi_comm_split(intptr_t comm, int color, int key, intptr_t *out) {
         *out = 0;
         return 0;
     }
-    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    if (rc) {
-        MPI_Comm_free(&c);
-        return rc;
-    }
-    *out = H(c);
-    return 0;
+    return returning(c, out);
 }
 
 /* MPI_Comm_create_group of the ranks `ranks[0..n]` of `comm` (only they call it). */
@@ -237,14 +228,7 @@ int rma_mpi_comm_create_group(intptr_t comm, int n, const int *ranks, int tag, i
     if (rc) return rc;
     rc = MPI_Comm_create_group(COMM(comm), sub, tag, &c);
     MPI_Group_free(&sub);
-    if (rc) return rc;
-    rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    if (rc) {
-        MPI_Comm_free(&c);
-        return rc;
-    }
-    *out = H(c);
-    return 0;
+    return rc ? rc : returning(c, out);
 }
 
 int rma_mpi_comm_free(intptr_t comm) {

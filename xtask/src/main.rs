@@ -184,12 +184,12 @@ const EXAMPLES: &[&str] = &[
     "node_shared",
 ];
 
-/// MPI launchers the examples run under, with their arguments for 4 ranks (a job
-/// killed after 120 s). Open MPI runs osc/sm: the examples allocate their windows,
+/// MPI launchers the examples run under, with their arguments up to the rank count
+/// (a job killed after 120 s), and the compiler wrapper of their library. Open MPI runs osc/sm: the examples allocate their windows,
 /// and it is the component of Open MPI 4.1 with no defect rma must refuse (osc/rdma
 /// cannot do the linked list's 8-byte compare_and_swap).
-const MPI_LAUNCHERS: &[(&str, &[&str])] = &[
-    ("mpiexec.mpich", &["-n", "4"]),
+const MPI_LAUNCHERS: &[(&str, &[&str], &str)] = &[
+    ("mpiexec.mpich", &["-n"], "mpicc.mpich"),
     (
         "mpirun.openmpi",
         &[
@@ -201,8 +201,8 @@ const MPI_LAUNCHERS: &[(&str, &[&str])] = &[
             "osc",
             "sm",
             "-np",
-            "4",
         ],
+        "mpicc.openmpi",
     ),
 ];
 /// Examples a launcher's demo run cannot serve, and why (printed, not counted).
@@ -652,7 +652,7 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
     }
     // the same binaries under each installed MPI launcher: the mpi transport
     if have_mpi() {
-        for (launcher, args) in MPI_LAUNCHERS {
+        for (launcher, args, _) in MPI_LAUNCHERS {
             if setup::which(launcher).is_none() {
                 println!("xtask: {launcher} is not installed; its example runs are skipped");
                 continue;
@@ -666,6 +666,7 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
                 }
                 let mut cmd = Command::new(launcher);
                 cmd.args(*args)
+                    .arg("4")
                     .env("MPIEXEC_TIMEOUT", "120") // MPICH's hydra: kill the job after it
                     .arg(format!("{target}/release/examples/{ex}"))
                     .args(["--n", MPI_EXAMPLE_N])
@@ -690,26 +691,9 @@ fn run_examples(extra: &[&str]) -> (u64, u64) {
 /// (passed, output, what). A machine without libclang (rsmpi's bindgen needs it;
 /// `.ci/run` installs it) skips them with a note.
 fn rsmpi_runs(target: &str) -> Vec<(bool, String, String)> {
-    const LIBRARIES: &[(&str, &str, &str, &[&str])] = &[
-        ("mpich", "mpicc.mpich", "mpiexec.mpich", &["-n"]),
-        (
-            "openmpi",
-            "mpicc.openmpi",
-            "mpirun.openmpi",
-            &[
-                "--allow-run-as-root",
-                "--oversubscribe",
-                "--timeout",
-                "120",
-                "--mca",
-                "osc",
-                "sm",
-                "-np",
-            ],
-        ),
-    ];
     let mut runs = Vec::new();
-    for (library, mpicc, launcher, args) in LIBRARIES {
+    for (launcher, args, mpicc) in MPI_LAUNCHERS {
+        let library = mpicc.trim_start_matches("mpicc.");
         if setup::which(mpicc).is_none() || setup::which(launcher).is_none() {
             println!("xtask: {mpicc} or {launcher} is not installed; rsmpi_interop on {library} is skipped");
             continue;
