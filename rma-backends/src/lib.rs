@@ -290,11 +290,12 @@ impl AnyWorld {
 
     /// The most bytes one rank may contribute to one [`Services::allgather`]: rma's
     /// shared memory passes them through its control segment (GATHER_BYTES), MPI
-    /// through MPI_Allgatherv (bounded here at 64 MiB a round); a plugged backend
+    /// through MPI_Allgatherv, whose total over the ranks is an `int` (bounded here
+    /// at 64 MiB a round, and at `i32::MAX` over all ranks); a plugged backend
     /// promises nothing, so it gets shared memory's bound.
     pub fn gather_limit(&self) -> usize {
         match self {
-            AnyWorld::Mpi(_) => 64 << 20,
+            AnyWorld::Mpi(w) => (64 << 20).min(i32::MAX as usize / w.size().max(1)),
             _ => rma_shm::GATHER_BYTES,
         }
     }

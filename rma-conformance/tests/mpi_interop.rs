@@ -130,7 +130,14 @@ fn worker() -> Result<(), String> {
     check("MPI_Comm_split", rc == 0)?;
 
     // handles of no library, and rma-mpi's own initialization, are refused
-    for bad in [0isize, 12345, -1] {
+    // the other library's handles: MPICH's MPI_COMM_WORLD under Open MPI, a heap
+    // pointer (what Open MPI's handles are) under MPICH
+    let heap = Box::new([0u64; 4]);
+    let other = match rma_mpi_sys::launcher_library() {
+        Some(rma_mpi_sys::Library::OpenMpi) => 0x4400_0000,
+        _ => heap.as_ptr() as isize,
+    };
+    for bad in [0isize, 12345, -1, other, other + 8] {
         // SAFETY: refused by the shape check before any MPI call
         let r = unsafe { World::from_raw_mpi_comm(bad) };
         check(

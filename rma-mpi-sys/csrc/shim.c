@@ -14,12 +14,17 @@
  * Built by build.rs with the library's compiler wrapper (mpicc) as a shared object
  * that rma-mpi-sys loads at run time (src/ffi.rs), one per MPI library found.
  */
+#define _GNU_SOURCE
 #include <mpi.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define RMA_MPI_SHIM_ABI 7
 #define RMA_MPI_EBADCODE (-1)
@@ -31,6 +36,17 @@
 #define TYPE(h) ((MPI_Datatype)(h))
 
 int rma_mpi_shim_abi(void) { return RMA_MPI_SHIM_ABI; }
+
+/* The library this shim was compiled against: 1 MPICH, 2 Open MPI, 0 another. */
+int rma_mpi_built_for(void) {
+#if defined(OMPI_MAJOR_VERSION)
+    return 2;
+#elif defined(MPICH_VERSION) || defined(MPICH)
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 /* ---- thread levels, environment ------------------------------------------------- */
 
@@ -156,6 +172,10 @@ int rma_mpi_comm_test_inter(intptr_t comm, int *flag) {
  * raise the fatal default error handler): MPICH's handles are ints whose kind bits say
  * "communicator"; Open MPI's are pointers, which are never small integers. */
 int rma_mpi_comm_shape(intptr_t comm, int *out) {
+    if (COMM(comm) == MPI_COMM_NULL) {
+        *out = 0;
+        return 0;
+    }
 #if defined(MPICH_VERSION) || defined(MPICH)
     /* an int, sign-extended or not; kind bits 30-31 nonzero (builtin, direct or
      * indirect), object kind (bits 26-29) 1: a communicator */
@@ -163,7 +183,22 @@ int rma_mpi_comm_shape(intptr_t comm, int *out) {
     *out = comm >= INT32_MIN && comm <= (intptr_t)UINT32_MAX && (h >> 30) != 0 &&
            ((h >> 26) & 0xf) == 1;
 #elif defined(OMPI_MAJOR_VERSION)
+    /* a readable, aligned address whose first word (the object's class, in a release
+     * build of Open MPI) is the communicator class; read with process_vm_readv, which
+     * fails with EFAULT rather than fault on an unmapped address. Where the kernel
+     * refuses the read itself (EPERM, ENOSYS), alignment and size alone decide. */
+    void *first = NULL;
+    void *cls = dlsym(RTLD_DEFAULT, "ompi_communicator_t_class");
+    struct iovec here = {&first, sizeof first};
+    struct iovec there = {(void *)comm, sizeof first};
     *out = comm > 0xffff && (comm & 0x7) == 0;
+    if (*out && cls) {
+        ssize_t n = process_vm_readv(getpid(), &here, 1, &there, 1, 0);
+        if (n == (ssize_t)sizeof first)
+            *out = first == cls;
+        else if (n < 0 && errno == EFAULT)
+            *out = 0;
+    }
 #else
     *out = comm != 0;
 #endif
@@ -188,15 +223,21 @@ int rma_mpi_comm_split_shared(intptr_t comm, int key, intptr_t *out) {
 
 /* Calls `hook` when MPI_Finalize begins, while MPI still works: an attribute on
  * MPI_COMM_SELF, whose delete callback MPI_Finalize runs first. Set once per call. */
-static void (*finalize_hook)(void);
+static int (*finalize_hook)(void);
 
+/* The hook's nonzero result ends the job there, with MPI_Abort on MPI_COMM_WORLD
+ * (MPI still works inside the callback), and abort(3) should that return. */
 static int on_self_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm; (void)keyval; (void)value; (void)extra;
-    if (finalize_hook) finalize_hook();
+    int code = finalize_hook ? finalize_hook() : 0;
+    if (code) {
+        MPI_Abort(MPI_COMM_WORLD, code);
+        abort();
+    }
     return MPI_SUCCESS;
 }
 
-int rma_mpi_watch_finalize(void (*hook)(void)) {
+int rma_mpi_watch_finalize(int (*hook)(void)) {
     int key, rc;
     finalize_hook = hook;
     rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_self_delete, &key, NULL);

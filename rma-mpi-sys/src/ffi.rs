@@ -80,6 +80,7 @@ type Keys = *const *const c_char;
 
 shim_api! {
     fn shim_abi() -> c_int;
+    fn built_for() -> c_int;
     fn initialized(*mut c_int) -> c_int;
     fn finalized(*mut c_int) -> c_int;
     fn init_thread(c_int, *mut c_int) -> c_int;
@@ -94,7 +95,7 @@ shim_api! {
     fn comm_shape(Handle, *mut c_int) -> c_int;
     fn comm_dup(Handle, *mut Handle) -> c_int;
     fn comm_split_shared(Handle, c_int, *mut Handle) -> c_int;
-    fn watch_finalize(Option<unsafe extern "C" fn()>) -> c_int;
+    fn watch_finalize(Option<unsafe extern "C" fn() -> c_int>) -> c_int;
     fn comm_free(Handle) -> c_int;
     fn comm_split(Handle, c_int, c_int, *mut Handle) -> c_int;
     fn comm_create_group(Handle, c_int, *const c_int, c_int, *mut Handle) -> c_int;
@@ -277,8 +278,9 @@ fn choose_shim(prefer: Option<Library>) -> Result<(Library, String)> {
         Some((lib, path)) => Ok((*lib, (*path).to_owned())),
         None => Err(Error::Flavor {
             reason: format!(
-                "this process runs under {}'s launcher but this build has shims only for {}; \
-                 rebuild with RMA_MPICC naming that library's mpicc, or set {ENV_LIBRARY}",
+                "this process needs {}'s shim (its launcher's library, or the MPI library it \
+                 already runs) but this build has shims only for {}; rebuild with RMA_MPICC \
+                 naming that library's mpicc, or set {ENV_LIBRARY}",
                 wanted.name(),
                 built
                     .iter()
@@ -343,7 +345,14 @@ pub fn api() -> Result<(&'static Api, Library)> {
 /// shim and its MPI is the other library, or this build has no shim for it.
 pub fn api_for_process() -> Result<(&'static Api, Library)> {
     let process = process_library();
-    let (api, lib) = load(process)?;
+    let (api, _) = load(process)?;
+    // the library the shim was compiled against (RMA_MPI_SHIM's included)
+    // SAFETY: takes no arguments and only returns a constant.
+    let lib = match unsafe { (api.built_for)() } {
+        1 => Library::Mpich,
+        2 => Library::OpenMpi,
+        _ => Library::Other,
+    };
     match process {
         Some(p) if p != lib && lib != Library::Other => Err(Error::Flavor {
             reason: format!(

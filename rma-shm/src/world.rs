@@ -1559,8 +1559,25 @@ impl ShmWorld {
                 "rank {rank} of a world of {size} ranks (1 to {MAX_RANKS})"
             )));
         }
+        // what killed worlds of this user left behind goes first (no rmarun reaps
+        // a node world's segments)
+        if rank == 0 {
+            Segment::sweep_stale();
+        }
         let members: Vec<usize> = (0..size).collect();
-        let Some((ctl, me)) = form(&members, rank, exchange)? else {
+        let counted = |mine: &[u8]| -> Result<Vec<Vec<u8>>> {
+            let all = exchange(mine)?;
+            if all.len() != size {
+                return Err(Error::Internal {
+                    reason: format!(
+                        "the exchange returned {} entries for {size} ranks",
+                        all.len()
+                    ),
+                });
+            }
+            Ok(all)
+        };
+        let Some((ctl, me)) = form(&members, rank, &counted)? else {
             return Err(Error::Internal {
                 reason: "a rank of a node world was left out of it".into(),
             });

@@ -257,6 +257,10 @@ pub(crate) fn collectives(world: &World, _info: &Info) -> Result<()> {
     expect_class(world.allreduce_value(1u32, Op::Replace), ErrorClass::Op);
     expect_class(world.allreduce_value(1.0f64, Op::Band), ErrorClass::Op);
     expect_class(world.broadcast_value(p, 0u8), ErrorClass::Rank);
+    let root = usize::from(me != 0);
+    expect_class(world.broadcast_value(root, 0u8), ErrorClass::Arg);
+    let op = if me == 0 { Op::Sum } else { Op::Max };
+    expect_class(world.allreduce_value(1u32, op), ErrorClass::Arg);
     // the world still agrees after the refusals
     assert_eq!(world.allreduce_value(1u64, Op::Sum)?, p as u64);
     world.barrier()

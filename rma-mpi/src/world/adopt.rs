@@ -11,7 +11,7 @@
 use super::life::{lifecycle, sub_worlds, Lifecycle};
 use super::thread::{mark_init_thread, wrong_thread};
 use super::{MpiWorld, ThreadLevel};
-use crate::agree::Entry;
+use crate::agree::{exit_hook_armed, Entry};
 use rma_core::{Error, Result};
 use rma_mpi_sys::{Api, Call, Handle};
 use std::ffi::c_int;
@@ -26,19 +26,29 @@ pub(super) fn program_worlds(delta: isize) {
 }
 
 /// MPI_Finalize began (the shim's hook, from the MPI_COMM_SELF attribute's delete
-/// callback). With an rma world still alive, its windows' memory would be freed under
-/// them: the process ends here, and the launcher ends the job.
-extern "C" fn program_finalizes() {
+/// callback, while MPI still works). With an rma world still alive its windows'
+/// memory would be freed under them, and after a broken world the peers may wait in
+/// another collective: the hook returns an exit code, and the shim ends the job
+/// with MPI_Abort (then abort(3) if that returns). 0: MPI_Finalize goes on.
+extern "C" fn program_finalizes() -> c_int {
     let live = PROGRAM_WORLDS.load(Ordering::Acquire);
     if live > 0 {
         eprintln!(
             "rma-mpi: the program called MPI_Finalize while {live} rma world(s) over its \
-             communicators were alive; a world and its windows must be dropped before MPI is \
-             finalized. Ending the job."
+             communicators were alive (or leaked); a world and its windows must be dropped \
+             before MPI is finalized. Ending the job."
         );
-        std::process::abort();
+        return 1;
+    }
+    if exit_hook_armed() {
+        eprintln!(
+            "rma-mpi: the program called MPI_Finalize after an rma world over its \
+             communicators broke (its ranks entered different collectives); ending the job"
+        );
+        return crate::ABORT_CODE;
     }
     *lifecycle() = Lifecycle::Finalized;
+    0
 }
 
 impl MpiWorld {
@@ -54,25 +64,33 @@ impl MpiWorld {
     ///
     /// What rma-mpi needs of the program:
     /// - **thread level**: the level MPI was initialized with is the world's
-    ///   (MPI_Query_thread). Below MPI_THREAD_SERIALIZED only MPI's main thread may
-    ///   make the world, and only it may use it. At SERIALIZED, the program's own MPI
-    ///   calls must not run while another thread is inside an rma call (rma serializes
-    ///   only its own). A progress thread ([`MpiWorld::start_progress`]) needs
-    ///   MPI_THREAD_MULTIPLE.
+    ///   (MPI_Query_thread). Below MPI_THREAD_MULTIPLE only MPI's main thread may make
+    ///   the world, and only it may use it (calls from other threads are refused,
+    ///   class OTHER): rma cannot take turns with the program's own calls. At
+    ///   MULTIPLE any thread may. A progress thread ([`MpiWorld::start_progress`])
+    ///   needs MULTIPLE.
+    /// - **every rank of `comm` can make it**: a rank refused before the duplicate
+    ///   (wrong thread, no shim for its library) leaves the others waiting in
+    ///   MPI_Comm_dup, as with any MPI collective one rank skips.
+    /// - **a panic is the job's end**: as for every rma-mpi world, dropping it while
+    ///   the thread panics calls MPI_Abort (the program's job ends, even under
+    ///   `catch_unwind`), so that peers do not wait in a collective forever.
     /// - **no concurrent use of `comm`** while this call duplicates it (MPI's own rule
     ///   for collectives on one communicator).
     /// - **finalize last**: the world and its windows are dropped before the program
     ///   calls MPI_Finalize. A program that finalizes first ends the job at that
-    ///   call, with a message (rma-mpi watches for it), rather than free windows' memory
-    ///   under them.
+    ///   call (MPI_Abort), with a message (rma-mpi watches for it), rather than free
+    ///   windows' memory under them; so does one that leaked a world (`mem::forget`,
+    ///   an `Rc` cycle), which rma cannot tell from one still in use.
     ///
     /// Errors (nothing made): class RMA_FLAVOR if this build has no shim for the
     /// program's MPI library, or this process already runs the other library's; class
     /// ARG if MPI is not initialized or already finalized, was initialized by rma-mpi
     /// itself ([`MpiWorld::init`]: split that world instead), `comm` is not a
-    /// communicator handle of the library rma-mpi loaded (by its shape: MPICH's handles
-    /// are tagged integers, Open MPI's are pointers), or is an intercommunicator; class
-    /// OTHER from a thread other than MPI's main thread below SERIALIZED; the library's
+    /// communicator handle of the library rma-mpi loaded (checked without an MPI call:
+    /// MPICH's handles are integers tagged as communicators; Open MPI's are pointers to
+    /// objects of its communicator class, read safely), or is an intercommunicator; class
+    /// OTHER from a thread other than MPI's main thread below MULTIPLE; the library's
     /// class if MPI_Comm_dup fails.
     ///
     /// # Safety
@@ -80,7 +98,8 @@ impl MpiWorld {
     /// (not freed, not MPI_COMM_NULL), and `comm` is not used by another thread of the
     /// program while this call runs. The shape check above catches a handle of the
     /// other library or an integer that is no handle at all, but not a freed or
-    /// stale handle of the right library.
+    /// stale handle of the right library (MPICH), nor a stale pointer whose memory
+    /// still holds a communicator (Open MPI).
     pub unsafe fn from_raw_comm(comm: Handle) -> Result<MpiWorld> {
         let mut state = lifecycle();
         match *state {
@@ -136,7 +155,9 @@ impl MpiWorld {
             | unsafe { (api.is_thread_main)(&mut main) };
         Call::new("MPI_Query_thread").check(api, rc)?;
         let level = ThreadLevel::from_code(provided);
-        if level < ThreadLevel::Serialized && main == 0 {
+        if level < ThreadLevel::Multiple && main == 0 {
+            // below MULTIPLE the program's own calls are not in rma's turns: rma's may
+            // only come from the thread the program's come from, MPI's main thread
             return Err(wrong_thread(level));
         }
         if main != 0 {
@@ -155,12 +176,11 @@ impl MpiWorld {
         // SAFETY: `comm` is live and not used elsewhere meanwhile (caller's contract);
         // `out` is a valid out-pointer.
         let dup = |api: &Api, out: &mut Handle| unsafe { (api.comm_dup)(comm, out) };
-        let mut world = MpiWorld::join(api, shim_library, level, dup)?;
+        let mut world = MpiWorld::join(api, shim_library, level, true, dup)?;
         // a sub-world of the program's MPI: its end frees the duplicate, never
         // finalizes
         world.sub = true;
         world.adopted = true;
-        world.program = true;
         sub_worlds().0 += 1;
         program_worlds(1);
         world.check_basic_types()?;

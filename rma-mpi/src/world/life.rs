@@ -94,7 +94,7 @@ impl MpiWorld {
         let level = ThreadLevel::from_code(provided);
         // SAFETY: `comm` is a valid out-pointer; MPI is initialized.
         let dup = |api: &Api, comm: &mut Handle| unsafe { (api.world_dup)(comm) };
-        let world = MpiWorld::join(api, shim_library, level, dup)?;
+        let world = MpiWorld::join(api, shim_library, level, false, dup)?;
         world.check_level(required)?;
         world.check_basic_types()?;
         Ok(world)
@@ -128,11 +128,16 @@ impl MpiWorld {
     }
 
     /// The world over the communicator `make` returns (a duplicate: of
-    /// MPI_COMM_WORLD, or of a program's communicator), at thread level `level`.
+    /// MPI_COMM_WORLD, or, with `program`, of a program's communicator), at thread
+    /// level `level`. A program's world below MPI_THREAD_MULTIPLE keeps to MPI's main
+    /// thread (the program's own calls are not in rma's turns, so rma may not take
+    /// turns between threads of its own); if making it fails, it is dropped without
+    /// a word to MPI but the free of its duplicate: MPI is the program's to finalize.
     pub(super) fn join(
         api: &'static Api,
         shim_library: Library,
         level: ThreadLevel,
+        program: bool,
         make: impl FnOnce(&Api, &mut Handle) -> c_int,
     ) -> Result<MpiWorld> {
         let mut world = MpiWorld {
@@ -146,7 +151,8 @@ impl MpiWorld {
             // below SERIALIZED only the initializing thread calls MPI (`mpi` checks),
             // so no turn is needed
             gate: (level == ThreadLevel::Serialized).then(|| Arc::new(Gate::default())),
-            owner_only: level < ThreadLevel::Serialized,
+            owner_only: level < ThreadLevel::Serialized
+                || (program && level < ThreadLevel::Multiple),
             collective: Mutex::new(()),
             guards: Guards::default(),
             basic: Box::new([0; BasicType::ALL.len()]),
@@ -156,10 +162,34 @@ impl MpiWorld {
             progress: Mutex::new(None),
             sub: false,
             adopted: false,
-            program: false,
+            program,
             has_subs: AtomicBool::new(false),
             _not_send: PhantomData,
         };
+        match world.fill(make, shim_library) {
+            Ok(()) => Ok(world),
+            Err(e) if program => {
+                world.finalized = true;
+                if world.comm != 0 {
+                    // SAFETY: the duplicate is live and freed once, here (the world
+                    // is marked finalized, so its drop does nothing more).
+                    let _ = unsafe { (api.comm_free)(world.comm) };
+                }
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`MpiWorld::join`]'s MPI calls: the communicator, ranks, version, defects and
+    /// predefined types.
+    fn fill(
+        &mut self,
+        make: impl FnOnce(&Api, &mut Handle) -> c_int,
+        shim_library: Library,
+    ) -> Result<()> {
+        let api = self.api;
+        let world = self;
         let mut comm: Handle = 0;
         let rc = make(api, &mut comm);
         world.check(rc, Call::new("MPI_Comm_dup"))?;
@@ -183,7 +213,7 @@ impl MpiWorld {
                 world.basic[basic as usize] = ty;
             }
         }
-        Ok(world)
+        Ok(())
     }
 
     /// The world over the new communicator `comm` (split from this one): a sub-world,
@@ -425,9 +455,6 @@ impl MpiWorld {
     /// learn that this rank left it), its communicator's free, and MPI_Finalize if the
     /// process world was shut down meanwhile and this was the last sub-world.
     fn leave(&mut self, dropped: bool) -> Result<()> {
-        if self.program {
-            super::adopt::program_worlds(-1);
-        }
         let agreed = {
             let _one = self.collective();
             self.agree(Entry::Leave { dropped })
@@ -439,6 +466,10 @@ impl MpiWorld {
             Ok(()) => self.mpi(|api| unsafe { (api.comm_free)(self.comm) }),
             Err(_) => 0,
         };
+        if self.program {
+            // after its last MPI call: a finalize from now on frees nothing it uses
+            super::adopt::program_worlds(-1);
+        }
         let finalize = {
             let mut subs = sub_worlds();
             subs.0 -= 1;

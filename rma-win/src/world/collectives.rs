@@ -21,8 +21,8 @@ impl World {
     /// same `root` and a `buf` of the same length.
     ///
     /// Errors: RANK for a `root` outside the world (before anything collective);
-    /// COUNT on every rank if the lengths differ (every `buf` unchanged); the
-    /// backend's (PROC_FAILED for a dead peer).
+    /// COUNT on every rank if the lengths differ, ARG on every rank if the roots do
+    /// (every `buf` unchanged); the backend's (PROC_FAILED for a dead peer).
     ///
     /// # Examples
     ///
@@ -43,7 +43,7 @@ impl World {
         } else {
             &[]
         };
-        let all = self.gather_bytes("broadcast", mine, buf.len() * size_of::<T>())?;
+        let all = self.gather_bytes("broadcast", mine, buf.len() * size_of::<T>(), root as u64)?;
         decode_into(&all[root], buf)
     }
 
@@ -85,7 +85,7 @@ impl World {
     #[doc(alias = "MPI_Allgather")]
     pub fn allgather_values<T: Equivalence>(&self, mine: &[T]) -> Result<Vec<T>> {
         let bytes = bytes_of(mine);
-        let all = self.gather_bytes("allgather", bytes, bytes.len())?;
+        let all = self.gather_bytes("allgather", bytes, bytes.len(), 0)?;
         let mut out = Vec::with_capacity(mine.len() * self.size());
         for part in &all {
             out.extend(decode::<T>(part)?);
@@ -123,7 +123,8 @@ impl World {
     ///
     /// Errors (before anything collective, `buf` unchanged): OP for REPLACE, NO_OP or
     /// an op not defined on `T`'s basic type; TYPE for a `T` of several basic types or
-    /// with gaps. COUNT on every rank if the lengths differ; the backend's.
+    /// with gaps. COUNT on every rank if the lengths differ, ARG on every rank if the
+    /// ops do; the backend's.
     ///
     /// # Examples
     ///
@@ -164,7 +165,7 @@ impl World {
         };
         rma_ops::check(op, basic, RmaCall::Allreduce)?;
         let mine = bytes_of(buf);
-        let all = self.gather_bytes("allreduce", mine, mine.len())?;
+        let all = self.gather_bytes("allreduce", mine, mine.len(), op as u64)?;
         let mut acc = all[0].clone();
         for part in &all[1..] {
             rma_ops::apply_bytes(basic, op, &mut acc, part);
@@ -193,17 +194,20 @@ impl World {
 
     /// Every rank's `mine`, by rank, through the backend's byte all-gather in rounds
     /// of at most its gather limit. `count`: this rank's count in bytes for `call`,
-    /// which every rank must have alike (COUNT on every rank otherwise); it travels in
-    /// the first round with `mine`'s length.
+    /// which every rank must have alike (COUNT on every rank otherwise); `same`: what
+    /// else every rank must pass alike (the root, the op; ARG on every rank
+    /// otherwise). Both travel in the first round with `mine`'s length.
     pub(super) fn gather_bytes(
         &self,
         call: &'static str,
         mine: &[u8],
         count: usize,
+        same: u64,
     ) -> Result<Vec<Vec<u8>>> {
-        let mut head = [0u8; 16];
+        let mut head = [0u8; 24];
         head[..8].copy_from_slice(&(mine.len() as u64).to_ne_bytes());
-        head[8..].copy_from_slice(&(count as u64).to_ne_bytes());
+        head[8..16].copy_from_slice(&(count as u64).to_ne_bytes());
+        head[16..].copy_from_slice(&same.to_ne_bytes());
         let heads = self.inner.allgather(&head)?;
         let word = |h: &[u8], at: usize| -> Result<u64> {
             h.get(at..at + 8)
@@ -215,9 +219,17 @@ impl World {
         };
         let mut lens = Vec::with_capacity(heads.len());
         let mut counts = Vec::with_capacity(heads.len());
+        let mut sames = Vec::with_capacity(heads.len());
         for h in &heads {
             lens.push(usize::try_from(word(h, 0)?).map_err(|_| too_long())?);
             counts.push(word(h, 8)?);
+            sames.push(word(h, 16)?);
+        }
+        if let Some(r) = sames.iter().position(|&x| x != sames[0]) {
+            return Err(Error::arg(format!(
+                "{call}: rank 0 and rank {r} passed a different {}; every rank passes the same",
+                if call == "broadcast" { "root" } else { "op" }
+            )));
         }
         if let Some(r) = counts.iter().position(|&c| c != counts[0]) {
             return Err(Error::CountMismatch {

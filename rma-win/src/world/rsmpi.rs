@@ -60,12 +60,12 @@ impl World {
     }
 }
 
-/// An `MPI_Comm` as an integer: MPICH's is an `int` (rsmpi wraps it in a struct),
-/// Open MPI's a pointer.
+/// An `MPI_Comm` as an integer: MPICH's is an `int` (as rsmpi's bindings declare
+/// it, a plain integer or a one-field struct of it), Open MPI's a pointer.
 fn raw_handle(raw: MPI_Comm) -> Result<isize> {
     match size_of::<MPI_Comm>() {
-        // SAFETY: MPI_Comm is a plain 4-byte handle (MPICH's int, in a struct of that
-        // one field) here: every bit pattern of it is an i32.
+        // SAFETY: MPI_Comm is a plain 4-byte handle (MPICH's int, bare or in a struct of
+        // that one field) here: every bit pattern of it is an i32.
         #[allow(unsafe_code)]
         4 => Ok(unsafe { std::mem::transmute_copy::<MPI_Comm, i32>(&raw) } as isize),
         // SAFETY: MPI_Comm is a plain 8-byte handle (Open MPI's pointer) here: every
