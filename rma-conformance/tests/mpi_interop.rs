@@ -7,9 +7,10 @@
 //!
 //! | test | launcher | what it covers |
 //! |---|---|---|
-//! | `mpich` | `mpiexec.mpich -n 4` | the checks below, MPI_THREAD_SERIALIZED |
+//! | `mpich` | `mpiexec.mpich -n 4` | the checks below, MPI_THREAD_SERIALIZED: another thread refused |
+//! | `mpich_multiple` | the same, MPI_THREAD_MULTIPLE | a world made and used on another thread |
 //! | `openmpi_sm` | `mpirun.openmpi --mca osc sm` | the same (osc/rdma refuses windows of a program's communicators) |
-//! | `mpich_single` | `mpiexec.mpich`, MPI_THREAD_SINGLE | the world from MPI's main thread; another thread refused |
+//! | `mpich_single` | `mpiexec.mpich`, MPI_THREAD_SINGLE | the same at SINGLE |
 //! | `*_finalize_early` | both | the program finalizes MPI under a live world: the job ends at that call, with a message |
 //!
 //! The test binary re-executes itself as the MPI program (`RMA_INTEROP_WORKER=1`).
@@ -39,8 +40,9 @@ fn main() {
     let mut args = Arguments::from_args();
     args.test_threads = Some(1);
     let mut trials = Vec::new();
-    let runs: [(&str, Launch, &[(&str, &str)], bool); 5] = [
+    let runs: [(&str, Launch, &[(&str, &str)], bool); 6] = [
         ("mpich", MPICH, &[(LEVEL, "2")], true),
+        ("mpich_multiple", MPICH, &[(LEVEL, "3")], true),
         ("openmpi_sm", OPENMPI_SM, &[(LEVEL, "2")], true),
         ("mpich_single", MPICH, &[(LEVEL, "0")], true),
         (
@@ -163,8 +165,22 @@ fn worker() -> Result<(), String> {
     )?;
     check("the half's numbering", pair.rank() == me / 2)?;
 
-    if level < 2 {
-        // below SERIALIZED only MPI's main thread may use the world
+    if level == 3 {
+        // at MULTIPLE any thread may make and use a world over the program's MPI
+        let from_thread = std::thread::scope(|s| {
+            s.spawn(|| -> rma_win::Result<u64> {
+                // SAFETY: `comm` is live; the main thread waits in `join` meanwhile
+                let w = unsafe { World::from_raw_mpi_comm(comm) }?;
+                w.allreduce_value(1u64, Op::Sum)
+            })
+            .join()
+        });
+        check(
+            "a world made and used on another thread at MULTIPLE",
+            matches!(from_thread, Ok(Ok(n)) if n == p as u64),
+        )?;
+    } else {
+        // below MULTIPLE only MPI's main thread may use the world
         let mpi = world.backend().mpi().ok_or("an MPI world")?;
         let refused = std::thread::scope(|s| s.spawn(|| class_of(mpi.barrier())).join());
         check("another thread refused", refused.ok().flatten().is_some())?;
