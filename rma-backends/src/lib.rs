@@ -245,8 +245,8 @@ impl AnyWorld {
     pub unsafe fn from_raw_mpi_comm(comm: isize) -> Result<AnyWorld> {
         // SAFETY: the caller's promise, forwarded.
         let mut w = unsafe { rma_mpi::MpiWorld::from_raw_comm(comm)? };
-        // from another thread (SERIALIZED or MULTIPLE) it stays unconfined: its calls
-        // take the world's lock
+        // made on another thread (possible at MULTIPLE only) it stays unconfined: its
+        // calls take the world's lock
         let _ = w.confine();
         Ok(AnyWorld::Mpi(w))
     }
