@@ -95,7 +95,7 @@ pub use pending::abandoned_landings;
 pub use request::MpiRequest;
 pub use target::MpiTarget;
 pub use window::{Flavor, MpiTargetSpec, MpiWindow};
-pub use world::{MpiWorld, ThreadLevel, ENV_PROGRESS, ENV_THREAD};
+pub use world::{MpiWorld, ThreadLevel, ENV_PROGRESS, ENV_THREAD, FINALIZE_ABORT_CODE};
 
 pub use rma_mpi_sys::launcher;
 pub use rma_mpi_sys::{built_shims, Library, ENV_LIBRARY, ENV_NO_GUARDS, ENV_SHIM};

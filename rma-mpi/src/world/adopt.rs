@@ -17,6 +17,10 @@ use rma_mpi_sys::{Api, Call, Handle};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
+/// The exit code the job ends with (MPI_Abort) when the program finalizes MPI under a
+/// live world over its communicators ([`MpiWorld::from_raw_comm`]).
+pub const FINALIZE_ABORT_CODE: i32 = 71;
+
 /// Worlds over the program's MPI alive now (adopted ones and those split from them).
 static PROGRAM_WORLDS: AtomicIsize = AtomicIsize::new(0);
 
@@ -36,9 +40,10 @@ extern "C" fn program_finalizes() -> c_int {
         eprintln!(
             "rma-mpi: the program called MPI_Finalize while {live} rma world(s) over its \
              communicators were alive (or leaked); a world and its windows must be dropped \
-             before MPI is finalized. Ending the job."
+             before MPI is finalized. Ending the job (MPI_Abort, code \
+             {FINALIZE_ABORT_CODE})."
         );
-        return 1;
+        return FINALIZE_ABORT_CODE;
     }
     if exit_hook_armed() {
         eprintln!(
@@ -79,7 +84,8 @@ impl MpiWorld {
     ///   for collectives on one communicator).
     /// - **finalize last**: the world and its windows are dropped before the program
     ///   calls MPI_Finalize. A program that finalizes first ends the job at that
-    ///   call (MPI_Abort), with a message (rma-mpi watches for it), rather than free
+    ///   call (MPI_Abort with [`FINALIZE_ABORT_CODE`]), with a message (rma-mpi watches
+    ///   for it), rather than free
     ///   windows' memory under them; so does one that leaked a world (`mem::forget`,
     ///   an `Rc` cycle), which rma cannot tell from one still in use.
     ///

@@ -20,6 +20,7 @@ mod life;
 mod progress;
 mod thread;
 
+pub use adopt::FINALIZE_ABORT_CODE;
 pub use progress::ENV_PROGRESS;
 pub(crate) use thread::{Refused, Turned};
 pub use thread::{ThreadLevel, ENV_THREAD};
