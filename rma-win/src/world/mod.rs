@@ -280,8 +280,9 @@ impl World {
     /// The world works on a duplicate of `comm` (the program's use of `comm` is
     /// unaffected), never finalizes MPI, and runs at the thread level the program
     /// initialized MPI with. The contract in full, and every error, are rma-mpi's
-    /// `MpiWorld::from_raw_comm`'s: MPI is initialized and not finalized; the thread
-    /// level is at least SERIALIZED, or this is MPI's main thread; `comm` is not used
+    /// `MpiWorld::from_raw_comm`'s: MPI is initialized and not finalized; below
+    /// MPI_THREAD_MULTIPLE this is MPI's main thread (and only it uses the world);
+    /// every rank of `comm` can make it; `comm` is not used
     /// by another thread while this runs; the world and its windows are dropped
     /// before the program calls MPI_Finalize (one that finalizes first ends the job
     /// there, with a message). Needs rma-win's `mpi` feature (class RMA_FLAVOR
