@@ -1565,19 +1565,7 @@ impl ShmWorld {
             Segment::sweep_stale();
         }
         let members: Vec<usize> = (0..size).collect();
-        let counted = |mine: &[u8]| -> Result<Vec<Vec<u8>>> {
-            let all = exchange(mine)?;
-            if all.len() != size {
-                return Err(Error::Internal {
-                    reason: format!(
-                        "the exchange returned {} entries for {size} ranks",
-                        all.len()
-                    ),
-                });
-            }
-            Ok(all)
-        };
-        let Some((ctl, me)) = form(&members, rank, &counted)? else {
+        let Some((ctl, me)) = form(&members, rank, exchange)? else {
             return Err(Error::Internal {
                 reason: "a rank of a node world was left out of it".into(),
             });
@@ -1747,7 +1735,9 @@ fn form(
         return Ok(None);
     };
     let (ctl, me) = mine?;
-    if let Some(&bad) = members.iter().find(|&&r| synced[r].first() != Some(&1)) {
+    // a rank the exchange did not answer for counts as one that could not join
+    let joined = |r: usize| synced.get(r).and_then(|s| s.first()) == Some(&1);
+    if let Some(&bad) = members.iter().find(|&&r| !joined(r)) {
         return Err(Error::ProcFailed {
             rank: Rank::new(bad as u32),
             reason: "it could not join the split world".into(),

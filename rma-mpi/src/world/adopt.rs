@@ -8,7 +8,7 @@
 //! attribute on MPI_COMM_SELF, whose delete callback MPI_Finalize runs first) and ends
 //! the job there, with a message, rather than let a window outlive its memory.
 
-use super::life::{lifecycle, sub_worlds, Lifecycle};
+use super::life::{lifecycle, mpi_state, sub_worlds, Lifecycle};
 use super::thread::{mark_init_thread, wrong_thread};
 use super::{MpiWorld, ThreadLevel};
 use crate::agree::{exit_hook_armed, Entry};
@@ -121,14 +121,11 @@ impl MpiWorld {
             }
         }
         let (api, shim_library) = rma_mpi_sys::api_for_process()?;
-        let (mut init, mut fini): (c_int, c_int) = (0, 0);
-        // SAFETY: both may be called at any time; the out-pointers are valid.
-        let rc = unsafe { (api.initialized)(&mut init) } | unsafe { (api.finalized)(&mut fini) };
-        Call::new("MPI_Initialized").check(api, rc)?;
-        if fini != 0 {
+        let (init, fini) = mpi_state(api)?;
+        if fini {
             return Err(Error::arg("MPI was finalized in this process"));
         }
-        if init == 0 {
+        if !init {
             return Err(Error::arg(format!(
                 "MPI is not initialized in the {} library rma-mpi loaded: initialize it \
                  first (MPI_Init_thread, or rsmpi's mpi::initialize), or let rma-mpi do it \

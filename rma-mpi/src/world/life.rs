@@ -506,17 +506,25 @@ impl Drop for MpiWorld {
     }
 }
 
-/// Refuses to initialize MPI that someone else initialized or finalized.
-fn refuse_foreign_init(api: &Api) -> Result<()> {
+/// Whether MPI is (initialized, finalized) in this process (MPI_Initialized,
+/// MPI_Finalized: callable at any time).
+pub(super) fn mpi_state(api: &Api) -> Result<(bool, bool)> {
     let (mut init, mut fini): (c_int, c_int) = (0, 0);
     // SAFETY: both may be called at any time; the out-pointers are valid.
     let rc = unsafe { (api.initialized)(&mut init) } | unsafe { (api.finalized)(&mut fini) };
-    if rc != 0 || init != 0 || fini != 0 {
-        return Err(Error::arg(
-            "MPI was initialized outside rma-mpi in this process; rma-mpi must initialize it",
-        ));
+    Call::new("MPI_Initialized").check(api, rc)?;
+    Ok((init != 0, fini != 0))
+}
+
+/// Refuses to initialize MPI that someone else initialized or finalized.
+fn refuse_foreign_init(api: &Api) -> Result<()> {
+    match mpi_state(api) {
+        Ok((false, false)) => Ok(()),
+        _ => Err(Error::arg(
+            "MPI was initialized outside rma-mpi in this process; adopt the program's \
+             communicators with MpiWorld::from_raw_comm instead of initializing it again",
+        )),
     }
-    Ok(())
 }
 
 /// The library family its version string names, else the shim's.
