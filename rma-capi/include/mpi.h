@@ -1,12 +1,12 @@
 /*
  * mpi.h for rma's C interface (librma_capi): the MPI functions rma implements,
  * declared as the MPI standard (3.1) names them, then every other C function of
- * MPI 3.1, which rma refuses (docs/c-and-fortran.md, "Refused functions"), and the PMPI_ name of
+ * MPI 3.1, which rma refuses (rma_win::guide::c_and_fortran, "Refused functions"), and the PMPI_ name of
  * each (the profiling interface). Usable from C99 and C++. Handles are ints; the values of
  * the constants are rma's own (a program must be compiled against this header,
  * with rmacc, to run on rma). Launch the program with rmarun.
  *
- * What is here and what is not: docs/c-and-fortran.md.
+ * What is here and what is not: rma_win::guide::c_and_fortran.
  */
 #ifndef RMA_MPI_H
 #define RMA_MPI_H
@@ -286,7 +286,7 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype, int, void *, void *);
 #define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
 #define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function *)1)
 
-/* types and constants of the functions rma refuses (docs/c-and-fortran.md, "Refused
+/* types and constants of the functions rma refuses (rma_win::guide::c_and_fortran, "Refused
    functions"), so that programs naming them compile: files, generalized requests,
    data representations, MPI-1's keyvals, darrays, Fortran type classes, ports */
 typedef int MPI_File;
@@ -361,7 +361,7 @@ int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
 
 /* the tool information interface (MPI_T): control variables are rma's settings
-   (docs/c-and-fortran.md); rma has no performance variables nor categories */
+   (rma_win::guide::c_and_fortran); rma has no performance variables nor categories */
 typedef int MPI_T_enum;
 typedef int MPI_T_cvar_handle;
 typedef int MPI_T_pvar_handle;
@@ -675,7 +675,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 
 /* The rest of MPI 3.1, as listed in rma-capi/src/mpi31.txt: every function listed
    there that no declaration above names. rma refuses those it does not implement:
-   they report MPI_ERR_UNSUPPORTED_OPERATION (docs/c-and-fortran.md, "Refused functions").
+   they report MPI_ERR_UNSUPPORTED_OPERATION (rma_win::guide::c_and_fortran, "Refused functions").
    Written by tests/header.rs (RMA_BLESS=1 cargo test -p rma-capi --test header)
    between the two marker lines: declare a function above once rma implements it,
    and bless. */

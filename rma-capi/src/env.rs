@@ -362,7 +362,7 @@ fn describe(c: c_int) -> String {
     match crate::code::name(c) {
         "" => format!("unknown error code {c}"),
         "MPI_SUCCESS" => "MPI_SUCCESS: no error".into(),
-        n => format!("{n}: see rma's README for the class's meaning"),
+        n => format!("{n}: the MPI standard's error class of that name (rma_win::ErrorClass)"),
     }
 }
 

@@ -5,7 +5,7 @@
 //! signature; mpi.h declares them. Handles are ints indexing per-process tables.
 //! What rma does differently from a full MPI library (which functions exist, the
 //! memory model of windows over the caller's memory, point-to-point over Unix
-//! sockets) is in docs/c-and-fortran.md.
+//! sockets) is in rma-win's guide (`rma_win::guide::c_and_fortran`).
 //!
 //! # Soundness
 //!

@@ -21,7 +21,7 @@ use std::ffi::c_int;
 pub const REFUSED: &str = include_str!(concat!(env!("OUT_DIR"), "/refused.txt"));
 
 fn message(name: &str) -> String {
-    format!("{name} is not implemented by rma (see docs/c-and-fortran.md, \"Refused functions\")")
+    format!("{name} is not implemented by rma (see rma_win::guide::c_and_fortran, \"Refused functions\")")
 }
 
 /// Reports the refusal of `name` through the handler of `on`.

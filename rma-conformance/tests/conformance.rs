@@ -86,7 +86,7 @@ fn case_timeout() -> Duration {
 /// Cases a configuration cannot pass because of a defect of the packaged library
 /// (Debian 12: MPICH 4.0.2, Open MPI 4.1.4): rma refuses the call with RMA_FLAVOR, or
 /// the library crashes. They are registered as ignored, with the defect named here
-/// (`--ignored` runs them); rma-mpi's README describes each defect and its C repro.
+/// (`--ignored` runs them); `rma_win::guide::mpi_defects` describes each defect.
 const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[
     (
         MPICH_SIGNED,

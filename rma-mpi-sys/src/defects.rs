@@ -1,6 +1,7 @@
 //! Known defects of the MPI libraries rma-mpi runs on, and how each is kept away
 //! from rma's users. Each was found by rma-mpi's smoke run (`rma-mpi/tests/smoke`) or
-//! the conformance suite and is described with its reproduction in rma-mpi's README.
+//! the conformance suite and is described with its reproduction in rma-win's guide
+//! (`rma_win::guide::mpi_defects`).
 //! [`Guards`] decides, per process, what is refused and what is issued another way;
 //! rma-mpi applies its decisions where it issues the calls.
 //!
