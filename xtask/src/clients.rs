@@ -34,30 +34,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::bench::model::Outcome as RunOutcome;
-use crate::mpich_suite::{Impl, Outcome, IMPLS};
-
-const HELP: &str = "\
-cargo xtask clients [--impl NAME,...] [--client armci,mpi4py] [--armci-src DIR]
-                    [--timeout-cap SECS] [--min-pass-armci N] [--min-pass-mpi4py N]
-
-  Fetches third-party one-sided MPI clients (ARMCI-MPI from Debian's armci-mpi source
-  package, mpi4py from PyPI), builds them unmodified with each implementation's
-  compiler wrapper and runs their tests under its launcher: ARMCI-MPI's `make check`
-  tests with make check's rank count, mpi4py's window and RMA test files on 1, 2 and
-  3 ranks. Writes target/clients/results.md (side by side, with the lines rma's
-  failures printed) and prints one summary line per implementation. A client that
-  cannot be fetched is a note (`clients: cannot fetch ...`), not a failure.
-
-  --impl             rma, mpich, openmpi (default: rma and every MPI installed)
-  --client           armci, mpi4py (default: both)
-  --armci-src DIR    an ARMCI-MPI source tree or git directory (bare or not; its HEAD)
-                     instead of Debian's source package
-  --timeout-cap SECS never wait longer than this for one test run (default 180 s)
-  --min-pass-armci N fail (exit status 1) when rma passes fewer than N ARMCI-MPI tests
-  --min-pass-mpi4py N
-                     fail when rma passes fewer than N mpi4py test cases (summed over
-                     the test files and rank counts)
-";
+use crate::mpich_suite::{Impl, Outcome};
 
 /// The mpi4py source distribution run, pinned.
 const MPI4PY_VERSION: &str = "4.1.2";
@@ -107,73 +84,62 @@ impl Client {
     }
 }
 
-#[derive(Debug)]
-struct Options {
+/// A client by its name (`--client`).
+fn parse_client(name: &str) -> Result<Client, String> {
+    match name {
+        "armci" | "armci-mpi" => Ok(Client::Armci),
+        "mpi4py" => Ok(Client::Mpi4py),
+        _ => Err(format!("unknown client {name:?} (armci, mpi4py)")),
+    }
+}
+
+/// `cargo xtask clients`'s options.
+#[derive(clap::Args, Debug)]
+#[command(args_override_self = true)]
+pub(crate) struct Options {
+    /// Implementations: rma, mpich, openmpi (default: rma and every MPI installed)
+    #[arg(
+        long = "impl",
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        value_parser = crate::mpich_suite::parse_impl
+    )]
     impls: Vec<&'static Impl>,
+    /// Clients: armci, mpi4py (default: both)
+    #[arg(
+        long = "client",
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        value_parser = parse_client
+    )]
     clients: Vec<Client>,
+    /// An ARMCI-MPI source tree or git directory (bare or not; its HEAD) instead of
+    /// Debian's source package
+    #[arg(long, value_name = "DIR")]
     armci_src: Option<PathBuf>,
+    /// Never wait longer than this for one test run (default 180 s)
+    #[arg(long = "timeout-cap", value_name = "SECS")]
     cap: Option<u64>,
+    /// Fail (exit status 1) when rma passes fewer than N ARMCI-MPI tests
+    #[arg(long = "min-pass-armci", value_name = "N")]
     min_armci: Option<usize>,
+    /// Fail when rma passes fewer than N mpi4py test cases (summed over the test files and
+    /// rank counts)
+    #[arg(long = "min-pass-mpi4py", value_name = "N")]
     min_mpi4py: Option<usize>,
 }
 
-fn parse(args: &[&str]) -> Result<Options, String> {
-    let mut o = Options {
-        impls: Vec::new(),
-        clients: Vec::new(),
-        armci_src: None,
-        cap: None,
-        min_armci: None,
-        min_mpi4py: None,
-    };
-    let number = |name: &str, v: Option<&&str>| -> Result<usize, String> {
-        let v = v.ok_or_else(|| format!("{name} needs a value"))?;
-        v.parse().map_err(|_| format!("bad {name} {v:?}"))
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match *a {
-            "--impl" => {
-                let v = it.next().ok_or("--impl needs a value")?;
-                for name in v.split(',') {
-                    let i = IMPLS
-                        .iter()
-                        .find(|i| i.name == name)
-                        .ok_or_else(|| format!("unknown implementation {name:?}"))?;
-                    o.impls.push(i);
-                }
-            }
-            "--client" => {
-                let v = it.next().ok_or("--client needs a value")?;
-                for name in v.split(',') {
-                    o.clients.push(match name {
-                        "armci" | "armci-mpi" => Client::Armci,
-                        "mpi4py" => Client::Mpi4py,
-                        _ => return Err(format!("unknown client {name:?} (armci, mpi4py)")),
-                    });
-                }
-            }
-            "--armci-src" => {
-                let v = it.next().ok_or("--armci-src needs a value")?;
-                o.armci_src = Some(PathBuf::from(v));
-            }
-            "--timeout-cap" => o.cap = Some(number("--timeout-cap", it.next())? as u64),
-            "--min-pass-armci" => o.min_armci = Some(number("--min-pass-armci", it.next())?),
-            "--min-pass-mpi4py" => o.min_mpi4py = Some(number("--min-pass-mpi4py", it.next())?),
-            "--help" | "-h" => return Err(String::new()),
-            other => return Err(format!("unknown option {other:?}")),
+impl Options {
+    /// The defaults of `--impl` and `--client` where they were not given.
+    fn with_defaults(mut self) -> Options {
+        if self.impls.is_empty() {
+            self.impls = crate::mpich_suite::default_impls();
         }
+        if self.clients.is_empty() {
+            self.clients = vec![Client::Armci, Client::Mpi4py];
+        }
+        self
     }
-    if o.impls.is_empty() {
-        o.impls = IMPLS
-            .iter()
-            .filter(|i| i.name == "rma" || crate::setup::which(i.cc).is_some())
-            .collect();
-    }
-    if o.clients.is_empty() {
-        o.clients = vec![Client::Armci, Client::Mpi4py];
-    }
-    Ok(o)
 }
 
 /// Runs `cmd` with its output in `log`, killed with its process group after `secs`.
@@ -1369,17 +1335,8 @@ impl Section {
     }
 }
 
-pub(crate) fn main(args: &[&str]) -> bool {
-    let opts = match parse(args) {
-        Ok(o) => o,
-        Err(e) => {
-            if !e.is_empty() {
-                eprintln!("clients: {e}");
-            }
-            eprint!("{HELP}");
-            return e.is_empty();
-        }
-    };
+pub(crate) fn main(opts: Options) -> bool {
+    let opts = opts.with_defaults();
     let limit = opts.cap.map_or(RUN_LIMIT, |c| c.min(RUN_LIMIT));
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
     // absolute: programs run in their own directories
@@ -1442,7 +1399,14 @@ pub(crate) fn main(args: &[&str]) -> bool {
             .collect();
         summary.push(format!("{}: {}", imp.name, parts.join(", ")));
     }
-    let md = report(args, &opts, &sections, &summary, &notes, &phases);
+    let md = report(
+        &crate::command_line(),
+        &opts,
+        &sections,
+        &summary,
+        &notes,
+        &phases,
+    );
     let out = root.join("results.md");
     if let Err(e) = std::fs::write(&out, md) {
         eprintln!("clients: {}: {e}", out.display());
@@ -1624,7 +1588,7 @@ fn mpi4py_section(
 /// results.md: summaries, phases, the tables side by side, rma's failures with their
 /// messages, and what the builds found missing.
 fn report(
-    args: &[&str],
+    command: &str,
     opts: &Options,
     sections: &[Section],
     summary: &[String],
@@ -1633,7 +1597,7 @@ fn report(
 ) -> String {
     let mut md =
         String::from("# Third-party one-sided MPI clients, built unmodified, side by side\n\n");
-    md.push_str(&format!("`cargo xtask clients {}`\n\n", args.join(" ")));
+    md.push_str(&format!("`{command}`\n\n"));
     for s in summary {
         md.push_str(&format!("- {s}\n"));
     }
@@ -1727,6 +1691,15 @@ fn report(
 mod tests {
     use super::*;
 
+    /// Parses `cargo xtask clients ARGS`, with the defaults filled in.
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        let argv = ["xtask", "clients"].iter().chain(args);
+        match crate::cli::try_parse_from(argv)? {
+            crate::cli::Task::Clients(o) => Ok(o.with_defaults()),
+            other => panic!("not clients: {other:?}"),
+        }
+    }
+
     #[test]
     fn options_parse() {
         let o = parse(&[
@@ -1751,10 +1724,20 @@ mod tests {
         );
         assert!(parse(&["--client", "x"]).is_err());
         assert!(parse(&["--min-pass-armci"]).is_err());
-        assert_eq!(parse(&["--help"]).unwrap_err(), "");
+        let help = parse(&["--help"]).unwrap_err();
+        assert_eq!(
+            (help.kind(), help.exit_code()),
+            (clap::error::ErrorKind::DisplayHelp, 0)
+        );
         let d = parse(&[]).unwrap();
         assert_eq!(d.clients, [Client::Armci, Client::Mpi4py]);
         assert_eq!(d.impls[0].name, "rma");
+        // --impl and --client add up when repeated, as before
+        let r = parse(&["--impl", "rma", "--impl", "mpich", "--client", "armci-mpi"]).unwrap();
+        assert_eq!(r.impls.len(), 2);
+        assert_eq!(r.clients, [Client::Armci]);
+        let a = parse(&["--armci-src", "/src/armci"]).unwrap();
+        assert_eq!(a.armci_src.as_deref(), Some(Path::new("/src/armci")));
     }
 
     #[test]

@@ -1,100 +1,19 @@
-//! `cargo xtask`: the one entry point for humans and CI (std only, and serde_json to
-//! read `cargo metadata`).
+//! `cargo xtask`: the one entry point for humans and CI (clap for the command line,
+//! cli.rs; serde_json to read `cargo metadata` and write the bench's results).
 
 mod bench;
+mod cli;
 mod clients;
 mod mpich_suite;
 mod msrv;
+mod publish_check;
 mod setup;
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
-const HELP: &str = "\
-cargo xtask <task> [options]
-
-Tasks:
-  test-all [--quick] [--long] [--only TEXT,...]
-                       every test of the workspace (nextest) and the doctests, group by
-                       group, with a one-line summary per group and a total; --long
-                       also runs the long soak (RMA_SOAK_SECS=600 per transport x mode)
-                       and the long fuzzing runs (RMA_FUZZ_CASES=5000000); --only runs
-                       the groups whose name contains one of the texts (for example
-                       --only mpich or --only 'atomic x,examples'); without --quick
-                       also the msrv checks (the group msrv)
-  ci                   format check, clippy (warnings denied), cargo doc (warnings
-                       denied), cargo package of every library crate (verified),
-                       msrv, then test-all (without its msrv group)
-  msrv                 what can be checked with the toolchains at hand of the declared
-                       rust-version (Cargo.toml's [workspace.package]): (a) every
-                       package the library crates pull in for their users (normal and
-                       build dependencies, from cargo metadata) declares no newer
-                       rust-version (dev-dependencies are listed, not counted), (b)
-                       clippy::incompatible_msrv over the libraries (std APIs
-                       stabilized later), (c) cargo +<that version> check of the
-                       libraries when rustup has that toolchain, else skipped with a
-                       note: without it, language features newer than the declared
-                       version go unnoticed
-  bench [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
-                       rma against MPICH, Open MPI and the hardware limits: builds
-                       rmarun + rma-bench and benches/c, runs every configuration
-                       (hw, rma_atomic, rma_atomic_check (RMA_CHECK=conflicts),
-                       rma_queued, rma_create, mpich_alloc, mpich_create, ompi_sm,
-                       ompi_rdma, ompi_rdma_create, ...) once per
-                       round, interleaved (default 3 rounds, --quick 1 shorter round;
-                       each run killed after --timeout, default 120 s), and writes
-                       target/bench/{summary.md,results.json,latency.svg,bandwidth.svg};
-                       configurations whose MPI or gcc is missing are skipped, and the
-                       command that installs them is printed (cargo xtask setup); fails
-                       if a contended final-value check failed
-  bench --scaling [--ranks 2,4,...] [--rounds N] [--quick] [--timeout SECS] [--only KEY,...]
-                [--scenarios NAME,...]
-                       rank scaling: rma-scale (rma_atomic, rma_atomic_park, rma_queued,
-                       rma_mpi) and benches/c/mpi_rma_scale.c (ompi_sm, mpich) at N = 2,
-                       4, 8, ... up to the CPUs and 2x the CPUs (oversubscribed), or
-                       --ranks (--scenarios: only these, benches/SCENARIOS.md);
-                       rounds x N x configurations interleaved (default 3
-                       rounds, --quick 1 shorter round; each run killed after --timeout,
-                       default 60 s, 30 s quick); writes
-                       target/bench/scaling/{scaling.md,scaling.json,scaling.svg}; fails
-                       if any count was wrong
-  bench criterion [ARGS]
-                       the criterion benches (cargo bench -p rma-benches ARGS)
-  demo [ARGS]          the main job: every example (Examples 11.1-11.3 of the MPI
-                       standard, a shared counter, an arg-max, a linked list appended
-                       with compare_and_swap, a ticket lock) on 4 ranks as threads and
-                       as processes under rmarun, for every transport, and the same
-                       binaries under mpiexec (MPICH) and mpirun (Open MPI osc/sm) with
-                       --n 500 when an MPI is installed (the mpi transport); ARGS go to
-                       each
-  tsan                 the racing-threads soundness tests (rma-win tests/soundness.rs,
-                       race::*) built with ThreadSanitizer on a nightly toolchain, when
-                       one is installed (not part of test-all: CI has stable only);
-                       fails on any data race reported in rma's own code
-  setup                installs what the bench and the mpi transport's tests need and
-                       this machine lacks: MPICH, Open MPI and gcc (apt-get install
-                       mpich libmpich-dev openmpi-bin libopenmpi-dev gcc; needs root)
-                       and cargo-nextest (cargo install --locked); nothing else here
-                       installs anything
-  mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
-                       MPICH's own test/mpi/rma suite, fetched from Debian's mpich
-                       source package (never kept in this repository), built per its
-                       Makefile.am with each MPI's compiler wrapper and run per its
-                       testlist with MPICH's pass rule; writes
-                       target/mpich-suite/results.md (--dtp: results-dtp.md), side by side (rma joins when its
-                       C ABI exists)
-  clients [--impl NAME,...] [--client armci,mpi4py] [--armci-src DIR] [--timeout-cap SECS]
-          [--min-pass-armci N] [--min-pass-mpi4py N]
-                       third-party one-sided MPI clients, fetched at run time and built
-                       unmodified with each MPI's compiler wrapper (rmacc for rma):
-                       ARMCI-MPI (Debian's armci-mpi source package, or --armci-src: a
-                       source tree or git directory) and its `make check` tests, mpi4py
-                       (PyPI's sdist, pinned) and its window and RMA test files on 1, 2
-                       and 3 ranks; writes target/clients/results.md side by side and
-                       one summary line per implementation; a client that cannot be
-                       fetched is a note; --min-pass-*: floors on what rma passes
-  help                 this text
-";
+use clap::ArgAction;
+use cli::Task;
 
 /// A test group: a name and the tests it selects (a package, optionally one test
 /// binary of it and a test-name prefix).
@@ -152,9 +71,9 @@ impl Group {
     }
 }
 
-/// The workspace members that are not published (`publish = false`): left out of
-/// `cargo package` in `ci` and of the library crates `msrv` checks; every other member
-/// is a library crate.
+/// The workspace members that are not published (`publish = false`): skipped by
+/// `publish-check` (cargo itself leaves them out) and left out of the library crates
+/// `msrv` checks; every other member is a library crate.
 const UNPUBLISHED: &[&str] = &["rma-examples", "rma-conformance", "rma-benches", "xtask"];
 
 /// The transports the conformance suite is stamped out for (rma-win's `TRANSPORTS`).
@@ -275,6 +194,10 @@ fn groups() -> Vec<Group> {
         (
             "mpi_interop",
             "worlds over a program's MPI communicators, node worlds (mpiexec)",
+        ),
+        (
+            "front_page",
+            "README's program in the guide, rmarun as a user's cargo runner",
         ),
         (
             "misuse",
@@ -406,37 +329,37 @@ fn have_nextest() -> bool {
 }
 
 /// What `test-all` was asked for.
-#[derive(Default)]
-struct TestAll {
+#[derive(clap::Args, Debug, Default)]
+#[command(args_override_self = true)]
+pub(crate) struct TestAll {
+    /// Leave out the doctests, the loom model, the msrv checks and the examples
+    #[arg(long)]
     quick: bool,
+    /// Also the long soak (RMA_SOAK_SECS=600 per transport x mode) and long fuzzing runs
+    /// (RMA_FUZZ_CASES=5000000)
+    #[arg(long)]
     long: bool,
-    /// run only the groups whose name contains one of these (all when empty)
+    /// Only the groups whose name contains one of the texts (e.g. mpich or 'atomic x,examples')
+    #[arg(long, value_name = "TEXT,...", value_delimiter = ',', action = ArgAction::Set)]
     only: Vec<String>,
-    /// leave the msrv group out (`ci` runs it before test-all)
+    /// Leave the msrv group out (`ci` runs it before test-all).
+    #[arg(skip)]
     skip_msrv: bool,
 }
 
 impl TestAll {
-    fn parse(args: &[&str]) -> Result<TestAll, String> {
-        let mut t = TestAll::default();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match *a {
-                "--quick" => t.quick = true,
-                "--long" => t.long = true,
-                "--only" => {
-                    let v = it.next().ok_or("--only needs a value")?;
-                    t.only = v.split(',').map(str::to_string).collect();
-                }
-                other => return Err(format!("test-all: unknown option {other:?}")),
-            }
-        }
-        Ok(t)
-    }
-
+    /// Whether the group `group` runs (`--only` names it, or there is no `--only`).
     fn wants(&self, group: &str) -> bool {
         self.only.is_empty() || self.only.iter().any(|o| group.contains(o.as_str()))
     }
+}
+
+/// The command line as given (`cargo xtask bench --rounds 5`), for the results files.
+pub(crate) fn command_line() -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    format!("cargo xtask {}", args.join(" "))
+        .trim_end()
+        .to_owned()
 }
 
 /// The last `n` lines of `out`, to stderr, under a heading naming `what`.
@@ -596,7 +519,7 @@ fn status(mut cmd: Command) -> bool {
 
 /// Runs every example plainly (ranks as threads) and under `rmarun -n 4`, for every
 /// transport; returns (passed, failed). Extra arguments go to every example.
-fn run_examples(extra: &[&str]) -> (u64, u64) {
+fn run_examples(extra: &[String]) -> (u64, u64) {
     let mut build = cargo();
     build
         .args([
@@ -740,7 +663,7 @@ fn rsmpi_runs(target: &str) -> Vec<(bool, String, String)> {
     runs
 }
 
-fn demo(extra: &[&str]) -> bool {
+fn demo(extra: &[String]) -> bool {
     let (passed, failed) = run_examples(extra);
     println!("demo: {passed} passed, {failed} failed");
     failed == 0
@@ -844,108 +767,51 @@ fn tsan() -> bool {
     passed && counts.passed > 0 && reports.is_empty()
 }
 
+/// `cargo xtask ci`: the checks before a merge, in order, stopping at the first that
+/// fails.
+fn ci() -> bool {
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--", "--check"]);
+    let mut clippy = cargo();
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    // the API docs build without a warning (broken links included)
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    status(fmt)
+        && status(clippy)
+        && status(doc)
+        && publish_check::main(&publish_check::Options::default())
+        && msrv::main()
+        && test_all(&TestAll {
+            skip_msrv: true,
+            ..TestAll::default()
+        })
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let task = args.first().map(String::as_str).unwrap_or("help");
-    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
-    let ok = match task {
-        "test-all" | "ci" | "msrv" if rest.iter().any(|a| matches!(*a, "--help" | "-h")) => {
-            print!("{HELP}");
-            true
-        }
-        "test-all" => match TestAll::parse(&rest) {
-            Ok(opts) => test_all(&opts),
-            Err(e) => {
-                eprintln!("xtask: {e}\n\n{HELP}");
-                false
-            }
-        },
-        "ci" => {
-            let mut fmt = cargo();
-            fmt.args(["fmt", "--all", "--", "--check"]);
-            let mut clippy = cargo();
-            clippy.args([
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ]);
-            // the API docs build without a warning (broken links included)
-            let mut doc = cargo();
-            doc.args(["doc", "--workspace", "--no-deps"])
-                .env("RUSTDOCFLAGS", "-D warnings");
-            // every library crate packages and builds from its own tarball (what
-            // `cargo publish --dry-run` checks), against the others as packaged, in a
-            // target directory of its own made afresh: the tarballs come through a
-            // local registry, and cargo never rebuilds a registry crate of a version it
-            // already built, so a kept directory would check against an older rma-core
-            let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-            let verify = format!("{target}/package-verify");
-            let _ = std::fs::remove_dir_all(&verify);
-            let mut package = cargo();
-            package
-                .args(["package", "--workspace", "--allow-dirty"])
-                .env("CARGO_TARGET_DIR", &verify);
-            for p in UNPUBLISHED {
-                package.args(["--exclude", p]);
-            }
-            status(fmt)
-                && status(clippy)
-                && status(doc)
-                && status(package)
-                && msrv::main()
-                && test_all(&TestAll {
-                    skip_msrv: true,
-                    ..TestAll::default()
-                })
-        }
-        "bench" if rest.first() == Some(&"criterion") => {
-            let mut cmd = cargo();
-            cmd.args(["bench", "-p", "rma-benches"]).args(&rest[1..]);
-            status(cmd)
-        }
-        "bench" => bench::main(&rest),
-        "demo" => demo(&rest),
-        "mpich-suite" => mpich_suite::main(&rest),
-        "clients" => clients::main(&rest),
-        "tsan" => tsan(),
-        "msrv" if !rest.is_empty() => {
-            eprintln!("xtask: msrv takes no options, got {rest:?}\n\n{HELP}");
-            false
-        }
-        "msrv" => msrv::main(),
-        "setup" => setup::main(&rest),
-        "help" | "--help" | "-h" => {
-            print!("{HELP}");
-            true
-        }
-        other => {
-            eprintln!("xtask: unknown task {other:?}\n\n{HELP}");
-            false
-        }
+    let ok = match cli::parse() {
+        Task::TestAll(opts) => test_all(&opts),
+        Task::Ci => ci(),
+        Task::Msrv => msrv::main(),
+        Task::Bench(args) => bench::main(&args),
+        Task::Demo { args } => demo(&args),
+        Task::Tsan => tsan(),
+        Task::Setup => setup::main(),
+        Task::MpichSuite(opts) => mpich_suite::main(opts),
+        Task::Clients(opts) => clients::main(opts),
+        Task::PublishCheck(opts) => publish_check::main(&opts),
     };
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::TestAll;
-
-    #[test]
-    fn test_all_options() {
-        let t = TestAll::parse(&["--quick", "--only", "mpich,examples"]).unwrap();
-        assert!(t.quick && !t.long);
-        assert!(t.wants("conformance mpi x mpich_nolocal"));
-        assert!(t.wants("examples (threads, rmarun, mpi)"));
-        assert!(!t.wants("conformance atomic x threads"));
-        assert!(TestAll::parse(&[]).unwrap().wants("anything"));
-        assert!(TestAll::parse(&["--only"]).is_err());
-        assert!(TestAll::parse(&["--qick"]).is_err());
     }
 }

@@ -31,30 +31,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use clap::ArgAction;
+
 use crate::bench::model::Outcome as BenchOutcome;
-
-const HELP: &str = "\
-cargo xtask mpich-suite [--impl NAME,...] [--only TEXT,...] [--timeout-cap SECS]
-
-  Builds MPICH's test/mpi/rma (fetched from Debian's mpich source package) with each
-  implementation's compiler wrapper and runs its testlist under its launcher, with the
-  suite's rank counts, arguments and time limits and its pass rule (exit 0, output
-  exactly `No Errors`). Writes target/mpich-suite/results.md (results-dtp.md with
-  --dtp; entry by entry, side by
-  side) and prints a summary.
-
-  --impl         rma, mpich, openmpi (default: rma and every MPI installed)
-  --only         run only the entries whose program name contains one of the texts
-  --timeout-cap  never wait longer than this for one entry (default: the entry's own
-                 limit, 180 s when it names none, as runtests has it)
-  --min-pass N   fail (exit status 1) when rma passes fewer than N entries: the
-                 floor CI tracks
-  --dtp          run the datatype-pool entries (testlist.dtp, which MPICH's configure
-                 generates from maint/dtp-test-config.txt with its default types
-                 MPI_INT and MPI_INT:4+MPI_DOUBLE:8) instead of testlist.in
-  --max-count N  leave out the entries whose -count argument exceeds N (the datatype
-                 pools' large counts take minutes each; CI runs the others)
-";
 
 /// An MPI implementation the suite (and `cargo xtask clients`) is built and run with.
 #[derive(Debug)]
@@ -336,68 +315,58 @@ impl Outcome {
     }
 }
 
-struct Options {
+/// `cargo xtask mpich-suite`'s options.
+#[derive(clap::Args, Debug)]
+#[command(args_override_self = true)]
+pub(crate) struct Options {
+    /// Implementations: rma, mpich, openmpi (default: rma and every MPI installed)
+    #[arg(
+        long = "impl",
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        value_parser = parse_impl
+    )]
     impls: Vec<&'static Impl>,
+    /// Run only the entries whose program name contains one of the texts
+    #[arg(long, value_name = "TEXT,...", value_delimiter = ',', action = ArgAction::Set)]
     only: Vec<String>,
+    /// Never wait longer than this for one entry (default: the entry's own limit, 180 s
+    /// when it names none, as runtests has it)
+    #[arg(long = "timeout-cap", value_name = "SECS")]
     cap: Option<u64>,
-    /// Fail unless rma passes at least this many entries.
+    /// Fail (exit status 1) when rma passes fewer than N entries: the floor CI tracks
+    #[arg(long, value_name = "N")]
     min_pass: Option<usize>,
-    /// Run testlist.dtp instead of testlist.in.
+    /// Run the datatype-pool entries (testlist.dtp) instead of testlist.in
+    ///
+    /// Run the datatype-pool entries (testlist.dtp, which MPICH's configure generates from
+    /// maint/dtp-test-config.txt with its default types MPI_INT and
+    /// MPI_INT:4+MPI_DOUBLE:8) instead of testlist.in.
+    #[arg(long, verbatim_doc_comment)]
     dtp: bool,
-    /// Leave out entries whose `-count=` argument is larger.
+    /// Leave out the entries whose -count argument exceeds N
+    ///
+    /// Leave out the entries whose -count argument exceeds N (the datatype pools' large
+    /// counts take minutes each; CI runs the others).
+    #[arg(long, value_name = "N", verbatim_doc_comment)]
     max_count: Option<u64>,
 }
 
-fn parse(args: &[&str]) -> Result<Options, String> {
-    let mut o = Options {
-        impls: Vec::new(),
-        only: Vec::new(),
-        cap: None,
-        min_pass: None,
-        dtp: false,
-        max_count: None,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match *a {
-            "--impl" => {
-                let v = it.next().ok_or("--impl needs a value")?;
-                for name in v.split(',') {
-                    let i = IMPLS
-                        .iter()
-                        .find(|i| i.name == name)
-                        .ok_or_else(|| format!("unknown implementation {name:?}"))?;
-                    o.impls.push(i);
-                }
-            }
-            "--only" => {
-                let v = it.next().ok_or("--only needs a value")?;
-                o.only = v.split(',').map(str::to_string).collect();
-            }
-            "--timeout-cap" => {
-                let v = it.next().ok_or("--timeout-cap needs a value")?;
-                o.cap = Some(v.parse().map_err(|_| format!("bad --timeout-cap {v:?}"))?);
-            }
-            "--min-pass" => {
-                let v = it.next().ok_or("--min-pass needs a value")?;
-                o.min_pass = Some(v.parse().map_err(|_| format!("bad --min-pass {v:?}"))?);
-            }
-            "--dtp" => o.dtp = true,
-            "--max-count" => {
-                let v = it.next().ok_or("--max-count needs a value")?;
-                o.max_count = Some(v.parse().map_err(|_| format!("bad --max-count {v:?}"))?);
-            }
-            "--help" | "-h" => return Err(String::new()),
-            other => return Err(format!("unknown option {other:?}")),
-        }
-    }
-    if o.impls.is_empty() {
-        o.impls = IMPLS
-            .iter()
-            .filter(|i| i.name == "rma" || crate::setup::which(i.cc).is_some())
-            .collect();
-    }
-    Ok(o)
+/// An implementation by its name (`--impl`).
+pub(crate) fn parse_impl(name: &str) -> Result<&'static Impl, String> {
+    IMPLS.iter().find(|i| i.name == name).ok_or_else(|| {
+        let names: Vec<&str> = IMPLS.iter().map(|i| i.name).collect();
+        format!("unknown implementation {name:?} ({})", names.join(", "))
+    })
+}
+
+/// The implementations when `--impl` names none: rma and every MPI whose compiler
+/// wrapper is installed.
+pub(crate) fn default_impls() -> Vec<&'static Impl> {
+    IMPLS
+        .iter()
+        .filter(|i| i.name == "rma" || crate::setup::which(i.cc).is_some())
+        .collect()
 }
 
 /// The unpacked `test/mpi` of Debian's MPICH source, fetched when missing.
@@ -802,17 +771,10 @@ fn run(imp: &Impl, bin: &Path, e: &Entry, cap: Option<u64>) -> (Outcome, f64, St
     (if ok { Outcome::Pass } else { Outcome::Fail }, secs, head)
 }
 
-pub(crate) fn main(args: &[&str]) -> bool {
-    let opts = match parse(args) {
-        Ok(o) => o,
-        Err(e) => {
-            if !e.is_empty() {
-                eprintln!("mpich-suite: {e}");
-            }
-            eprint!("{HELP}");
-            return e.is_empty();
-        }
-    };
+pub(crate) fn main(mut opts: Options) -> bool {
+    if opts.impls.is_empty() {
+        opts.impls = default_impls();
+    }
     if opts.impls.is_empty() {
         eprintln!(
             "mpich-suite: no MPI compiler wrapper installed (mpicc.mpich, mpicc.openmpi); cargo xtask setup installs them"
@@ -946,8 +908,8 @@ pub(crate) fn main(args: &[&str]) -> bool {
         "# MPICH's test/mpi/rma, entry by entry\n\n"
     });
     md.push_str(&format!(
-        "`cargo xtask mpich-suite {}`; suite from {}.\n\n",
-        args.join(" "),
+        "`{}`; suite from {}.\n\n",
+        crate::command_line(),
         suite.display()
     ));
     for s in &summary {

@@ -62,18 +62,7 @@ fn run(mut cmd: Command) -> bool {
 }
 
 /// `cargo xtask setup`: false if something is still missing afterwards.
-pub(crate) fn main(args: &[&str]) -> bool {
-    if args.iter().any(|a| matches!(*a, "--help" | "-h")) {
-        print!("{}", crate::HELP);
-        return true;
-    }
-    if let Some(a) = args.first() {
-        eprintln!(
-            "xtask setup: takes no arguments, got {a:?}\n\n{}",
-            crate::HELP
-        );
-        return false;
-    }
+pub(crate) fn main() -> bool {
     let mut ok = true;
     let packages = missing_packages();
     if packages.is_empty() {

@@ -5,16 +5,16 @@
 //! the bar into `target/bench/` (summary.md, results.json, two SVG plots).
 //! `cargo xtask bench --scaling` runs the rank-scaling scenarios instead (`scaling.rs`).
 
-mod json;
 pub(crate) mod model;
 mod plot;
 mod report;
 mod scaling;
 
 use crate::setup::{which, MPI_TOOLS};
-use json::Json;
+use clap::ArgAction;
 use model::{Line, Outcome, Run, Summary};
 use report::Report;
+use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -338,55 +338,80 @@ pub(crate) fn config(key: &str) -> &'static Config {
         .unwrap_or_else(|| panic!("unknown configuration {key}"))
 }
 
-/// Command-line options of `cargo xtask bench`.
-#[derive(Debug, Clone, PartialEq)]
-struct Options {
-    rounds: u32,
+/// `cargo xtask bench`'s command line (and `cargo xtask bench criterion`).
+#[derive(clap::Args, Debug, Clone, PartialEq)]
+#[command(
+    args_override_self = true,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+pub(crate) struct Args {
+    /// Rounds: every configuration runs once per round, interleaved (default 3, 1 with --quick)
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+    /// One shorter round (the programs' repetitions fewer and shorter)
+    #[arg(long)]
     quick: bool,
-    timeout: u64,
+    /// Seconds before a run is killed (default 120; with --scaling 60, 30 with --quick)
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Only these configurations, by key (such as hw,rma_atomic,ompi_sm)
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',', action = ArgAction::Set)]
     only: Option<Vec<String>>,
-    /// `--scaling`: the rank-scaling scenarios (scaling.rs) instead of the 2-rank bench.
+    /// The rank-scaling scenarios (rma-scale, mpi_rma_scale.c) instead of the 2-rank bench
+    #[arg(long)]
     scaling: bool,
-    /// `--ranks`: the numbers of ranks of a scaling run (default: [`scaling::default_ranks`]).
+    /// With --scaling: the numbers of ranks (default 2, 4, 8, ... up to the CPUs, 2x the CPUs)
+    #[arg(
+        long,
+        value_name = "N,...",
+        requires = "scaling",
+        value_delimiter = ',',
+        action = ArgAction::Set,
+        value_parser = scaling::parse_rank
+    )]
     ranks: Option<Vec<usize>>,
-    /// `--scenarios`: only these scenarios of a scaling run (the programs' `-s`).
+    /// With --scaling: only these scenarios (benches/SCENARIOS.md)
+    #[arg(long, value_name = "NAME,...", requires = "scaling")]
     scenarios: Option<String>,
+    /// `bench criterion`.
+    #[command(subcommand)]
+    criterion: Option<BenchTask>,
 }
 
-impl Options {
-    fn parse(args: &[&str]) -> Result<Options, String> {
-        let mut o = Options {
-            rounds: 3,
-            quick: false,
-            timeout: 120,
-            only: None,
-            scaling: false,
-            ranks: None,
-            scenarios: None,
+/// What `cargo xtask bench` runs instead of its own bench.
+#[derive(clap::Subcommand, Debug, Clone, PartialEq)]
+pub(crate) enum BenchTask {
+    /// The criterion benches: `cargo bench -p rma-benches [ARGS] [-- BENCH_ARGS]`
+    Criterion {
+        /// Arguments for cargo bench (such as --bench kernels)
+        #[arg(allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<String>,
+        /// Arguments after `--`, passed on with it (to the bench programs)
+        #[arg(last = true, value_name = "BENCH_ARGS")]
+        bench_args: Vec<String>,
+    },
+}
+
+impl Args {
+    /// With `bench criterion`: the arguments for `cargo bench -p rma-benches`, a `--`
+    /// given on the command line included.
+    pub(crate) fn criterion_args(&self) -> Option<Vec<String>> {
+        let Some(BenchTask::Criterion { args, bench_args }) = &self.criterion else {
+            return None;
         };
-        let (mut rounds, mut timeout) = (None, None);
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut value = |name: &str| it.next().copied().ok_or(format!("{name} needs a value"));
-            match *a {
-                "--quick" => o.quick = true,
-                "--scaling" => o.scaling = true,
-                "--rounds" => rounds = Some(number(value("--rounds")?)?),
-                "--timeout" => timeout = Some(number(value("--timeout")?)?.into()),
-                "--only" => {
-                    o.only = Some(value("--only")?.split(',').map(str::to_owned).collect());
-                }
-                "--ranks" => o.ranks = Some(scaling::parse_ranks(value("--ranks")?)?),
-                "--scenarios" => o.scenarios = Some(value("--scenarios")?.to_owned()),
-                other => return Err(format!("unknown option {other:?}")),
-            }
+        let mut v = args.clone();
+        if !bench_args.is_empty() {
+            v.push("--".into());
+            v.extend(bench_args.iter().cloned());
         }
-        if o.ranks.is_some() && !o.scaling {
-            return Err("--ranks needs --scaling".into());
-        }
-        if o.scenarios.is_some() && !o.scaling {
-            return Err("--scenarios needs --scaling".into());
-        }
+        Some(v)
+    }
+
+    /// What clap cannot check alone: the keys `--only` names are configurations of this
+    /// kind of run.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let o = Options::of(self);
         let known = o.configs();
         if let Some(k) = o
             .only
@@ -401,13 +426,59 @@ impl Options {
                 keys.join(", ")
             ));
         }
-        o.rounds = rounds.unwrap_or(if o.quick { 1 } else { 3 }).max(1);
-        o.timeout = timeout.unwrap_or(if o.scaling {
-            scaling::default_timeout(o.quick)
+        Ok(())
+    }
+}
+
+/// What a run of `cargo xtask bench` was asked for, the defaults filled in.
+#[derive(Debug, Clone, PartialEq)]
+struct Options {
+    rounds: u32,
+    quick: bool,
+    timeout: u64,
+    only: Option<Vec<String>>,
+    /// `--scaling`: the rank-scaling scenarios (scaling.rs) instead of the 2-rank bench.
+    scaling: bool,
+    /// `--ranks`, sorted, without repeats: the numbers of ranks of a scaling run
+    /// (default: [`scaling::default_ranks`]).
+    ranks: Option<Vec<usize>>,
+    /// `--scenarios`: only these scenarios of a scaling run (the programs' `-s`).
+    scenarios: Option<String>,
+}
+
+impl Options {
+    /// The options of a command line: 3 rounds (1 with `--quick`, at least 1); runs
+    /// killed after 120 s, with `--scaling` [`scaling::default_timeout`].
+    fn of(a: &Args) -> Options {
+        let timeout = a.timeout.unwrap_or(if a.scaling {
+            scaling::default_timeout(a.quick)
         } else {
             120
         });
-        Ok(o)
+        let ranks = a.ranks.clone().map(|mut v| {
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        Options {
+            rounds: a.rounds.unwrap_or(if a.quick { 1 } else { 3 }).max(1),
+            quick: a.quick,
+            timeout,
+            only: a.only.clone(),
+            scaling: a.scaling,
+            ranks,
+            scenarios: a.scenarios.clone(),
+        }
+    }
+
+    /// The options of `cargo xtask bench ARGS` (tests).
+    #[cfg(test)]
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        let argv = ["xtask", "bench"].iter().chain(args);
+        match crate::cli::try_parse_from(argv)? {
+            crate::cli::Task::Bench(a) => Ok(Options::of(&a)),
+            other => panic!("not bench: {other:?}"),
+        }
     }
 
     /// The programs' `-r` and `-t`: about 5 s per MPI configuration (3 s quick); for
@@ -442,10 +513,6 @@ impl Options {
             })
             .collect()
     }
-}
-
-fn number(s: &str) -> Result<u32, String> {
-    s.parse().map_err(|_| format!("not a number: {s:?}"))
 }
 
 /// Where things are: the workspace, cargo's target directory, the bench output.
@@ -1144,95 +1211,106 @@ struct Record<'a> {
 }
 
 impl Record<'_> {
-    fn json(&self) -> Json {
+    fn json(&self) -> Value {
         let (reps, secs) = self.options.reps_secs();
-        let configs = CONFIGS.iter().map(|c| {
-            Json::obj([
-                ("key", c.key.into()),
-                ("label", c.label.into()),
-                ("command", c.command.into()),
-                ("note", c.note.into()),
-                ("library", library(self.paths, c.key).into()),
-                ("contended_errors", self.summary.errors(c.key).into()),
-            ])
-        });
-        let runs = self.runs.iter().map(|r| {
-            Json::obj([
-                ("config", r.config.into()),
-                ("round", u64::from(r.round).into()),
-                ("outcome", r.outcome.describe().into()),
-                ("secs", r.secs.into()),
-            ])
-        });
-        let raw = self.lines.iter().map(|l| {
-            Json::obj([
-                ("config", l.config.as_str().into()),
-                ("round", u64::from(l.round).into()),
-                ("section", l.section.as_str().into()),
-                ("test", l.test.as_str().into()),
-                ("n", l.n.into()),
-                ("iters", l.iters.into()),
-                ("med_us", l.med.into()),
-                ("min_us", l.min.into()),
-                ("max_us", l.max.into()),
-                ("unit", unit_of(&l.section).into()),
-            ])
-        });
-        let summary = self.summary.iter().map(|((c, sec, t, n), s)| {
-            Json::obj([
-                ("config", c.as_str().into()),
-                ("section", sec.as_str().into()),
-                ("test", t.as_str().into()),
-                ("n", (*n).into()),
-                ("median_us", s.median.into()),
-                ("lo_us", s.lo.into()),
-                ("hi_us", s.hi.into()),
-                ("rounds", (s.rounds as u64).into()),
-                ("unit", unit_of(sec).into()),
-            ])
-        });
-        let bar = self.report.bar().into_iter().map(|c| {
-            Json::obj([
-                ("target", c.target.into()),
-                ("measured", c.measured.into()),
-                ("value", c.value.into()),
-                ("unit", c.unit.trim().into()),
-                ("goal", c.goal.into()),
-                ("verdict", c.verdict.word().into()),
-                ("note", c.note.into()),
-            ])
-        });
-        Json::obj([
-            ("date", self.date.into()),
-            ("command", self.command.into()),
-            (
-                "machine",
-                Json::obj([
-                    ("cpu", self.machine.cpu.as_str().into()),
-                    ("nproc", (self.machine.nproc as u64).into()),
-                    ("kernel", self.machine.kernel.as_str().into()),
-                ]),
-            ),
-            (
-                "options",
-                Json::obj([
-                    ("rounds", u64::from(self.options.rounds).into()),
-                    ("quick", Json::Bool(self.options.quick)),
-                    ("reps", reps.into()),
-                    ("secs_per_rep", secs.into()),
-                    ("timeout_s", self.options.timeout.into()),
-                ]),
-            ),
-            ("configs", Json::Arr(configs.collect())),
-            ("runs", Json::Arr(runs.collect())),
-            ("raw", Json::Arr(raw.collect())),
-            ("summary", Json::Arr(summary.collect())),
-            ("bar", Json::Arr(bar.collect())),
-            (
-                "contended_errors_total",
-                self.report.contended_errors().into(),
-            ),
-        ])
+        let configs: Vec<Value> = CONFIGS
+            .iter()
+            .map(|c| {
+                json!({
+                    "key": c.key,
+                    "label": c.label,
+                    "command": c.command,
+                    "note": c.note,
+                    "library": library(self.paths, c.key),
+                    "contended_errors": self.summary.errors(c.key),
+                })
+            })
+            .collect();
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "config": r.config,
+                    "round": r.round,
+                    "outcome": r.outcome.describe(),
+                    "secs": r.secs,
+                })
+            })
+            .collect();
+        let raw: Vec<Value> = self
+            .lines
+            .iter()
+            .map(|l| {
+                json!({
+                    "config": l.config,
+                    "round": l.round,
+                    "section": l.section,
+                    "test": l.test,
+                    "n": l.n,
+                    "iters": l.iters,
+                    "med_us": l.med,
+                    "min_us": l.min,
+                    "max_us": l.max,
+                    "unit": unit_of(&l.section),
+                })
+            })
+            .collect();
+        let summary: Vec<Value> = self
+            .summary
+            .iter()
+            .map(|((c, sec, t, n), s)| {
+                json!({
+                    "config": c,
+                    "section": sec,
+                    "test": t,
+                    "n": n,
+                    "median_us": s.median,
+                    "lo_us": s.lo,
+                    "hi_us": s.hi,
+                    "rounds": s.rounds,
+                    "unit": unit_of(sec),
+                })
+            })
+            .collect();
+        let bar: Vec<Value> = self
+            .report
+            .bar()
+            .into_iter()
+            .map(|c| {
+                json!({
+                    "target": c.target,
+                    "measured": c.measured,
+                    "value": c.value,
+                    "unit": c.unit.trim(),
+                    "goal": c.goal,
+                    "verdict": c.verdict.word(),
+                    "note": c.note,
+                })
+            })
+            .collect();
+        json!({
+            "date": self.date,
+            "command": self.command,
+            "machine": {
+                "cpu": self.machine.cpu,
+                "nproc": self.machine.nproc,
+                "kernel": self.machine.kernel,
+            },
+            "options": {
+                "rounds": self.options.rounds,
+                "quick": self.options.quick,
+                "reps": reps,
+                "secs_per_rep": secs,
+                "timeout_s": self.options.timeout,
+            },
+            "configs": configs,
+            "runs": runs,
+            "raw": raw,
+            "summary": summary,
+            "bar": bar,
+            "contended_errors_total": self.report.contended_errors(),
+        })
     }
 
     fn header(&self) -> String {
@@ -1265,18 +1343,29 @@ fn write(path: &Path, text: &str) {
     }
 }
 
-/// `cargo xtask bench [--rounds N] [--quick] [--timeout SECS] [--only a,b]`, or with
-/// `--scaling [--ranks 2,4,...]` the rank-scaling run.
-pub(crate) fn main(args: &[&str]) -> bool {
-    let o = match Options::parse(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("xtask bench: {e}\n\n{}", crate::HELP);
-            return false;
-        }
-    };
+/// JSON text as the bench writes it: pretty-printed (two-space indentation), with a
+/// final newline.
+pub(crate) fn json_text(v: &Value) -> String {
+    format!("{v:#}\n")
+}
+
+/// `cargo xtask bench criterion ARGS`: `cargo bench -p rma-benches ARGS`.
+fn criterion(args: &[String]) -> bool {
+    let mut cmd = crate::cargo();
+    cmd.args(["bench", "-p", "rma-benches"]).args(args);
+    crate::status(cmd)
+}
+
+/// `cargo xtask bench [--rounds N] [--quick] [--timeout SECS] [--only a,b]`, with
+/// `--scaling [--ranks 2,4,...]` the rank-scaling run, or `bench criterion [ARGS]`.
+pub(crate) fn main(args: &Args) -> bool {
+    if let Some(a) = args.criterion_args() {
+        return criterion(&a);
+    }
+    let o = Options::of(args);
+    let cmdline = crate::command_line();
     if o.scaling {
-        return scaling::main(&o, args);
+        return scaling::main(&o, &cmdline);
     }
     let start = Instant::now();
     let p = Paths::new();
@@ -1322,9 +1411,6 @@ pub(crate) fn main(args: &[&str]) -> bool {
     };
     let machine = Machine::probe();
     let date = utc_now();
-    let cmdline = format!("cargo xtask bench {}", args.join(" "))
-        .trim_end()
-        .to_owned();
     let record = Record {
         date: &date,
         command: &cmdline,
@@ -1339,7 +1425,7 @@ pub(crate) fn main(args: &[&str]) -> bool {
     let md = report.markdown(&record.header());
     println!("\n{md}");
     write(&p.out.join("summary.md"), &md);
-    write(&p.out.join("results.json"), &record.json().to_text());
+    write(&p.out.join("results.json"), &json_text(&record.json()));
     let about = format!(
         "{}; {}, {} CPUs, kernel {}",
         record.date, machine.cpu, machine.nproc, machine.kernel

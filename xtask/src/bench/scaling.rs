@@ -7,14 +7,14 @@
 //! (a table per scenario, N against configuration), scaling.json (every raw value) and
 //! scaling.svg (a log-log panel per scenario).
 
-use super::json::Json;
 use super::model::{gbps, Line, Outcome, Run, Stat, Summary};
 use super::plot::{self, Panel, Series};
 use super::report::{cell, Table};
 use super::{
-    library_in, report_missing_mpi, run_config, utc_now, write, Config, Machine, Options, Paths,
-    Program, Ranks, Ready, Suite,
+    json_text, library_in, report_missing_mpi, run_config, utc_now, write, Config, Machine,
+    Options, Paths, Program, Ranks, Ready, Suite,
 };
+use serde_json::{json, Value};
 use std::fs;
 use std::time::Instant;
 
@@ -313,18 +313,13 @@ pub(crate) fn default_ranks(cores: usize) -> Vec<usize> {
     v
 }
 
-/// `--ranks 2,4,8`: sorted, without repeats, each in 1..=4096 (rmarun's range).
-pub(crate) fn parse_ranks(s: &str) -> Result<Vec<usize>, String> {
-    let mut v = s
-        .split(',')
-        .map(|x| match x.trim().parse::<usize>() {
-            Ok(n) if (1..=4096).contains(&n) => Ok(n),
-            _ => Err(format!("--ranks: not a number of ranks in 1..4096: {x:?}")),
-        })
-        .collect::<Result<Vec<usize>, String>>()?;
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
+/// One number of `--ranks 2,4,8` (spaces around it allowed), in 1..=4096 (rmarun's
+/// range); the list is then sorted and its repeats dropped ([`Options`]).
+pub(crate) fn parse_rank(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=4096).contains(&n) => Ok(n),
+        _ => Err(format!("not a number of ranks in 1..4096: {s:?}")),
+    }
 }
 
 /// Seconds a scaling run may take before it is killed (and marked timed out).
@@ -611,116 +606,113 @@ impl Results<'_> {
         md
     }
 
-    fn json(&self, date: &str, command: &str, machine: &Machine, p: &Paths) -> Json {
+    fn json(&self, date: &str, command: &str, machine: &Machine, p: &Paths) -> Value {
         let (reps, secs) = self.o.reps_secs();
-        let configs = self.selected.iter().map(|c| {
-            Json::obj([
-                ("key", c.key.into()),
-                ("label", c.label.into()),
-                ("command", c.command.into()),
-                ("note", c.note.into()),
-                (
-                    "library",
-                    self.ns
-                        .iter()
-                        .find_map(|n| library_in(&p.raw.join(format!("{}_n{n}_r1.txt", c.key))))
-                        .into(),
-                ),
-            ])
-        });
-        let scenarios = SCENARIOS.iter().map(|s| {
-            Json::obj([
-                ("key", s.key.into()),
-                ("what", s.what.into()),
-                ("unit", s.unit.into()),
-                ("better", s.metric.better().into()),
-            ])
-        });
-        let runs = self.runs.iter().map(|r| {
-            Json::obj([
-                ("config", r.run.config.into()),
-                ("n", (r.n as u64).into()),
-                ("oversubscribed", Json::Bool(self.oversubscribed(r.n))),
-                ("round", u64::from(r.run.round).into()),
-                ("outcome", r.run.outcome.describe().into()),
-                ("secs", r.run.secs.into()),
-                (
-                    "wrong",
-                    Json::Arr(r.wrong.iter().map(|w| w.as_str().into()).collect()),
-                ),
-            ])
-        });
-        let raw = self.lines.iter().map(|l| {
-            Json::obj([
-                ("config", l.config.as_str().into()),
-                ("round", u64::from(l.round).into()),
-                ("section", l.section.as_str().into()),
-                ("scenario", l.test.as_str().into()),
-                ("n", l.n.into()),
-                ("iters_or_checks", l.iters.into()),
-                ("med_or_wrong", l.med.into()),
-                ("min", l.min.into()),
-                ("max", l.max.into()),
-            ])
-        });
+        let configs: Vec<Value> = self
+            .selected
+            .iter()
+            .map(|c| {
+                let library = self
+                    .ns
+                    .iter()
+                    .find_map(|n| library_in(&p.raw.join(format!("{}_n{n}_r1.txt", c.key))));
+                json!({
+                    "key": c.key,
+                    "label": c.label,
+                    "command": c.command,
+                    "note": c.note,
+                    "library": library,
+                })
+            })
+            .collect();
+        let scenarios: Vec<Value> = SCENARIOS
+            .iter()
+            .map(|s| {
+                json!({
+                    "key": s.key,
+                    "what": s.what,
+                    "unit": s.unit,
+                    "better": s.metric.better(),
+                })
+            })
+            .collect();
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "config": r.run.config,
+                    "n": r.n,
+                    "oversubscribed": self.oversubscribed(r.n),
+                    "round": r.run.round,
+                    "outcome": r.run.outcome.describe(),
+                    "secs": r.run.secs,
+                    "wrong": r.wrong,
+                })
+            })
+            .collect();
+        let raw: Vec<Value> = self
+            .lines
+            .iter()
+            .map(|l| {
+                json!({
+                    "config": l.config,
+                    "round": l.round,
+                    "section": l.section,
+                    "scenario": l.test,
+                    "n": l.n,
+                    "iters_or_checks": l.iters,
+                    "med_or_wrong": l.med,
+                    "min": l.min,
+                    "max": l.max,
+                })
+            })
+            .collect();
         let mut summary = vec![];
         for s in SCENARIOS {
             for c in &self.selected {
                 for &n in &self.ns {
                     if let Some(st) = self.stat(c.key, n, s) {
-                        summary.push(Json::obj([
-                            ("config", c.key.into()),
-                            ("scenario", s.key.into()),
-                            ("n", (n as u64).into()),
-                            ("unit", s.unit.into()),
-                            ("median", st.median.into()),
-                            ("lo", st.lo.into()),
-                            ("hi", st.hi.into()),
-                            ("rounds", (st.rounds as u64).into()),
-                        ]));
+                        summary.push(json!({
+                            "config": c.key,
+                            "scenario": s.key,
+                            "n": n,
+                            "unit": s.unit,
+                            "median": st.median,
+                            "lo": st.lo,
+                            "hi": st.hi,
+                            "rounds": st.rounds,
+                        }));
                     }
                 }
             }
         }
-        Json::obj([
-            ("date", date.into()),
-            ("command", command.into()),
-            (
-                "machine",
-                Json::obj([
-                    ("cpu", machine.cpu.as_str().into()),
-                    ("nproc", (machine.nproc as u64).into()),
-                    ("kernel", machine.kernel.as_str().into()),
-                ]),
-            ),
-            (
-                "options",
-                Json::obj([
-                    ("rounds", u64::from(self.o.rounds).into()),
-                    ("quick", Json::Bool(self.o.quick)),
-                    ("reps", reps.into()),
-                    ("secs_per_rep", secs.into()),
-                    ("timeout_s", self.o.timeout.into()),
-                    (
-                        "ranks",
-                        Json::Arr(self.ns.iter().map(|&n| (n as u64).into()).collect()),
-                    ),
-                ]),
-            ),
-            (
-                "units",
-                "scale lines: µs per aggregate operation (per epoch for fence, pscw_ring, \
-                 win_alloc), bytes per rank for mem_rss and mem_shm; check lines: \
-                 iters_or_checks = checks made, med_or_wrong = checks wrong"
-                    .into(),
-            ),
-            ("configs", Json::Arr(configs.collect())),
-            ("scenarios", Json::Arr(scenarios.collect())),
-            ("runs", Json::Arr(runs.collect())),
-            ("raw", Json::Arr(raw.collect())),
-            ("summary", Json::Arr(summary)),
-            ("wrong_total", self.wrong_total().into()),
-        ])
+        json!({
+            "date": date,
+            "command": command,
+            "machine": {
+                "cpu": machine.cpu,
+                "nproc": machine.nproc,
+                "kernel": machine.kernel,
+            },
+            "options": {
+                "rounds": self.o.rounds,
+                "quick": self.o.quick,
+                "reps": reps,
+                "secs_per_rep": secs,
+                "timeout_s": self.o.timeout,
+                "ranks": self.ns,
+            },
+            "units": "scale lines: µs per aggregate operation (per epoch for fence, pscw_ring, \
+                      win_alloc), bytes per rank for mem_rss and mem_shm; check lines: \
+                      iters_or_checks = checks made, med_or_wrong = checks wrong",
+            "configs": configs,
+            "scenarios": scenarios,
+            "runs": runs,
+            "raw": raw,
+            "summary": summary,
+            "wrong_total": self.wrong_total(),
+        })
     }
 
     fn svg(&self, title: &str) -> String {
@@ -798,7 +790,7 @@ fn load_average() -> String {
 }
 
 /// `cargo xtask bench --scaling ...`.
-pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
+pub(crate) fn main(o: &Options, cmdline: &str) -> bool {
     let start = Instant::now();
     let load_before = load_average();
     let machine = Machine::probe();
@@ -879,9 +871,6 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     };
     let load_after = load_average();
     let date = utc_now();
-    let cmdline = format!("cargo xtask bench {}", args.join(" "))
-        .trim_end()
-        .to_owned();
     let libs = results.libraries(&p);
     let header = format!(
         "# rma rank scaling\n\n{date} — `{cmdline}`\n\n\
@@ -909,12 +898,10 @@ pub(crate) fn main(o: &Options, args: &[&str]) -> bool {
     let md = results.markdown(&header);
     println!("\n{md}");
     write(&p.out.join("scaling.md"), &md);
-    let mut json = results.json(&date, &cmdline, &machine, &p);
-    if let Json::Obj(fields) = &mut json {
-        fields.push(("load_average_before".into(), load_before.as_str().into()));
-        fields.push(("load_average_after".into(), load_after.as_str().into()));
-    }
-    write(&p.out.join("scaling.json"), &json.to_text());
+    let mut json = results.json(&date, cmdline, &machine, &p);
+    json["load_average_before"] = load_before.as_str().into();
+    json["load_average_after"] = load_after.as_str().into();
+    write(&p.out.join("scaling.json"), &json_text(&json));
     let title = format!("rma rank scaling, {date} ({cores} CPUs; shaded: oversubscribed)");
     write(&p.out.join("scaling.svg"), &results.svg(&title));
 
@@ -957,11 +944,12 @@ mod tests {
 
     #[test]
     fn ranks_option() {
-        assert_eq!(parse_ranks("4,2,4, 8").unwrap(), [2, 4, 8]);
-        assert!(parse_ranks("2,x").is_err());
-        assert!(parse_ranks("0").is_err());
-        assert!(parse_ranks("5000").is_err());
-        assert!(parse_ranks("").is_err());
+        let ranks = |r: &str| Options::parse(&["--scaling", "--ranks", r]).map(|o| o.ranks);
+        assert_eq!(ranks("4,2,4, 8").unwrap(), Some(vec![2, 4, 8]));
+        assert!(ranks("2,x").is_err());
+        assert!(ranks("0").is_err());
+        assert!(ranks("5000").is_err());
+        assert!(ranks("").is_err());
     }
 
     #[test]
@@ -1159,9 +1147,7 @@ mod tests {
             .next()
             .unwrap_or("")
             .contains("round 1: timed out"));
-        let json = r
-            .json("d", "c", &Machine::probe(), &Paths::new().under("scaling"))
-            .to_text();
+        let json = json_text(&r.json("d", "c", &Machine::probe(), &Paths::new().under("scaling")));
         assert!(json.contains("\"wrong_total\": 1"));
         assert!(json.contains("\"oversubscribed\": true"));
     }
