@@ -27,6 +27,9 @@ const LEVEL: &str = "RMA_INTEROP_LEVEL";
 const EARLY: &str = "RMA_INTEROP_FINALIZE_EARLY";
 const RANKS: usize = 4;
 
+/// A run: its name, launcher, environment, and whether the job must succeed.
+type Run = (&'static str, Launch, &'static [(&'static str, &'static str)], bool);
+
 fn main() {
     if std::env::var_os(WORKER).is_some() {
         std::process::exit(match worker() {
@@ -40,7 +43,7 @@ fn main() {
     let mut args = Arguments::from_args();
     args.test_threads = Some(1);
     let mut trials = Vec::new();
-    let runs: [(&str, Launch, &[(&str, &str)], bool); 6] = [
+    let runs: [Run; 6] = [
         ("mpich", MPICH, &[(LEVEL, "2")], true),
         ("mpich_multiple", MPICH, &[(LEVEL, "3")], true),
         ("openmpi_sm", OPENMPI_SM, &[(LEVEL, "2")], true),

@@ -15,15 +15,20 @@ impl Assert {
     pub const NONE: Assert = Assert(0);
     /// The matching calls on other ranks are known to be in the right state
     /// (lock, start, post): no synchronization with the target is needed.
+    #[doc(alias = "MPI_MODE_NOCHECK")]
     pub const NOCHECK: Assert = Assert(1);
     /// The local window was not updated by local stores since the last synchronization.
+    #[doc(alias = "MPI_MODE_NOSTORE")]
     pub const NOSTORE: Assert = Assert(2);
     /// The local window will not be updated by put or accumulate until the next
     /// synchronization.
+    #[doc(alias = "MPI_MODE_NOPUT")]
     pub const NOPUT: Assert = Assert(4);
     /// The fence does not complete any sequence of locally issued RMA calls.
+    #[doc(alias = "MPI_MODE_NOPRECEDE")]
     pub const NOPRECEDE: Assert = Assert(8);
     /// The fence does not start any sequence of locally issued RMA calls.
+    #[doc(alias = "MPI_MODE_NOSUCCEED")]
     pub const NOSUCCEED: Assert = Assert(16);
 
     const ALL: u32 = 31;
@@ -129,8 +134,10 @@ impl fmt::Debug for Assert {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LockType {
     /// Many origins may hold a shared lock on one target at once (MPI_LOCK_SHARED).
+    #[doc(alias = "MPI_LOCK_SHARED")]
     Shared,
     /// One origin at a time (MPI_LOCK_EXCLUSIVE).
+    #[doc(alias = "MPI_LOCK_EXCLUSIVE")]
     Exclusive,
 }
 

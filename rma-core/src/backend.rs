@@ -26,16 +26,21 @@ use std::sync::atomic::AtomicU32;
 
 /// How a window's memory was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[doc(alias = "MPI_WIN_CREATE_FLAVOR")]
 pub enum Flavor {
     /// The window's memory was allocated for it (MPI_Win_allocate).
+    #[doc(alias = "MPI_WIN_FLAVOR_ALLOCATE")]
     Allocate,
     /// Memory the caller owns (MPI_Win_create).
+    #[doc(alias = "MPI_WIN_FLAVOR_CREATE")]
     Create,
     /// Memory allocated for it that every rank also reaches by load and store
     /// (MPI_Win_allocate_shared).
+    #[doc(alias = "MPI_WIN_FLAVOR_SHARED")]
     Shared,
     /// No memory at creation; each rank attaches and detaches regions later
     /// (MPI_Win_create_dynamic).
+    #[doc(alias = "MPI_WIN_FLAVOR_DYNAMIC")]
     Dynamic,
 }
 

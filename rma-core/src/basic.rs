@@ -23,51 +23,73 @@ use std::fmt;
 #[repr(u8)]
 pub enum BasicType {
     /// `i8` (MPI_INT8_T).
+    #[doc(alias = "MPI_INT8_T")]
     I8,
     /// `i16` (MPI_INT16_T).
+    #[doc(alias = "MPI_INT16_T")]
     I16,
     /// `i32` (MPI_INT32_T).
+    #[doc(alias = "MPI_INT32_T")]
     I32,
     /// `i64` (MPI_INT64_T).
+    #[doc(alias = "MPI_INT64_T")]
     I64,
     /// `u8` (MPI_UINT8_T).
+    #[doc(alias = "MPI_UINT8_T")]
     U8,
     /// `u16` (MPI_UINT16_T).
+    #[doc(alias = "MPI_UINT16_T")]
     U16,
     /// `u32` (MPI_UINT32_T).
+    #[doc(alias = "MPI_UINT32_T")]
     U32,
     /// `u64` (MPI_UINT64_T).
+    #[doc(alias = "MPI_UINT64_T")]
     U64,
     /// `isize`, the signed address-sized integer (MPI_AINT).
+    #[doc(alias = "MPI_AINT")]
     Isize,
     /// `usize`, an unsigned address-sized integer.
     Usize,
     /// `f32` (MPI_FLOAT).
+    #[doc(alias = "MPI_FLOAT")]
     F32,
     /// `f64` (MPI_DOUBLE).
+    #[doc(alias = "MPI_DOUBLE")]
     F64,
     /// Complex of two `f32` (MPI_C_FLOAT_COMPLEX).
+    #[doc(alias = "MPI_C_FLOAT_COMPLEX")]
     C32,
     /// Complex of two `f64` (MPI_C_DOUBLE_COMPLEX).
+    #[doc(alias = "MPI_C_DOUBLE_COMPLEX")]
     C64,
     /// `bool`, one byte holding 0 or 1 (MPI_C_BOOL).
+    #[doc(alias = "MPI_C_BOOL")]
     Bool,
     /// An uninterpreted byte (MPI_BYTE).
+    #[doc(alias = "MPI_BYTE")]
     Byte,
     /// `{ f32 value; i32 index; }` (MPI_FLOAT_INT).
+    #[doc(alias = "MPI_FLOAT_INT")]
     FloatInt,
     /// `{ f64 value; i32 index; }` (MPI_DOUBLE_INT).
+    #[doc(alias = "MPI_DOUBLE_INT")]
     DoubleInt,
     /// `{ i64 value; i32 index; }` (MPI_LONG_INT).
+    #[doc(alias = "MPI_LONG_INT")]
     LongInt,
     /// `{ i32 value; i32 index; }` (MPI_2INT).
+    #[doc(alias = "MPI_2INT")]
     TwoInt,
     /// `{ i16 value; i32 index; }` (MPI_SHORT_INT).
+    #[doc(alias = "MPI_SHORT_INT")]
     ShortInt,
     /// C's `long double` on x86-64, the x87 80-bit extended format in 16 bytes
     /// (MPI_LONG_DOUBLE).
+    #[doc(alias = "MPI_LONG_DOUBLE")]
     LongDouble,
     /// `{ long double value; i32 index; }` (MPI_LONG_DOUBLE_INT).
+    #[doc(alias = "MPI_LONG_DOUBLE_INT")]
     LongDoubleInt,
 }
 

@@ -7,49 +7,70 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// MPI error classes, one per kind of mistake or failure (MPI_ERR_*).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[doc(alias = "MPI_Error_class")]
 pub enum ErrorClass {
     /// MPI_ERR_RANK: a rank outside the group.
+    #[doc(alias = "MPI_ERR_RANK")]
     Rank,
     /// MPI_ERR_DISP: a negative or overflowing displacement, a bad disp_unit, or a
     /// displacement not aligned for the basic type of an atomic call.
+    #[doc(alias = "MPI_ERR_DISP")]
     Disp,
     /// MPI_ERR_COUNT: a count whose byte size overflows.
+    #[doc(alias = "MPI_ERR_COUNT")]
     Count,
     /// MPI_ERR_TYPE: an invalid, uncommitted or mismatched datatype.
+    #[doc(alias = "MPI_ERR_TYPE")]
     Type,
     /// MPI_ERR_OP: an op not allowed for the call or the type.
+    #[doc(alias = "MPI_ERR_OP")]
     Op,
     /// MPI_ERR_BUFFER: a buffer too small for its count and datatype.
+    #[doc(alias = "MPI_ERR_BUFFER")]
     Buffer,
     /// MPI_ERR_RMA_RANGE: the target region does not fit in the window.
+    #[doc(alias = "MPI_ERR_RMA_RANGE")]
     RmaRange,
     /// MPI_ERR_RMA_SYNC: a call in the wrong epoch state.
+    #[doc(alias = "MPI_ERR_RMA_SYNC")]
     RmaSync,
     /// MPI_ERR_RMA_FLAVOR: the call does not fit the window's flavor or transport.
+    #[doc(alias = "MPI_ERR_RMA_FLAVOR")]
     RmaFlavor,
     /// MPI_ERR_RMA_CONFLICT: conflicting accesses that were detected.
+    #[doc(alias = "MPI_ERR_RMA_CONFLICT")]
     RmaConflict,
     /// MPI_ERR_RMA_SHARED: memory that cannot be shared by load and store (a shared
     /// window over ranks on more than one node).
+    #[doc(alias = "MPI_ERR_RMA_SHARED")]
     RmaShared,
     /// MPI_ERR_RMA_ATTACH: memory that cannot be attached to (or detached from) a
     /// dynamic window.
+    #[doc(alias = "MPI_ERR_RMA_ATTACH")]
     RmaAttach,
     /// MPI_ERR_ASSERT: an assertion flag not valid for the call.
+    #[doc(alias = "MPI_ERR_ASSERT")]
     Assert,
     /// MPI_ERR_INFO_VALUE / MPI_ERR_INFO_KEY: a bad info value.
+    #[doc(alias("MPI_ERR_INFO_VALUE", "MPI_ERR_INFO_KEY"))]
     Info,
     /// MPI_ERR_ARG: another invalid argument.
+    #[doc(alias = "MPI_ERR_ARG")]
     Arg,
     /// MPI_ERR_WIN: a freed or foreign window.
+    #[doc(alias = "MPI_ERR_WIN")]
     Win,
     /// MPI_ERR_NO_MEM: memory or shared segments could not be had.
+    #[doc(alias = "MPI_ERR_NO_MEM")]
     NoMem,
     /// MPI_ERR_PROC_FAILED (ULFM): a peer died or stopped responding.
+    #[doc(alias = "MPI_ERR_PROC_FAILED")]
     ProcFailed,
     /// MPI_ERR_INTERN: an rma bug or a corrupt shared structure.
+    #[doc(alias = "MPI_ERR_INTERN")]
     Intern,
     /// MPI_ERR_OTHER: an operating-system error.
+    #[doc(alias = "MPI_ERR_OTHER")]
     Other,
 }
 
@@ -92,6 +113,7 @@ impl fmt::Display for ErrorClass {
 /// error has changed nothing, locally or at any target.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+#[doc(alias = "MPI_Error_string")]
 pub enum Error {
     /// A rank outside the window's group.
     #[error("{rank} is not in the window's group of {size} ranks; a target must be a rank from 0 to {} (or Rank::NULL, for no target)", .size.saturating_sub(1))]
@@ -401,6 +423,7 @@ fn op_call_hint(op: Op, call: RmaCall) -> &'static str {
 
 impl Error {
     /// The MPI error class of this error.
+    #[doc(alias = "MPI_Error_class")]
     pub fn class(&self) -> ErrorClass {
         use Error::*;
         match self {

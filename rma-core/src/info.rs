@@ -7,43 +7,51 @@ use std::fmt;
 /// Keys rma does not know are kept and ignored, as MPI requires; keys it knows are
 /// validated by [`WinInfo::from_info`], and a bad value is an error of class INFO.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[doc(alias = "MPI_Info")]
 pub struct Info {
     entries: BTreeMap<String, String>,
 }
 
 impl Info {
     /// An empty info object (MPI_INFO_NULL's role): every key takes its default.
+    #[doc(alias = "MPI_Info_create")]
     pub fn new() -> Info {
         Info::default()
     }
 
     /// Sets `key` to `value`, replacing an earlier value (builder form).
+    #[doc(alias = "MPI_Info_set")]
     pub fn with(mut self, key: &str, value: &str) -> Info {
         self.set(key, value);
         self
     }
 
     /// Sets `key` to `value`, replacing an earlier value.
+    #[doc(alias = "MPI_Info_set")]
     pub fn set(&mut self, key: &str, value: &str) {
         self.entries.insert(key.to_owned(), value.to_owned());
     }
 
     /// The value of `key`, if set.
+    #[doc(alias("MPI_Info_get", "MPI_Info_get_string"))]
     pub fn get(&self, key: &str) -> Option<&str> {
         self.entries.get(key).map(String::as_str)
     }
 
     /// Removes `key`.
+    #[doc(alias = "MPI_Info_delete")]
     pub fn remove(&mut self, key: &str) -> Option<String> {
         self.entries.remove(key)
     }
 
     /// All entries, sorted by key.
+    #[doc(alias = "MPI_Info_get_nthkey")]
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     /// The number of entries.
+    #[doc(alias = "MPI_Info_get_nkeys")]
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -6,34 +6,49 @@ use std::fmt;
 /// `rma-ops` (`Op::check`); this is only the vocabulary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
+#[doc(alias = "MPI_Op")]
 pub enum Op {
     /// Sum (MPI_SUM).
+    #[doc(alias = "MPI_SUM")]
     Sum,
     /// Product (MPI_PROD).
+    #[doc(alias = "MPI_PROD")]
     Prod,
     /// Maximum (MPI_MAX).
+    #[doc(alias = "MPI_MAX")]
     Max,
     /// Minimum (MPI_MIN).
+    #[doc(alias = "MPI_MIN")]
     Min,
     /// Logical and (MPI_LAND).
+    #[doc(alias = "MPI_LAND")]
     Land,
     /// Logical or (MPI_LOR).
+    #[doc(alias = "MPI_LOR")]
     Lor,
     /// Logical exclusive or (MPI_LXOR).
+    #[doc(alias = "MPI_LXOR")]
     Lxor,
     /// Bit-wise and (MPI_BAND).
+    #[doc(alias = "MPI_BAND")]
     Band,
     /// Bit-wise or (MPI_BOR).
+    #[doc(alias = "MPI_BOR")]
     Bor,
     /// Bit-wise exclusive or (MPI_BXOR).
+    #[doc(alias = "MPI_BXOR")]
     Bxor,
     /// Maximum value and its index, on pair types (MPI_MAXLOC).
+    #[doc(alias = "MPI_MAXLOC")]
     MaxLoc,
     /// Minimum value and its index, on pair types (MPI_MINLOC).
+    #[doc(alias = "MPI_MINLOC")]
     MinLoc,
     /// Replace the target value with the origin value (MPI_REPLACE).
+    #[doc(alias = "MPI_REPLACE")]
     Replace,
     /// Leave the target unchanged; fetch it atomically (MPI_NO_OP).
+    #[doc(alias = "MPI_NO_OP")]
     NoOp,
 }
 

@@ -11,6 +11,7 @@ pub struct Rank(u32);
 impl Rank {
     /// The null rank: a valid target for every call, which then does nothing
     /// (MPI_PROC_NULL's role).
+    #[doc(alias = "MPI_PROC_NULL")]
     pub const NULL: Rank = Rank(u32::MAX);
 
     /// The rank with this index.
@@ -79,6 +80,7 @@ impl fmt::Display for Rank {
 /// A target displacement in units of the target window's `disp_unit` (MPI_Aint's
 /// role). Signed, as in MPI, so that a negative displacement is reported as an error
 /// (class DISP) rather than wrapped.
+#[doc(alias = "MPI_Aint")]
 pub type Disp = i64;
 
 /// A count of datatype entries. Unsigned: a negative count cannot be written.

@@ -16,8 +16,10 @@ use std::sync::{Arc, OnceLock};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Order {
     /// Row-major: the last dimension varies fastest (MPI_ORDER_C).
+    #[doc(alias = "MPI_ORDER_C")]
     C,
     /// Column-major: the first dimension varies fastest (MPI_ORDER_FORTRAN).
+    #[doc(alias = "MPI_ORDER_FORTRAN")]
     Fortran,
 }
 
@@ -50,6 +52,7 @@ impl Basics {
 /// (shared with the types it was built from), so [`Datatype::type_map`] is cheap and
 /// never proportional to the element count of a regular layout.
 #[derive(Clone)]
+#[doc(alias = "MPI_Datatype")]
 pub struct Datatype(Arc<Inner>);
 
 struct Inner {
@@ -364,6 +367,7 @@ impl Datatype {
 
     /// `count` instances of `old`, each `old.extent()` bytes after the previous
     /// (MPI_Type_contiguous).
+    #[doc(alias = "MPI_Type_contiguous")]
     pub fn contiguous(count: usize, old: &Datatype) -> Result<Datatype> {
         let mut p = Parts::new("contiguous", count, "contiguous elements");
         p.add(old, &[(count, old.extent())], 0)?;
@@ -372,6 +376,7 @@ impl Datatype {
 
     /// `count` blocks of `blocklen` instances of `old`, block starts `stride` extents
     /// of `old` apart (MPI_Type_vector). The stride may be zero or negative.
+    #[doc(alias = "MPI_Type_vector")]
     pub fn vector(
         count: usize,
         blocklen: usize,
@@ -384,6 +389,7 @@ impl Datatype {
 
     /// `count` blocks of `blocklen` instances of `old`, block starts `stride_bytes`
     /// bytes apart (MPI_Type_create_hvector).
+    #[doc(alias = "MPI_Type_create_hvector")]
     pub fn hvector(
         count: usize,
         blocklen: usize,
@@ -407,6 +413,7 @@ impl Datatype {
 
     /// Blocks of `blocklens[i]` instances of `old` at `disps[i]` extents of `old`
     /// (MPI_Type_indexed). The slices must have equal lengths (else class ARG).
+    #[doc(alias = "MPI_Type_indexed")]
     pub fn indexed(blocklens: &[usize], disps: &[isize], old: &Datatype) -> Result<Datatype> {
         check_lengths(
             "indexed",
@@ -422,6 +429,7 @@ impl Datatype {
 
     /// Blocks of `blocklens[i]` instances of `old` at `disps_bytes[i]` bytes
     /// (MPI_Type_create_hindexed).
+    #[doc(alias = "MPI_Type_create_hindexed")]
     pub fn hindexed(
         blocklens: &[usize],
         disps_bytes: &[isize],
@@ -437,6 +445,7 @@ impl Datatype {
 
     /// Blocks of `blocklen` instances of `old` at `disps[i]` extents of `old`
     /// (MPI_Type_create_indexed_block).
+    #[doc(alias = "MPI_Type_create_indexed_block")]
     pub fn indexed_block(blocklen: usize, disps: &[isize], old: &Datatype) -> Result<Datatype> {
         let bytes = disps
             .iter()
@@ -447,6 +456,7 @@ impl Datatype {
 
     /// Blocks of `blocklen` instances of `old` at `disps_bytes[i]` bytes
     /// (MPI_Type_create_hindexed_block).
+    #[doc(alias = "MPI_Type_create_hindexed_block")]
     pub fn hindexed_block(
         blocklen: usize,
         disps_bytes: &[isize],
@@ -483,6 +493,7 @@ impl Datatype {
     /// [`Datatype::subarray`]), the extent is rounded up to the largest alignment of
     /// the basic components, as a C compiler pads a struct; so the struct of an `f64`
     /// at 0 and an `i32` at 8 has extent 16, and `count` of them step like a C array.
+    #[doc(alias = "MPI_Type_create_struct")]
     pub fn structure(
         blocklens: &[usize],
         disps_bytes: &[isize],
@@ -512,6 +523,7 @@ impl Datatype {
     /// `product(sizes) x old.extent()`, with data only at the block, so consecutive
     /// instances are consecutive arrays. Requires at least one dimension, slices of
     /// equal lengths, and `starts[i] + subsizes[i] <= sizes[i]` (else class ARG).
+    #[doc(alias = "MPI_Type_create_subarray")]
     pub fn subarray(
         sizes: &[usize],
         subsizes: &[usize],
@@ -570,6 +582,7 @@ impl Datatype {
     /// `old` with lower bound `lb` and extent `extent` (MPI_Type_create_resized); the
     /// data is unchanged. These bounds are explicit: they propagate to the types built
     /// from this one, and a struct holding it is not padded.
+    #[doc(alias = "MPI_Type_create_resized")]
     pub fn resized(old: &Datatype, lb: isize, extent: isize) -> Result<Datatype> {
         old.with_bounds("resized", lb, extent)
     }
@@ -592,12 +605,14 @@ impl Datatype {
     /// A new datatype with the same type map (MPI_Type_dup). A duplicate of a
     /// committed type is committed; a duplicate of a predefined type is derived
     /// ([`Datatype::predefined`] is `None`).
+    #[doc(alias = "MPI_Type_dup")]
     pub fn dup(&self) -> Datatype {
         Datatype(Arc::new(self.0.duplicate("dup")))
     }
 
     /// Commits the datatype (MPI_Type_commit), so RMA calls accept it. Idempotent;
     /// predefined types are always committed. Commits every clone of this handle.
+    #[doc(alias = "MPI_Type_commit")]
     pub fn commit(&mut self) {
         self.0.committed.store(true, Ordering::Release);
     }
@@ -619,6 +634,7 @@ impl Datatype {
     }
 
     /// Bytes of data in one instance (the sum of its basic elements' sizes).
+    #[doc(alias = "MPI_Type_size")]
     pub fn size(&self) -> usize {
         self.0.size
     }
@@ -627,6 +643,7 @@ impl Datatype {
     /// instances of the old types; if some of them carry explicit bounds (from
     /// [`Datatype::resized`] or [`Datatype::subarray`]), over those only, as MPI's
     /// LB markers take precedence. 0 for a type without entries.
+    #[doc(alias = "MPI_Type_get_extent")]
     pub fn lb(&self) -> isize {
         self.0.lb
     }
@@ -638,17 +655,20 @@ impl Datatype {
     }
 
     /// Extent: `ub() - lb()`, the step between consecutive instances.
+    #[doc(alias = "MPI_Type_get_extent")]
     pub fn extent(&self) -> isize {
         self.0.extent
     }
 
     /// The lowest byte offset holding data, ignoring explicit bounds (0 if empty).
+    #[doc(alias = "MPI_Type_get_true_extent")]
     pub fn true_lb(&self) -> isize {
         self.0.true_lb
     }
 
     /// The span from the lowest to one past the highest byte holding data (0 if
     /// empty).
+    #[doc(alias = "MPI_Type_get_true_extent")]
     pub fn true_extent(&self) -> isize {
         // Checked when the type was built.
         self.0.true_ub.wrapping_sub(self.0.true_lb)

@@ -247,11 +247,13 @@ fn broken_equivalence(type_name: &str, e: &Error) -> ! {
 /// An uninterpreted byte (MPI_BYTE): only REPLACE, NO_OP and the bitwise ops apply.
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[doc(alias = "MPI_BYTE")]
 pub struct Byte(pub u8);
 
 /// A complex number of two `f32` (MPI_C_FLOAT_COMPLEX).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[doc(alias = "MPI_C_FLOAT_COMPLEX")]
 pub struct Complex32 {
     /// Real part.
     pub re: f32,
@@ -262,6 +264,7 @@ pub struct Complex32 {
 /// A complex number of two `f64` (MPI_C_DOUBLE_COMPLEX).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[doc(alias = "MPI_C_DOUBLE_COMPLEX")]
 pub struct Complex64 {
     /// Real part.
     pub re: f64,
@@ -325,6 +328,7 @@ const _: () = assert!(offset_of!(ShortInt, _pad) == 2);
 /// basic element.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
+#[doc(alias = "MPI_FLOAT_INT")]
 pub struct FloatInt {
     /// The value compared.
     pub value: f32,
@@ -344,6 +348,7 @@ impl FloatInt {
 /// when built with `new`, ignored by `==`, so every byte is initialised.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
+#[doc(alias = "MPI_DOUBLE_INT")]
 pub struct DoubleInt {
     /// The value compared.
     pub value: f64,
@@ -368,6 +373,7 @@ impl DoubleInt {
 /// [`DoubleInt`].
 #[repr(C)]
 #[derive(Clone, Copy, Default, Eq)]
+#[doc(alias = "MPI_LONG_INT")]
 pub struct LongInt {
     /// The value compared.
     pub value: i64,
@@ -391,6 +397,7 @@ impl LongInt {
 /// element.
 #[repr(C)]
 #[derive(Clone, Copy, Default, Eq)]
+#[doc(alias = "MPI_2INT")]
 pub struct TwoInt {
     /// The value compared.
     pub value: i32,
@@ -410,6 +417,7 @@ impl TwoInt {
 /// in [`DoubleInt`].
 #[repr(C)]
 #[derive(Clone, Copy, Default, Eq)]
+#[doc(alias = "MPI_SHORT_INT")]
 pub struct ShortInt {
     /// The value compared.
     pub value: i16,

@@ -14,6 +14,7 @@ use std::fmt;
 /// (`+0 == -0`, a NaN equals nothing) and ignore the 6 padding bytes.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Default)]
+#[doc(alias = "MPI_LONG_DOUBLE")]
 pub struct LongDouble {
     bytes: [u8; 16],
 }
@@ -185,6 +186,7 @@ impl From<f64> for LongDouble {
 /// an explicit private field, zero when built with `new` and ignored by `==`.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Default)]
+#[doc(alias = "MPI_LONG_DOUBLE_INT")]
 pub struct LongDoubleInt {
     /// The value compared.
     pub value: LongDouble,

@@ -137,6 +137,7 @@ impl TypeMap {
     /// `dst`, in type-map order. `dst.len()` must equal [`TypeMap::size`]; a run
     /// outside `src` is an [`Error::BufferTooSmall`] for the `"origin"` buffer. On
     /// error nothing is written.
+    #[doc(alias = "MPI_Pack")]
     pub fn pack(&self, src: &[u8], dst: &mut [u8]) -> Result<()> {
         self.check_buffer("origin", src.len())?;
         self.check_packed("packed", dst.len())?;
@@ -151,6 +152,7 @@ impl TypeMap {
     /// `src.len()` must equal [`TypeMap::size`]; a run outside `dst` is an
     /// [`Error::BufferTooSmall`] for the `"origin"` buffer (use
     /// [`TypeMap::check_buffer`] first to name another). On error nothing is written.
+    #[doc(alias = "MPI_Unpack")]
     pub fn unpack(&self, src: &[u8], dst: &mut [u8]) -> Result<()> {
         self.check_buffer("origin", dst.len())?;
         self.check_packed("packed", src.len())?;

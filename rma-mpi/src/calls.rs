@@ -14,6 +14,7 @@ impl MpiWindow<'_> {
     /// Writes `data` to `to` (MPI_Put). The window keeps a copy of `data` until a
     /// synchronization completes the put (a flush of the target, the closing call of
     /// the epoch), so `data` is free when this returns.
+    #[doc(alias = "MPI_Put")]
     pub fn put(&self, data: &[u8], to: MpiTargetSpec<'_>) -> Result<()> {
         if to.rank.is_null() {
             return Ok(());
@@ -25,6 +26,7 @@ impl MpiWindow<'_> {
     /// Reads `from` into `out` (MPI_Get + MPI_Win_flush of the target, which completes
     /// the target's earlier calls too). Needs a passive-target epoch covering the
     /// target.
+    #[doc(alias = "MPI_Get")]
     pub fn get(&self, out: &mut [u8], from: MpiTargetSpec<'_>) -> Result<()> {
         if from.rank.is_null() {
             return Ok(());
@@ -35,6 +37,7 @@ impl MpiWindow<'_> {
 
     /// Combines `data`, elements of `basic`, into `to` with `op`, element-wise
     /// atomically (MPI_Accumulate). Completion as for [`MpiWindow::put`].
+    #[doc(alias = "MPI_Accumulate")]
     pub fn accumulate(
         &self,
         basic: BasicType,
@@ -53,6 +56,7 @@ impl MpiWindow<'_> {
     /// Fetches `at` into `out` and combines `data` into it with `op`, each element in
     /// one atomic step (MPI_Get_accumulate + MPI_Win_flush). `data` is as long as `out`,
     /// or empty for NO_OP. Needs a passive-target epoch covering the target.
+    #[doc(alias = "MPI_Get_accumulate")]
     pub fn get_accumulate(
         &self,
         basic: BasicType,
@@ -74,6 +78,7 @@ impl MpiWindow<'_> {
     /// combines `origin` into it with `op`, atomically (MPI_Fetch_and_op +
     /// MPI_Win_flush). `origin` may be empty for NO_OP. Needs a passive-target
     /// epoch covering the target.
+    #[doc(alias = "MPI_Fetch_and_op")]
     pub fn fetch_and_op(
         &self,
         basic: BasicType,
@@ -96,6 +101,7 @@ impl MpiWindow<'_> {
     /// (MPI_Compare_and_swap + MPI_Win_flush). Needs a passive-target epoch
     /// covering the target. 8-byte types are refused (class RMA_FLAVOR) where the
     /// library is known to crash on them ([`MpiWorld::cas64_blocked`](crate::MpiWorld::cas64_blocked)).
+    #[doc(alias = "MPI_Compare_and_swap")]
     pub fn compare_and_swap(
         &self,
         basic: BasicType,
@@ -115,6 +121,7 @@ impl MpiWindow<'_> {
 
     /// Starts a put of a copy of `data` to `to` (MPI_Rput). Needs a passive-target
     /// epoch covering the target.
+    #[doc(alias = "MPI_Rput")]
     pub fn rput(&self, data: &[u8], to: MpiTargetSpec<'_>) -> Result<MpiRequest<'_>> {
         let copy = data.to_vec();
         self.start_request(
@@ -145,6 +152,7 @@ impl MpiWindow<'_> {
 
     /// Starts a get of `len` bytes from `from` (MPI_Rget); [`MpiRequest::wait`] returns
     /// them. Needs a passive-target epoch covering the target.
+    #[doc(alias = "MPI_Rget")]
     pub fn rget(&self, len: usize, from: MpiTargetSpec<'_>) -> Result<MpiRequest<'_>> {
         self.start_request(
             from,
@@ -174,6 +182,7 @@ impl MpiWindow<'_> {
 
     /// Starts an accumulate of a copy of `data` into `to` (MPI_Raccumulate). Needs a
     /// passive-target epoch covering the target.
+    #[doc(alias = "MPI_Raccumulate")]
     pub fn raccumulate(
         &self,
         basic: BasicType,
@@ -220,6 +229,7 @@ impl MpiWindow<'_> {
     /// Starts a get_accumulate at `at` (MPI_Rget_accumulate): [`MpiRequest::wait`] returns
     /// the fetched bytes, as many as `data` holds. For NO_OP only the length of `data`
     /// matters. Needs a passive-target epoch covering the target.
+    #[doc(alias = "MPI_Rget_accumulate")]
     pub fn rget_accumulate(
         &self,
         basic: BasicType,

@@ -36,7 +36,7 @@
 //! - **Known library defects are avoided**, not hit: calls a library is known to get
 //!   wrong are issued another way with the same semantics, or refused with class
 //!   RMA_FLAVOR where no such way exists (8-byte compare_and_swap on Open MPI 4's
-//!   osc/rdma crashes the target: [`MpiWorld::cas64_blocked`]); see the crate's README.
+//!   osc/rdma crashes the target: [`MpiWorld::cas64_blocked`]); see `rma_win::guide::mpi_defects`.
 //!
 //! # Nomenclature
 //! - **rank**: a process's index in `MPI_COMM_WORLD`; [`rma_core::Rank::NULL`] plays

@@ -15,6 +15,7 @@ use std::ffi::c_int;
 /// the request lives. Dropping an unfinished request waits for it.
 #[must_use = "a request completes only when waited on (dropping it waits)"]
 #[derive(Debug)]
+#[doc(alias = "MPI_Request")]
 pub struct MpiRequest<'w> {
     world: &'w MpiWorld,
     name: &'static str,
@@ -79,6 +80,7 @@ impl<'w> MpiRequest<'w> {
 
     /// Waits for the call to complete locally (MPI_Wait) and returns the fetched bytes
     /// (empty for rput and raccumulate).
+    #[doc(alias = "MPI_Wait")]
     pub fn wait(mut self) -> Result<Vec<u8>> {
         self.finish()?;
         Ok(std::mem::take(&mut self.result))
@@ -86,6 +88,7 @@ impl<'w> MpiRequest<'w> {
 
     /// Whether the call has completed locally (MPI_Test); once it has, [`MpiRequest::wait`]
     /// returns at once.
+    #[doc(alias = "MPI_Test")]
     pub fn test(&mut self) -> Result<bool> {
         if self.done {
             return Ok(true);

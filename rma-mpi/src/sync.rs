@@ -27,6 +27,7 @@ impl MpiWindow<'_> {
 
     /// Fences (MPI_Win_fence): completes every call issued since the previous fence and
     /// opens the next epoch unless `assert` has NOSUCCEED. Collective.
+    #[doc(alias = "MPI_Win_fence")]
     pub fn fence(&mut self, assert: Assert) -> Result<()> {
         assert.check_fence()?;
         self.epochs.check_fence()?;
@@ -46,6 +47,7 @@ impl MpiWindow<'_> {
 
     /// Starts a passive-target epoch on `rank` (MPI_Win_lock). [`Rank::NULL`] does
     /// nothing.
+    #[doc(alias = "MPI_Win_lock")]
     pub fn lock(&mut self, kind: LockType, rank: Rank, assert: Assert) -> Result<()> {
         assert.check_lock()?;
         if rank.is_null() {
@@ -70,6 +72,7 @@ impl MpiWindow<'_> {
 
     /// Ends the passive-target epoch on `rank`, completing every call to it
     /// (MPI_Win_unlock). [`Rank::NULL`] does nothing.
+    #[doc(alias = "MPI_Win_unlock")]
     pub fn unlock(&mut self, rank: Rank) -> Result<()> {
         if rank.is_null() {
             return Ok(());
@@ -86,6 +89,7 @@ impl MpiWindow<'_> {
     }
 
     /// Starts a shared passive-target epoch on every rank (MPI_Win_lock_all).
+    #[doc(alias = "MPI_Win_lock_all")]
     pub fn lock_all(&mut self, assert: Assert) -> Result<()> {
         assert.check_lock()?;
         self.epochs.check_lock_all()?;
@@ -101,6 +105,7 @@ impl MpiWindow<'_> {
     }
 
     /// Ends the lock_all epoch, completing every call (MPI_Win_unlock_all).
+    #[doc(alias = "MPI_Win_unlock_all")]
     pub fn unlock_all(&mut self) -> Result<()> {
         self.epochs.check_unlock_all()?;
         let win = self.handle();
@@ -115,12 +120,14 @@ impl MpiWindow<'_> {
     /// Completes every call issued to `rank`, at origin and target (MPI_Win_flush).
     /// Needs a passive-target epoch covering `rank`. Nothing issued to `rank` since it
     /// was last completed: nothing to do, and MPI is not called.
+    #[doc(alias = "MPI_Win_flush")]
     pub fn flush(&self, rank: Rank) -> Result<()> {
         self.flush_one(rank, "flush", false)
     }
 
     /// Completes every call issued to `rank` locally: origin buffers may be reused,
     /// results are in place (MPI_Win_flush_local).
+    #[doc(alias = "MPI_Win_flush_local")]
     pub fn flush_local(&self, rank: Rank) -> Result<()> {
         self.flush_one(rank, "flush_local", true)
     }
@@ -278,12 +285,14 @@ impl MpiWindow<'_> {
 
     /// Completes every call issued to any rank, at origin and target
     /// (MPI_Win_flush_all); skipped when nothing was issued since.
+    #[doc(alias = "MPI_Win_flush_all")]
     pub fn flush_all(&self) -> Result<()> {
         self.epochs.need_any_passive("flush_all")?;
         self.flush_every_now(false)
     }
 
     /// Completes every call issued to any rank locally (MPI_Win_flush_local_all).
+    #[doc(alias = "MPI_Win_flush_local_all")]
     pub fn flush_local_all(&self) -> Result<()> {
         self.epochs.need_any_passive("flush_local_all")?;
         self.flush_every_now(true)
@@ -334,6 +343,7 @@ impl MpiWindow<'_> {
     }
 
     /// Synchronizes the private and public copies of the local window (MPI_Win_sync).
+    #[doc(alias = "MPI_Win_sync")]
     pub fn sync(&self) -> Result<()> {
         let win = self.handle();
         // SAFETY: the window is live.
@@ -357,6 +367,7 @@ impl MpiWindow<'_> {
     }
 
     /// Opens an exposure epoch for the origins in `group` (MPI_Win_post).
+    #[doc(alias = "MPI_Win_post")]
     pub fn post(&mut self, group: &[Rank], assert: Assert) -> Result<()> {
         assert.check_post()?;
         self.epochs.check_post()?;
@@ -372,6 +383,7 @@ impl MpiWindow<'_> {
     }
 
     /// Opens an access epoch to the targets in `group` (MPI_Win_start).
+    #[doc(alias = "MPI_Win_start")]
     pub fn start(&mut self, group: &[Rank], assert: Assert) -> Result<()> {
         assert.check_start()?;
         self.epochs.check_start()?;
@@ -388,6 +400,7 @@ impl MpiWindow<'_> {
     }
 
     /// Closes the access epoch, completing its calls (MPI_Win_complete).
+    #[doc(alias = "MPI_Win_complete")]
     pub fn complete(&mut self) -> Result<()> {
         self.epochs.check_complete()?;
         let win = self.handle();
@@ -401,6 +414,7 @@ impl MpiWindow<'_> {
 
     /// Waits until every origin of the exposure epoch has completed, closing it
     /// (MPI_Win_wait).
+    #[doc(alias = "MPI_Win_wait")]
     pub fn wait(&mut self) -> Result<()> {
         self.epochs.check_wait("wait")?;
         let win = self.handle();
@@ -413,6 +427,7 @@ impl MpiWindow<'_> {
 
     /// Whether every origin of the exposure epoch has completed; if so the epoch is
     /// closed, as by [`MpiWindow::wait`] (MPI_Win_test).
+    #[doc(alias = "MPI_Win_test")]
     pub fn test(&mut self) -> Result<bool> {
         self.epochs.check_wait("test")?;
         let win = self.handle();

@@ -124,6 +124,7 @@ impl<'a> MpiTarget<'a> {
 
     /// MPI_Put of `data` at byte `byte`; the origin is copied and kept until a flush.
     #[inline(always)]
+    #[doc(alias = "MPI_Put")]
     pub fn put(&self, byte: usize, data: &[u8]) -> Result<()> {
         let Some((disp, n)) = self.whole(byte, data.len()) else {
             return self.w.put_at(self.spot(byte), data, Mode::Passive);
@@ -150,6 +151,7 @@ impl<'a> MpiTarget<'a> {
     /// MPI_Get of `out.len()` bytes at byte `byte`, completed (flushed) before it
     /// returns.
     #[inline(always)]
+    #[doc(alias = "MPI_Get")]
     pub fn get(&self, byte: usize, out: &mut [u8]) -> Result<()> {
         let Some((disp, n)) = self.whole(byte, out.len()) else {
             return self.w.get_at(self.spot(byte), out);
@@ -180,6 +182,7 @@ impl<'a> MpiTarget<'a> {
     /// MPI_Fetch_and_op on the element of `basic` (at most 8 bytes) at byte `byte`,
     /// with the origin and result as bits (zero-extended); flushed before it returns.
     #[inline(always)]
+    #[doc(alias = "MPI_Fetch_and_op")]
     pub fn fetch_and_op_bits(
         &self,
         byte: usize,
@@ -234,6 +237,7 @@ impl<'a> MpiTarget<'a> {
     /// MPI_Compare_and_swap on the element of `basic` (at most 8 bytes) at byte
     /// `byte`, as bits; flushed before it returns.
     #[inline(always)]
+    #[doc(alias = "MPI_Compare_and_swap")]
     pub fn compare_and_swap_bits(
         &self,
         byte: usize,
@@ -276,6 +280,7 @@ impl<'a> MpiTarget<'a> {
     /// MPI_Accumulate of one element of `basic` (at most 8 bytes), given as bits, into
     /// the element at byte `byte`; the origin is copied and kept until a flush.
     #[inline(always)]
+    #[doc(alias = "MPI_Accumulate")]
     pub fn accumulate_bits(
         &self,
         byte: usize,
@@ -322,6 +327,7 @@ impl<'a> MpiTarget<'a> {
 
     /// MPI_Win_flush of the target, skipped when no call to it is incomplete.
     #[inline(always)]
+    #[doc(alias = "MPI_Win_flush")]
     pub fn flush(&self) -> Result<()> {
         self.w
             .flush_rank_after(self.r, self.mark, false, false, no_call, |_, _| 0, |_| ())?;

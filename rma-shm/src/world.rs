@@ -1552,7 +1552,7 @@ impl ShmWorld {
     pub fn over(
         rank: usize,
         size: usize,
-        exchange: &dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>>,
+        exchange: Exchange<'_>,
     ) -> Result<ShmWorld> {
         if size == 0 || size > MAX_RANKS || rank >= size {
             return Err(Error::arg(format!(
@@ -1651,6 +1651,10 @@ impl Drop for ShmWorld {
     }
 }
 
+/// An all-gather of bytes among the ranks forming a world (`ShmWorld::over`'s
+/// exchange): every rank's bytes, in rank order.
+pub(crate) type Exchange<'a> = &'a dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>>;
+
 /// Forms the control segment of a new world whose ranks are `members` (in the new
 /// world's order), ranks of an outer rank space in which this rank is `me_outer`:
 /// the first member makes the segment and offers its name through `exchange` (an
@@ -1662,7 +1666,7 @@ impl Drop for ShmWorld {
 fn form(
     members: &[usize],
     me_outer: usize,
-    exchange: &dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>>,
+    exchange: Exchange<'_>,
 ) -> Result<Option<(Control, usize)>> {
     // the group's first rank makes its control segment and names it to the others
     let leader = members.first() == Some(&me_outer);

@@ -33,6 +33,7 @@ pub struct Region<T> {
 impl<T> Region<T> {
     /// The target displacement of element 0: the address other ranks pass as `disp`
     /// to reach it (send it to them, by a collective or a put into another window).
+    #[doc(alias = "MPI_Get_address")]
     pub fn disp(&self) -> Disp {
         self.addr as Disp
     }
@@ -89,6 +90,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_create_dynamic")]
     pub fn create_dynamic(world: &'w World, info: &Info) -> Result<Window<'w>> {
         let _span = tracing::debug_span!("win_create_dynamic").entered();
         let parsed = WinInfo::from_info(info)?;
@@ -107,6 +109,7 @@ impl<'w> Window<'w> {
     /// part has no room (`rma_dynamic_bytes`) or no free region slot left (64); ARG
     /// for an element type with invalid byte patterns (other ranks may write any
     /// bytes); WIN once freed. Nothing changes.
+    #[doc(alias = "MPI_Win_attach")]
     pub fn attach<T: Equivalence>(&self, mut data: Vec<T>) -> Result<Region<T>> {
         self.check_alive()?;
         if std::mem::size_of::<T>() == 0 || data.is_empty() {
@@ -152,6 +155,7 @@ impl<'w> Window<'w> {
     /// completed (under their own locks) cannot be seen from here: detaching under
     /// them is erroneous in MPI, and in rma they land in window memory, never in
     /// memory the caller owns.
+    #[doc(alias = "MPI_Win_detach")]
     pub fn detach<T: Equivalence>(&self, region: Region<T>) -> Result<Vec<T>, DetachError<T>> {
         let refuse = |error: Error, region: Region<T>| DetachError { error, region };
         if let Err(e) = self.check_alive() {

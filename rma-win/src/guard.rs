@@ -122,6 +122,7 @@ impl<'w> Window<'w> {
     /// .collect::<rma_win::Result<Vec<_>>>()?; // every rank's result
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_lock_all")]
     pub fn lock_all_epoch(&self, assert: Assert) -> Result<PassiveEpoch<'_, 'w>> {
         self.lock_all(assert)?;
         self.set_guard(ACCESS_GUARD, true);
@@ -134,6 +135,7 @@ impl<'w> Window<'w> {
 
     /// [`Window::lock`] as a value (see [`Window::lock_all_epoch`]); its handles reach
     /// `rank` only.
+    #[doc(alias = "MPI_Win_lock")]
     pub fn lock_epoch(
         &self,
         kind: LockType,
@@ -159,6 +161,7 @@ impl<'w> Window<'w> {
     /// [`Window::fence`] as a value: a fence (collective) that opens an epoch, ended
     /// by the guard's own [`fence`](FenceEpoch::fence) or [`end`](FenceEpoch::end).
     /// NOSUCCEED is refused (class ASSERT): no epoch follows such a fence.
+    #[doc(alias = "MPI_Win_fence")]
     pub fn fence_epoch(&self, assert: Assert) -> Result<FenceEpoch<'_, 'w>> {
         if assert.contains(Assert::NOSUCCEED) {
             return Err(Error::InvalidAssert {
@@ -177,6 +180,7 @@ impl<'w> Window<'w> {
 
     /// [`Window::start`] as a value: an access epoch to `group`, completed by
     /// [`StartEpoch::complete`] (or when the value drops).
+    #[doc(alias = "MPI_Win_start")]
     pub fn start_epoch(&self, group: &Group, assert: Assert) -> Result<StartEpoch<'_, 'w>> {
         self.start(group, assert)?;
         self.set_guard(ACCESS_GUARD, true);
@@ -188,6 +192,7 @@ impl<'w> Window<'w> {
 
     /// [`Window::post`] as a value: an exposure epoch to `group`, ended by
     /// [`PostEpoch::wait`] (or when the value drops, which waits).
+    #[doc(alias = "MPI_Win_post")]
     pub fn post_epoch(&self, group: &Group, assert: Assert) -> Result<PostEpoch<'_, 'w>> {
         self.post(group, assert)?;
         self.set_guard(EXPOSURE_GUARD, true);
@@ -222,6 +227,7 @@ impl<'w> PassiveEpoch<'_, 'w> {
 
     /// Completes every call of this epoch at origin and target (flush, or flush_all
     /// for lock_all).
+    #[doc(alias("MPI_Win_flush", "MPI_Win_flush_all"))]
     pub fn flush(&self) -> Result<()> {
         self.win.check_world()?;
         match self.only {
@@ -231,6 +237,7 @@ impl<'w> PassiveEpoch<'_, 'w> {
     }
 
     /// Ends the epoch: completes every call, then releases the lock(s).
+    #[doc(alias("MPI_Win_unlock", "MPI_Win_unlock_all"))]
     pub fn unlock(mut self) -> Result<()> {
         self.end()
     }
@@ -309,6 +316,7 @@ impl<'a, 'w> FenceEpoch<'a, 'w> {
     /// The next fence (collective): completes this epoch's calls and opens the next
     /// epoch, returned as a new guard. The handles of this one cannot be used after
     /// it (they borrow this guard, which this call consumes).
+    #[doc(alias = "MPI_Win_fence")]
     pub fn fence(mut self, assert: Assert) -> Result<FenceEpoch<'a, 'w>> {
         let win = self.win;
         self.close(assert)?;
@@ -317,6 +325,7 @@ impl<'a, 'w> FenceEpoch<'a, 'w> {
     }
 
     /// The closing fence (collective, with NOSUCCEED added): no epoch follows.
+    #[doc(alias = "MPI_Win_fence")]
     pub fn end(mut self, assert: Assert) -> Result<()> {
         self.close(assert | Assert::NOSUCCEED)
     }
@@ -364,6 +373,7 @@ impl<'w> StartEpoch<'_, 'w> {
     }
 
     /// Ends the epoch (MPI_Win_complete).
+    #[doc(alias = "MPI_Win_complete")]
     pub fn complete(mut self) -> Result<()> {
         self.end()
     }
@@ -401,6 +411,7 @@ impl std::fmt::Debug for PostEpoch<'_, '_> {
 
 impl PostEpoch<'_, '_> {
     /// Waits until every origin of the group completed (MPI_Win_wait).
+    #[doc(alias = "MPI_Win_wait")]
     pub fn wait(mut self) -> Result<()> {
         if self.ended {
             return Ok(());
@@ -410,6 +421,7 @@ impl PostEpoch<'_, '_> {
 
     /// `Ok(true)` once every origin completed, and the epoch is then over (a later
     /// `wait` or drop does nothing more); never blocks (MPI_Win_test).
+    #[doc(alias = "MPI_Win_test")]
     pub fn test(&mut self) -> Result<bool> {
         if self.ended {
             return Ok(true);

@@ -33,17 +33,97 @@ mod sealed {
 }
 
 /// Element types SUM (and PROD, MAX, MIN) is defined on: the integers and the floats.
+///
+/// # Examples
+///
+/// ```
+/// use rma_win::{Assert, Info, Numeric, Rank, TargetHandle, Window};
+///
+/// // one function for every element type an atomic addition is defined on
+/// fn bump<T: Numeric>(h: &TargetHandle<'_, '_>, by: T) -> rma_win::Result<T> {
+///     h.fetch_add(by, 0)
+/// }
+/// rma_win::run_threads(1, |world| -> rma_win::Result<()> {
+///     let win = Window::allocate::<f64>(&world, 1, &Info::new())?;
+///     let epoch = win.fence_epoch(Assert::NONE)?;
+///     let h = epoch.target(Rank::new(0))?;
+///     assert_eq!((bump(&h, 1.5f64)?, bump(&h, 1.0f64)?), (0.0, 1.5));
+///     epoch.end(Assert::NONE)
+/// })?.into_iter().collect::<rma_win::Result<()>>()?;
+/// # Ok::<(), rma_win::Error>(())
+/// ```
 pub trait Numeric: Equivalence + sealed::Sealed {}
 
 /// Element types the bitwise ops (BAND, BOR, BXOR) are defined on: the integers.
+///
+/// # Examples
+///
+/// ```
+/// use rma_win::{Assert, Info, Integer, Rank, TargetHandle, Window};
+///
+/// // sets the bits of `flags` in the target's element 0; returns the bits before
+/// fn raise<T: Integer>(h: &TargetHandle<'_, '_>, flags: T) -> rma_win::Result<T> {
+///     h.fetch_or(flags, 0)
+/// }
+/// rma_win::run_threads(1, |world| -> rma_win::Result<()> {
+///     let win = Window::allocate::<u16>(&world, 1, &Info::new())?;
+///     let epoch = win.fence_epoch(Assert::NONE)?;
+///     let h = epoch.target(Rank::new(0))?;
+///     assert_eq!((raise(&h, 0b100u16)?, raise(&h, 0b001u16)?), (0, 0b100));
+///     epoch.end(Assert::NONE)
+/// })?.into_iter().collect::<rma_win::Result<()>>()?;
+/// # Ok::<(), rma_win::Error>(())
+/// ```
 pub trait Integer: Numeric {}
 
 /// Element types compare-and-swap takes: integers, `bool`, [`rma_datatype::Byte`].
+///
+/// # Examples
+///
+/// ```
+/// use rma_win::{Assert, Info, Rank, Window};
+/// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+///     let win = Window::allocate::<bool>(&world, 1, &Info::new())?;
+///     let epoch = win.fence_epoch(Assert::NONE)?;
+///     // a `bool` claim: exactly one rank turns `false` into `true`
+///     let was = epoch.target(Rank::new(0))?.compare_and_swap(true, false, 0)?;
+///     epoch.end(Assert::NONE)?;
+///     let claims = world.allgather_value(!was)?;
+///     assert_eq!(claims.iter().filter(|&&c| c).count(), 1);
+///     Ok(())
+/// })?.into_iter().collect::<rma_win::Result<()>>()?;
+/// # Ok::<(), rma_win::Error>(())
+/// ```
 pub trait CasElement: Equivalence + sealed::Sealed {}
 
 /// Element types a hardware atomic of their own width holds (1, 2, 4 or 8 bytes):
 /// integers, floats, `bool`, [`rma_datatype::Byte`]; what a shared window's typed
 /// views ([`crate::SharedView`]) take.
+///
+/// # Examples
+///
+/// ```
+/// use rma_win::{AtomicElement, Info, Rank, SharedView, Window};
+///
+/// // the largest element of a view, each loaded atomically
+/// fn max_of<T: AtomicElement + PartialOrd>(v: &SharedView<'_, T>) -> rma_win::Result<T> {
+///     let mut best = v.load(0)?;
+///     for i in 1..v.len() {
+///         let x = v.load(i)?;
+///         if x > best { best = x; }
+///     }
+///     Ok(best)
+/// }
+/// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+///     let win = Window::allocate_shared::<i16>(&world, 2, &Info::new())?;
+///     let zero = win.shared_query(Rank::new(0))?.view::<i16>()?;
+///     zero.store(world.rank(), 10 - 3 * world.rank() as i16)?;
+///     world.barrier()?;
+///     assert_eq!(max_of(&zero)?, 10);
+///     Ok(())
+/// })?.into_iter().collect::<rma_win::Result<()>>()?;
+/// # Ok::<(), rma_win::Error>(())
+/// ```
 pub trait AtomicElement: Equivalence + sealed::Sealed {}
 
 macro_rules! elements {
@@ -63,6 +143,26 @@ elements! {
 
 /// One target of an epoch guard (see the module docs); made by the guard's `target`.
 /// It borrows the guard, so it cannot outlive the epoch.
+///
+/// # Examples
+///
+/// ```
+/// use rma_win::{Assert, Info, Rank, Window};
+/// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+///     let win = Window::allocate::<u64>(&world, 3, &Info::new())?;
+///     let epoch = win.fence_epoch(Assert::NONE)?;
+///     let zero = epoch.target(Rank::new(0))?; // rank and epoch checked once, here
+///     let me = world.rank() as u64;
+///     zero.add(&[1u64], 0)?; // both ranks add into element 0
+///     zero.put(&[10 + me], 1 + me as i64)?; // each rank writes its own element
+///     epoch.end(Assert::NONE)?;
+///     if me == 0 {
+///         assert_eq!(win.local_vec::<u64>()?, [2, 10, 11]);
+///     }
+///     Ok(())
+/// })?.into_iter().collect::<rma_win::Result<()>>()?;
+/// # Ok::<(), rma_win::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct TargetHandle<'e, 'w> {
     pub(crate) win: &'e Window<'w>,
@@ -81,6 +181,20 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     /// The target rank.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
+    ///     let peer = epoch.target(Rank::new(1 - world.rank() as u32))?;
+    ///     assert_eq!(peer.rank().index(), Some(1 - world.rank()));
+    ///     epoch.unlock()
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn rank(&self) -> Rank {
         self.road.rank
     }
@@ -115,8 +229,27 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     /// Writes `origin` at `disp` (MPI_Put).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let me = world.rank() as u64;
+    ///     epoch.target(Rank::new(0))?.put(&[10 + me], me as i64)?; // element `me` of rank 0
+    ///     epoch.end(Assert::NONE)?;
+    ///     if me == 0 {
+    ///         assert_eq!(win.local_vec::<u64>()?, [10, 11]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
+    #[doc(alias = "MPI_Put")]
     pub fn put<T: Equivalence>(&self, origin: &[T], disp: Disp) -> Result<()> {
         let data = rma_datatype::bytes_of(origin);
         if data.is_empty() {
@@ -128,8 +261,27 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 
     /// Reads `result.len()` elements at `disp` (MPI_Get); the values are in place when
     /// it returns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u32>(&world, 2, &Info::new())?;
+    ///     let me = world.rank() as u32;
+    ///     win.write_local(0, &[me, 100 + me])?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let mut got = [0u32; 2];
+    ///     epoch.target(Rank::new(1 - me))?.get(&mut got, 0)?; // the peer's two elements
+    ///     epoch.end(Assert::NONE)?;
+    ///     assert_eq!(got, [1 - me, 101 - me]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
+    #[doc(alias = "MPI_Get")]
     pub fn get<T: Equivalence>(&self, result: &mut [T], disp: Disp) -> Result<()> {
         let n = std::mem::size_of_val(result);
         if n == 0 {
@@ -166,7 +318,26 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// })?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
+    ///     let mine = epoch.target(Rank::new(world.rank() as u32))?; // each rank its own window
+    ///     mine.put(&[5u64], 0)?;
+    ///     mine.flush()?;
+    ///     let mut out = [0u64];
+    ///     mine.rget(&mut out, 0)?.wait()?; // `out` is readable once the request is waited on
+    ///     assert_eq!(out, [5]);
+    ///     epoch.unlock()
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Rget")]
     pub fn rget<'b, T: Equivalence>(
         &'b self,
         result: &'b mut [T],
@@ -186,8 +357,28 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// Combines `origin` into the elements at `disp` with `op`, element-wise
     /// atomically (MPI_Accumulate); the op is checked against the element type at run
     /// time ([`TargetHandle::add`] needs no check).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i64>(&world, 2, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let zero = epoch.target(Rank::new(0))?;
+    ///     zero.accumulate(&[1i64], 0, Op::Sum)?;
+    ///     zero.accumulate(&[10 * world.rank() as i64], 1, Op::Max)?;
+    ///     epoch.end(Assert::NONE)?;
+    ///     if world.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<i64>()?, [2, 10]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias = "MPI_Accumulate")]
     pub fn accumulate<T: Equivalence>(&self, origin: &[T], disp: Disp, op: Op) -> Result<()> {
         let Some(basic) = T::BASIC else {
             // a composite element (an array, a derived struct): the window's general
@@ -200,8 +391,26 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
 
     /// Adds `origin` element-wise into the elements at `disp` (MPI_Accumulate with
     /// MPI_SUM), atomically per element.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<f64>(&world, 3, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     epoch.target(Rank::new(0))?.add(&[1.0, 2.0, 3.0], 0)?;
+    ///     epoch.end(Assert::NONE)?;
+    ///     if world.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<f64>()?, [2.0, 4.0, 6.0]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
+    #[doc(alias("MPI_Accumulate", "MPI_SUM"))]
     pub fn add<T: Numeric>(&self, origin: &[T], disp: Disp) -> Result<()> {
         match T::BASIC {
             Some(basic) => self.acc(origin, disp, basic, Op::Sum),
@@ -231,8 +440,26 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// Fetches the element at `disp` and combines `origin` into it with `op`,
     /// atomically; returns the old value (MPI_Fetch_and_op). The op is checked at run
     /// time; the named forms ([`TargetHandle::fetch_add`], ...) need no check.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Op, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i64>(&world, 1, &Info::new())?;
+    ///     win.write_local(0, &[5i64])?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let peer = epoch.target(Rank::new(1 - world.rank() as u32))?;
+    ///     let old = peer.fetch_and_op(3i64, 0, Op::Prod)?;
+    ///     epoch.end(Assert::NONE)?;
+    ///     assert_eq!((old, win.local_vec::<i64>()?), (5, vec![15]));
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias = "MPI_Fetch_and_op")]
     pub fn fetch_and_op<T: Equivalence>(&self, origin: T, disp: Disp, op: Op) -> Result<T> {
         let basic = single_basic::<T>("fetch_and_op")?;
         rma_ops::check(op, basic, RmaCall::FetchAndOp)?;
@@ -259,52 +486,184 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     }
 
     /// Atomically adds `value` to the element at `disp`; returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(3, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let ticket = epoch.target(Rank::new(0))?.fetch_add(1u64, 0)?;
+    ///     epoch.end(Assert::NONE)?;
+    ///     let mut tickets = world.allgather_value(ticket)?;
+    ///     tickets.sort();
+    ///     assert_eq!(tickets, [0, 1, 2]); // each rank drew a different one
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
+    #[doc(alias("MPI_Fetch_and_op", "MPI_SUM"))]
     pub fn fetch_add<T: Numeric>(&self, value: T, disp: Disp) -> Result<T> {
         self.fop(value, disp, Self::basic::<T>("fetch_add")?, Op::Sum)
     }
 
     /// Atomically ORs `value` into the element at `disp`; returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u8>(&world, 1, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let bit = 1u8 << world.rank();
+    ///     let before = epoch.target(Rank::new(0))?.fetch_or(bit, 0)?;
+    ///     epoch.end(Assert::NONE)?;
+    ///     assert_eq!(before & bit, 0); // no one else sets this rank's bit
+    ///     if world.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u8>()?, [0b11]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias("MPI_Fetch_and_op", "MPI_BOR"))]
     pub fn fetch_or<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
         self.fop(value, disp, Self::basic::<T>("fetch_or")?, Op::Bor)
     }
 
     /// Atomically ANDs `value` into the element at `disp`; returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u32>(&world, 1, &Info::new())?;
+    ///     win.write_local(0, &[0b1111u32])?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let bit = 1u32 << world.rank();
+    ///     let before = epoch.target(Rank::new(0))?.fetch_and(!bit, 0)?; // clears this rank's bit
+    ///     epoch.end(Assert::NONE)?;
+    ///     assert_ne!(before & bit, 0);
+    ///     if world.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u32>()?, [0b1100]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias("MPI_Fetch_and_op", "MPI_BAND"))]
     pub fn fetch_and<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
         self.fop(value, disp, Self::basic::<T>("fetch_and")?, Op::Band)
     }
 
     /// Atomically XORs `value` into the element at `disp`; returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(1, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let h = epoch.target(Rank::new(0))?;
+    ///     assert_eq!(h.fetch_xor(0b101u64, 0)?, 0);
+    ///     assert_eq!(h.fetch_xor(0b110u64, 0)?, 0b101); // toggles bits 1 and 2
+    ///     assert_eq!(h.fetch::<u64>(0)?, 0b011);
+    ///     epoch.end(Assert::NONE)
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias("MPI_Fetch_and_op", "MPI_BXOR"))]
     pub fn fetch_xor<T: Integer>(&self, value: T, disp: Disp) -> Result<T> {
         self.fop(value, disp, Self::basic::<T>("fetch_xor")?, Op::Bxor)
     }
 
     /// Atomically reads the element at `disp` (MPI_Fetch_and_op with MPI_NO_OP).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i32>(&world, 1, &Info::new())?;
+    ///     if world.rank() == 0 {
+    ///         win.write_local(0, &[-7i32])?;
+    ///     }
+    ///     let epoch = win.fence_epoch(Assert::NONE)?; // orders the store before the fetch
+    ///     let seen: i32 = epoch.target(Rank::new(0))?.fetch(0)?;
+    ///     epoch.end(Assert::NONE)?;
+    ///     assert_eq!(seen, -7);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias("MPI_Fetch_and_op", "MPI_NO_OP"))]
     pub fn fetch<T: Equivalence + Default>(&self, disp: Disp) -> Result<T> {
         self.fetch_and_op(T::default(), disp, Op::NoOp)
     }
 
     /// Atomically replaces the element at `disp` with `value`; returns the old value
     /// (MPI_Fetch_and_op with MPI_REPLACE).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<f32>(&world, 1, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let peer = epoch.target(Rank::new(1 - world.rank() as u32))?;
+    ///     assert_eq!(peer.swap(2.5f32, 0)?, 0.0);
+    ///     assert_eq!(peer.swap(4.0f32, 0)?, 2.5);
+    ///     epoch.end(Assert::NONE)?;
+    ///     assert_eq!(win.local_vec::<f32>()?, [4.0]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias("MPI_Fetch_and_op", "MPI_REPLACE"))]
     pub fn swap<T: Equivalence>(&self, value: T, disp: Disp) -> Result<T> {
         self.fetch_and_op(value, disp, Op::Replace)
     }
 
     /// Atomically replaces the element at `disp` with `value` if it equals `compare`;
     /// returns the old value (MPI_Compare_and_swap).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(3, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let me = world.rank() as u64;
+    ///     // every rank tries to put its number + 1 where 0 is; one of them finds 0
+    ///     let old = epoch.target(Rank::new(0))?.compare_and_swap(me + 1, 0, 0)?;
+    ///     epoch.end(Assert::NONE)?;
+    ///     let winners = world.allgather_value(old == 0)?;
+    ///     assert_eq!(winners.iter().filter(|&&won| won).count(), 1);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias = "MPI_Compare_and_swap")]
     pub fn compare_and_swap<T: CasElement>(&self, value: T, compare: T, disp: Disp) -> Result<T> {
         let basic = Self::basic::<T>("compare_and_swap")?;
         let off = self.offset("compare_and_swap", disp, basic.size(), Some(basic))?;
@@ -331,7 +690,26 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// Completes every call to this target at origin and target (MPI_Win_flush).
     /// Passive-target epochs only (class RMA_SYNC otherwise: fence and complete
     /// complete active-target calls).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
+    ///     let zero = epoch.target(Rank::new(0))?;
+    ///     zero.add(&[1u64], 0)?;
+    ///     zero.flush()?; // complete at rank 0: this rank's next get sees it
+    ///     let mut seen = [0u64];
+    ///     zero.get(&mut seen, 0)?;
+    ///     assert!(seen[0] >= 1);
+    ///     epoch.unlock()
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline(always)]
+    #[doc(alias = "MPI_Win_flush")]
     pub fn flush(&self) -> Result<()> {
         if self.road.active {
             return Err(Error::sync(
@@ -400,6 +778,28 @@ const BATCH_RUN: usize = 4096;
 
 impl<'e, 'w> TargetHandle<'e, 'w> {
     /// A batch of additions of `T` elements to this target (see [`BatchedAdd`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<u32>(&world, 4, &Info::new())?;
+    ///     let epoch = win.fence_epoch(Assert::NONE)?;
+    ///     let mut batch = epoch.target(Rank::new(0))?.batched::<u32>();
+    ///     for i in 0..4 {
+    ///         batch.add(1, i)?; // one run: sent as one accumulate of 4 elements
+    ///     }
+    ///     batch.flush()?;
+    ///     drop(batch);
+    ///     epoch.end(Assert::NONE)?;
+    ///     if world.rank() == 0 {
+    ///         assert_eq!(win.local_vec::<u32>()?, [2; 4]);
+    ///     }
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     pub fn batched<T: Numeric>(&self) -> BatchedAdd<'e, 'w, T> {
         BatchedAdd {
             handle: *self,
@@ -418,8 +818,31 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
     /// does not extend the pending run, that run is sent first; if sending it fails (a
     /// peer died, class PROC_FAILED), the error is returned here, the run's additions
     /// may have been applied in part, and this addition is not recorded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, ErrorClass, Info, Rank, Window};
+    /// rma_win::run_threads(1, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<i64>(&world, 8, &Info::new())?;
+    ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
+    ///     let mut batch = epoch.target(Rank::new(0))?.batched::<i64>();
+    ///     batch.add(1, 0)?;
+    ///     batch.add(1, 1)?; // extends the run 0..1: still pending
+    ///     batch.add(5, 6)?; // does not: 0..2 is sent first
+    ///     let past_end = batch.add(1, 8).unwrap_err(); // refused now, recorded nowhere
+    ///     assert_eq!(past_end.class(), ErrorClass::RmaRange);
+    ///     batch.flush()?;
+    ///     drop(batch);
+    ///     epoch.unlock()?;
+    ///     assert_eq!(win.local_vec::<i64>()?, [1, 1, 0, 0, 0, 0, 5, 0]);
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
+    #[doc(alias = "MPI_Accumulate")]
     pub fn add(&mut self, value: T, disp: Disp) -> Result<()> {
         self.handle.note_site();
         let size = std::mem::size_of::<T>();
@@ -450,7 +873,29 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
     /// Sends every pending addition and, in a passive-target epoch, completes them at
     /// origin and target (MPI_Win_flush); in a fence or start epoch they complete at
     /// the epoch's closing fence or complete, as every call there does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Assert, Info, Rank, Window};
+    /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
+    ///     let win = Window::allocate::<f64>(&world, 2, &Info::new())?;
+    ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
+    ///     let zero = epoch.target(Rank::new(0))?;
+    ///     let mut batch = zero.batched::<f64>();
+    ///     batch.add(0.5, 0)?;
+    ///     batch.add(0.5, 1)?;
+    ///     batch.flush()?; // sent, and complete at rank 0
+    ///     let mut seen = [0.0f64; 2];
+    ///     zero.get(&mut seen, 0)?;
+    ///     assert!(seen[0] >= 0.5 && seen[1] >= 0.5);
+    ///     drop(batch);
+    ///     epoch.unlock()
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Win_flush")]
     pub fn flush(&mut self) -> Result<()> {
         self.send()?;
         if self.handle.road.active {

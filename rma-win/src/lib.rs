@@ -37,7 +37,7 @@
 //! let results = rma_win::launch(4, |world| -> rma_win::Result<i64> {
 //!     let win = Window::allocate::<i64>(&world, 8, &Info::new())?;
 //!     win.fence(Assert::NONE)?;
-//!     win.accumulate(&[1, 2], Rank::new(0), 0, Op::Sum)?; // element-wise atomic
+//!     win.accumulate(&[1i64, 2], Rank::new(0), 0, Op::Sum)?; // element-wise atomic
 //!     let ticket = win.fetch_and_op(1i64, Rank::new(0), 7, Op::Sum)?; // old value
 //!     win.fence(Assert::NONE)?;
 //!     Ok(ticket)
@@ -71,8 +71,8 @@
 //!   the liveness interval instead of a silent match or a hang, and so do a rank
 //!   waiting for a lock, post or complete and the peer that owes it while that peer
 //!   waits in a collective call the first has not entered; the world is then broken
-//!   (its collectives, waits and calls fail at once), as under MPI (README,
-//!   "Reliability and soundness").
+//!   (its collectives, waits and calls fail at once), as under MPI
+//!   ([`guide::reliability`]).
 //! - **Window memory is touched only by atomics.** With ranks as threads Rust's memory
 //!   model applies, whatever MPI says about conflicting accesses: every put, get,
 //!   accumulate and local access reaches window memory through aligned 8-byte atomic
@@ -107,8 +107,8 @@
 //!   as dead (class PROC_FAILED) in their next wait, or take over its chunk locks.
 //!
 //! Faults of other processes (a peer that dies, stops, or writes garbage into shared
-//! segments) are errors within bounded time, not hangs: see the README's reliability
-//! section for what is detected, in what time, and what is not.
+//! segments) are errors within bounded time, not hangs: [`guide::reliability`] says
+//! what is detected, in what time, and what is not.
 //!
 //! # Your own element types: `#[derive(Equivalence)]`
 //!
@@ -181,40 +181,16 @@
 //!
 //! # Finding races: the conflict checker
 //!
-//! MPI calls two accesses *conflicting* when they touch overlapping bytes of one
-//! window from different origins (the target's own loads and stores count as one),
-//! no synchronization orders them, and they are not both reads or both
-//! accumulate-family calls with one basic type and the same op (or NO_OP, or REPLACE
-//! with compare_and_swap). A program that makes them is erroneous. Set the window's
-//! `rma_check` info key to `conflicts` (or `RMA_CHECK=conflicts` in the environment,
-//! for every window without the key) and every access is recorded with its call
-//! site; the synchronization that finds a conflict (flush, unlock, fence, complete, or
-//! the local access itself) fails with class RMA_CONFLICT, naming both ranks, both
-//! call sites, the bytes and the rule. `conflicts_log` logs instead (tracing, warn)
-//! and goes on. It works on every transport and launch mode; every rank must give
-//! the window the same mode. Off (the default), nothing is recorded.
+//! Set a window's `rma_check` info key to `conflicts` (or `RMA_CHECK=conflicts` for
+//! every window) and the synchronization that finds two conflicting accesses (MPI's
+//! erroneous programs) fails with class RMA_CONFLICT, naming both ranks and both call
+//! sites: [`guide::checker`].
 //!
-//! ```
-//! use rma_win::{Assert, ErrorClass, Info, Rank, Window};
-//! let found = rma_win::run_threads(3, |world| -> rma_win::Result<bool> {
-//!     let win = Window::allocate::<u64>(&world, 1, &Info::new().with("rma_check", "conflicts"))?;
-//!     win.fence(Assert::NONE)?;
-//!     if world.rank() > 0 {
-//!         win.put(&[world.rank() as u64], Rank::new(0), 0)?; // ranks 1 and 2 race
-//!     }
-//!     Ok(match win.fence(Assert::NONE) {
-//!         Err(e) if e.class() == ErrorClass::RmaConflict => true,
-//!         other => { other?; false }
-//!     })
-//! })?;
-//! assert!(found.into_iter().any(|r| r.unwrap_or(false)), "one of the racing ranks reports");
-//! # Ok::<(), rma_win::Error>(())
-//! ```
+//! # The manual
 //!
-//! What it cannot see: loads and stores through a shared window's raw memory, pairs
-//! from one origin, and unsynchronized pairs that did not overlap in time in the run
-//! at hand (it compares the order of events at each target, not every possible
-//! order). Its cost is a few RMA calls per access (see the README's figures).
+//! [`guide`] has a page per topic: getting started, epochs and target handles, window
+//! flavors, building blocks, transports, rmarun, mpiexec and existing MPI programs,
+//! the C and Fortran interface, reliability, tracing, every `RMA_*` variable.
 //!
 //! # Nomenclature
 //! - **rank**, **origin**, **target**, **window**, **epoch**, **displacement unit**,
@@ -230,6 +206,8 @@
 // argument there). `deny` rather than `forbid` so those items can
 // opt out
 #![deny(unsafe_code)]
+// docs.rs (`--cfg docsrs`, nightly) marks the items of the `async` and `rsmpi` features
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod blocks;
 mod buffers;
@@ -244,6 +222,8 @@ mod shared;
 mod sync;
 mod window;
 mod world;
+
+pub mod guide;
 
 pub use blocks::counter::{Counter, CounterOptions};
 #[cfg(feature = "async")]

@@ -54,6 +54,7 @@ use std::marker::PhantomData;
 /// The handle of a request-based RMA call.
 #[must_use = "a request must be completed with wait or test (dropping it waits)"]
 #[derive(Debug)]
+#[doc(alias = "MPI_Request")]
 pub struct Request<'b> {
     done: bool,
     _borrows: PhantomData<&'b mut [u8]>,
@@ -70,23 +71,27 @@ impl<'b> Request<'b> {
 
     /// Waits until the call completes at the origin: an origin buffer may be reused, a
     /// result buffer holds the result (MPI_Wait).
+    #[doc(alias = "MPI_Wait")]
     pub fn wait(self) -> Result<()> {
         debug_assert!(self.done);
         Ok(())
     }
 
     /// Whether the call has completed at the origin (MPI_Test).
+    #[doc(alias = "MPI_Test")]
     pub fn test(&mut self) -> Result<bool> {
         Ok(self.done)
     }
 
     /// Waits for every request (MPI_Waitall).
+    #[doc(alias = "MPI_Waitall")]
     pub fn wait_all(requests: impl IntoIterator<Item = Request<'b>>) -> Result<()> {
         requests.into_iter().try_for_each(Request::wait)
     }
 
     /// Waits for one request of `requests` to complete, removes it and returns its
     /// index; `None` if the list is empty (MPI_Waitany).
+    #[doc(alias = "MPI_Waitany")]
     pub fn wait_any(requests: &mut Vec<Request<'b>>) -> Result<Option<usize>> {
         loop {
             if requests.is_empty() {
@@ -104,6 +109,7 @@ impl<'b> Request<'b> {
 
     /// Whether every request has completed (MPI_Testall); completed requests stay in
     /// the list until waited for or dropped.
+    #[doc(alias = "MPI_Testall")]
     pub fn test_all(requests: &mut [Request<'b>]) -> Result<bool> {
         for r in requests.iter_mut() {
             if !r.test()? {
@@ -119,6 +125,7 @@ impl<'b> Request<'b> {
 /// call at origin before the request is returned, so the first poll is ready; the
 /// future never blocks a thread.
 #[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 impl std::future::Future for Request<'_> {
     type Output = Result<()>;
 

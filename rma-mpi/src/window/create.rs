@@ -77,6 +77,7 @@ impl<'a> MpiWindow<'a> {
     /// Collectively allocates a window of `len` bytes, zero-filled, with displacement
     /// unit `disp_unit` (MPI_Win_allocate). `info` is validated for the keys rma knows
     /// and passed to MPI (without `rma_transport`).
+    #[doc(alias = "MPI_Win_allocate")]
     pub fn allocate(
         world: &'a MpiWorld,
         len: usize,
@@ -185,6 +186,7 @@ impl<'a> MpiWindow<'a> {
     /// MPI shares memory only among the ranks of one node: where the world spans
     /// several, every rank gets class RMA_SHARED (after a collective
     /// MPI_Comm_split_type, before any window exists).
+    #[doc(alias = "MPI_Win_allocate_shared")]
     pub fn allocate_shared(
         world: &'a MpiWorld,
         len: usize,
@@ -270,6 +272,7 @@ impl<'a> MpiWindow<'a> {
     /// `MpiWindow::attach_region` attaches regions; byte offsets count from the
     /// arena's start, and the window's displacements are addresses (the arena's
     /// MPI_Get_address plus the offset), as MPI's dynamic windows take them.
+    #[doc(alias = "MPI_Win_create_dynamic")]
     pub fn create_dynamic(
         world: &'a MpiWorld,
         capacity: usize,
@@ -370,6 +373,7 @@ impl<'a> MpiWindow<'a> {
     /// `disp_unit`. The window owns the buffer until it is freed; [`MpiWindow::free`]
     /// gives it back. Accumulates on elements of `n` bytes expect them aligned to `n`
     /// in memory; a `Vec<u8>` from the system allocator is 16-byte aligned on Linux.
+    #[doc(alias = "MPI_Win_create")]
     pub fn create(
         world: &'a MpiWorld,
         mut buf: Vec<u8>,
@@ -394,6 +398,7 @@ impl<'a> MpiWindow<'a> {
     /// window is freed or dropped, and the memory must not be accessed other than
     /// through the window meanwhile. The window must not be leaked (`mem::forget`):
     /// other ranks may write the memory until MPI_Win_free returns.
+    #[doc(alias = "MPI_Win_create")]
     pub unsafe fn create_raw(
         world: &'a MpiWorld,
         base: *mut u8,

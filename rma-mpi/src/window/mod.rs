@@ -106,6 +106,7 @@ pub(crate) struct Peer {
 /// it since is then skipped (see `pending.rs`). In an active-target epoch (fence,
 /// start) fetching calls are refused (class RMA_SYNC), since MPI delivers their
 /// results only at the closing call.
+#[doc(alias = "MPI_Win")]
 pub struct MpiWindow<'a> {
     pub(crate) world: &'a MpiWorld,
     pub(crate) win: Handle,
@@ -173,6 +174,7 @@ impl<'a> MpiWindow<'a> {
     /// for another flavor or a rank outside the window. It holds
     /// [`MpiWindow::len_of`]`(rank)` bytes (within the 64-byte multiple the rank
     /// asked the library for).
+    #[doc(alias = "MPI_Win_shared_query")]
     pub fn shared_ptr(&self, rank: usize) -> Option<*mut u8> {
         self.shared.get(rank).map(|&p| p as *mut u8)
     }
@@ -193,16 +195,19 @@ impl<'a> MpiWindow<'a> {
     }
 
     /// How the memory was obtained.
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_CREATE_FLAVOR"))]
     pub fn flavor(&self) -> Flavor {
         self.flavor
     }
 
     /// The local window's size in bytes.
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_SIZE"))]
     pub fn local_len(&self) -> usize {
         self.len
     }
 
     /// The local window's displacement unit.
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_DISP_UNIT"))]
     pub fn disp_unit(&self) -> usize {
         self.disp_unit
     }
@@ -213,6 +218,7 @@ impl<'a> MpiWindow<'a> {
     /// follow MPI's rules and, while another thread may use the window, be atomic
     /// word accesses like rma's (`rma_ops::shared`): a plain copy racing another
     /// thread's `read_local` or `write_local` is a data race.
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_BASE"))]
     pub fn local_ptr(&self) -> *mut u8 {
         self.base
     }
@@ -430,6 +436,7 @@ impl<'a> MpiWindow<'a> {
     /// Collectively frees the window (MPI_Win_free), first closing the epochs this rank
     /// still holds (unlock, unlock_all, complete, wait). Returns the buffer of a window
     /// made by [`MpiWindow::create`]; `None` otherwise.
+    #[doc(alias = "MPI_Win_free")]
     pub fn free(mut self) -> Result<Option<Vec<u8>>> {
         self.release(false)
     }
@@ -437,6 +444,7 @@ impl<'a> MpiWindow<'a> {
     /// [`MpiWindow::free`] for a wrapper's own `Drop`: the same collective, but a
     /// mismatch names it as a window dropped without being freed (an early return),
     /// as a drop of this window would. The error says whether MPI freed it.
+    #[doc(alias = "MPI_Win_free")]
     pub fn free_on_drop(mut self) -> Result<Option<Vec<u8>>> {
         self.release(true)
     }

@@ -106,6 +106,7 @@ impl MpiWorld {
     /// other library or an integer that is no handle at all, but not a freed or
     /// stale handle of the right library (MPICH), nor a stale pointer whose memory
     /// still holds a communicator (Open MPI).
+    #[doc(alias = "MPI_Comm_dup")]
     pub unsafe fn from_raw_comm(comm: Handle) -> Result<MpiWorld> {
         let mut state = lifecycle();
         match *state {
@@ -195,6 +196,7 @@ impl MpiWorld {
     /// their rank here. Collective over this world.
     ///
     /// Errors: as [`MpiWorld::split`].
+    #[doc(alias = "MPI_Comm_split_type")]
     pub fn split_shared(&self, key: i32) -> Result<MpiWorld> {
         self.check_thread()?;
         let mut comm: Handle = 0;

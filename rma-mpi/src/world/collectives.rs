@@ -83,6 +83,7 @@ impl MpiWorld {
     /// It is the agreement every collective starts with (a non-blocking all-reduce,
     /// and its MPI_Wait): a rank that entered another collective makes it fail with class
     /// PROC_FAILED instead of waiting forever.
+    #[doc(alias = "MPI_Barrier")]
     pub fn barrier(&self) -> Result<()> {
         let _one = self.collective();
         self.agree(Entry::Barrier)
@@ -91,6 +92,7 @@ impl MpiWorld {
     /// Every rank contributes `mine` (any length); every rank receives all
     /// contributions, indexed by rank (MPI_Allgather of the lengths, then
     /// MPI_Allgatherv). The total must stay below 2 GiB.
+    #[doc(alias("MPI_Allgather", "MPI_Allgatherv"))]
     pub fn allgather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         let _one = self.collective();
         self.agree(Entry::Allgather)?;
@@ -144,6 +146,7 @@ impl MpiWorld {
     /// the last world of the process is gone.
     ///
     /// Errors: as [`MpiWorld::barrier`] (ranks in another collective), the library's.
+    #[doc(alias = "MPI_Comm_split")]
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<MpiWorld>> {
         self.check_thread()?;
         // every u32 is a color: the ranks agree on dense indices first (MPI's colors
@@ -184,6 +187,7 @@ impl MpiWorld {
     /// Errors: ARG if this rank is not a member, a member repeats or `tag` is above
     /// `c_int::MAX`; RANK for a member outside this world; the library's (a tag above
     /// the library's MPI_TAG_UB, at least 32767, is its error).
+    #[doc(alias = "MPI_Comm_create_group")]
     pub fn create_group(&self, members: &[usize], tag: u32) -> Result<MpiWorld> {
         self.check_thread()?;
         self.check_broken()?;
@@ -244,7 +248,7 @@ impl MpiWorld {
                 reason: format!(
                     "Open MPI 4's osc/rdma mixes up windows of different communicators on one \
                      node (accumulates to one land in another, or the window cannot be made; \
-                     reproduced in C, rma-mpi's README), so windows on a world split from \
+                     reproduced in C, rma_win::guide::mpi_defects), so windows on a world split from \
                      the world are refused where it may serve them: run with `--mca osc ucx` \
                      (or `--mca osc sm` for one node, allocated and shared windows), make the \
                      window on the whole world, or set {}=1 if this library is fixed",

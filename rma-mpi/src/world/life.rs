@@ -50,6 +50,7 @@ impl MpiWorld {
     /// Errors: class RMA_FLAVOR if this build has no MPI shim (built without the `mpi`
     /// feature) or none for the launcher's library; class ARG if MPI was already
     /// initialized in this process; the library's class if MPI_Init_thread fails.
+    #[doc(alias("MPI_Init", "MPI_Init_thread"))]
     pub fn init() -> Result<MpiWorld> {
         MpiWorld::init_thread(ThreadLevel::Multiple)
     }
@@ -60,6 +61,7 @@ impl MpiWorld {
     /// world in which only this thread may call MPI (calls from another thread are
     /// refused with an error, and no progress thread starts); a level lower than the
     /// one asked for fails with class OTHER.
+    #[doc(alias = "MPI_Init_thread")]
     pub fn init_thread(required: ThreadLevel) -> Result<MpiWorld> {
         let mut state = lifecycle();
         match *state {
@@ -376,6 +378,7 @@ impl MpiWorld {
     /// SERIALIZED, from a thread other than the initializing one, this process exits
     /// with `code` without calling MPI (which that thread may not), and the launcher
     /// ends the job when it sees the process gone.
+    #[doc(alias = "MPI_Abort")]
     pub fn abort(&self, code: i32) -> ! {
         if self.check_thread().is_err() {
             std::process::exit(code)
@@ -393,6 +396,7 @@ impl MpiWorld {
     /// Errors: class PROC_FAILED if the ranks entered different collectives (a peer
     /// is still in another one, or returned early); MPI is then not finalized, and the
     /// job ends with `MPI_Abort` when the process exits.
+    #[doc(alias = "MPI_Finalize")]
     pub fn finalize(mut self) -> Result<()> {
         self.shut_down(false)
     }

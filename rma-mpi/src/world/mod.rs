@@ -59,6 +59,7 @@ use thread::{on_init_thread, wrong_thread, Gate, TurnLock, WRONG_THREAD};
 /// `MPI_Abort` when the process exits (the `agree` module's docs, [`ABORT_CODE`]).
 ///
 /// [`ABORT_CODE`]: crate::ABORT_CODE
+#[doc(alias = "MPI_Comm")]
 pub struct MpiWorld {
     api: &'static Api,
     library: Library,
@@ -116,16 +117,19 @@ impl std::fmt::Debug for MpiWorld {
 
 impl MpiWorld {
     /// This process's rank in `MPI_COMM_WORLD`.
+    #[doc(alias = "MPI_Comm_rank")]
     pub fn rank(&self) -> usize {
         self.rank
     }
 
     /// The number of ranks.
+    #[doc(alias = "MPI_Comm_size")]
     pub fn size(&self) -> usize {
         self.size
     }
 
     /// The thread level the library provided.
+    #[doc(alias = "MPI_Query_thread")]
     pub fn thread_level(&self) -> ThreadLevel {
         self.level
     }
@@ -136,6 +140,7 @@ impl MpiWorld {
     }
 
     /// The library's version string (MPI_Get_library_version).
+    #[doc(alias = "MPI_Get_library_version")]
     pub fn library_version(&self) -> &str {
         &self.version
     }

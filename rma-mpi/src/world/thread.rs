@@ -15,12 +15,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ThreadLevel {
     /// Only one thread will execute (MPI_THREAD_SINGLE).
+    #[doc(alias = "MPI_THREAD_SINGLE")]
     Single,
     /// Only the main thread calls MPI (MPI_THREAD_FUNNELED).
+    #[doc(alias = "MPI_THREAD_FUNNELED")]
     Funneled,
     /// One thread at a time calls MPI (MPI_THREAD_SERIALIZED).
+    #[doc(alias = "MPI_THREAD_SERIALIZED")]
     Serialized,
     /// Any thread calls MPI at any time (MPI_THREAD_MULTIPLE).
+    #[doc(alias = "MPI_THREAD_MULTIPLE")]
     Multiple,
 }
 

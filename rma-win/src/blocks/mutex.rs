@@ -350,6 +350,7 @@ impl<'w> Mutex<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[cfg(feature = "async")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub fn lock_async(&self) -> LockFuture<'_, 'w> {
         LockFuture {
             mutex: self,
@@ -367,6 +368,7 @@ fn broken() -> Error {
 
 /// The future of [`Mutex::lock_async`].
 #[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 #[must_use = "a future does nothing unless polled"]
 #[derive(Debug)]
 pub struct LockFuture<'m, 'w> {
@@ -375,6 +377,7 @@ pub struct LockFuture<'m, 'w> {
 }
 
 #[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 impl<'m, 'w> std::future::Future for LockFuture<'m, 'w> {
     type Output = Result<MutexGuard<'m, 'w>>;
 

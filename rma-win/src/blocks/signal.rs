@@ -263,6 +263,7 @@ impl Window<'_> {
     /// executor runs other tasks in between, or sleeps and frees its core for the
     /// sender; no thread blocks. Bounded as `wait_until`.
     #[cfg(feature = "async")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub fn wait_until_async(&self, index: usize, cmp: Cmp, value: u64) -> SignalWait<'_, '_> {
         SignalWait {
             win: self,
@@ -276,6 +277,7 @@ impl Window<'_> {
 
 /// The future of [`Window::wait_until_async`]: the value seen.
 #[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 #[must_use = "a future does nothing unless polled"]
 #[derive(Debug)]
 pub struct SignalWait<'a, 'w> {
@@ -287,6 +289,7 @@ pub struct SignalWait<'a, 'w> {
 }
 
 #[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 impl std::future::Future for SignalWait<'_, '_> {
     type Output = Result<u64>;
 

@@ -33,6 +33,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_fence")]
     pub fn fence(&self, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("fence", assert = assert.bits()).entered();
         self.check_alive()?;
@@ -100,6 +101,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_free")]
     pub fn free(&mut self) -> Result<()> {
         self.check_alive()?;
         self.epochs.borrow().check_free()?;

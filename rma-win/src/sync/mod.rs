@@ -20,6 +20,7 @@ use std::sync::atomic::Ordering;
 
 /// An ordered subset of the world's ranks, for post and start (MPI_Group's role).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(alias = "MPI_Group")]
 pub struct Group {
     ranks: Vec<usize>,
 }
@@ -38,6 +39,7 @@ impl Group {
     /// assert_eq!(twice.class(), ErrorClass::Arg);
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Group_incl")]
     pub fn new(ranks: &[usize]) -> Result<Group> {
         let mut seen = BTreeSet::new();
         for &r in ranks {

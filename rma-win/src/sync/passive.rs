@@ -35,6 +35,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_lock")]
     pub fn lock(&self, kind: LockType, rank: impl Into<Rank>, assert: Assert) -> Result<()> {
         let rank: Rank = rank.into();
         let _span = tracing::debug_span!("lock", target = rank.raw()).entered();
@@ -78,6 +79,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_unlock")]
     pub fn unlock(&self, rank: impl Into<Rank>) -> Result<()> {
         let rank: Rank = rank.into();
         let _span = tracing::debug_span!("unlock", target = rank.raw()).entered();
@@ -122,6 +124,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_lock_all")]
     pub fn lock_all(&self, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("lock_all").entered();
         self.check_alive()?;
@@ -165,6 +168,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_unlock_all")]
     pub fn unlock_all(&self) -> Result<()> {
         let _span = tracing::debug_span!("unlock_all").entered();
         self.check_alive()?;
@@ -210,6 +214,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_flush")]
     pub fn flush(&self, rank: impl Into<Rank>) -> Result<()> {
         let rank: Rank = rank.into();
         if self.fast_target(rank).is_some() {
@@ -247,6 +252,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_flush_all")]
     pub fn flush_all(&self) -> Result<()> {
         self.check_alive()?;
         self.check_world()?;
@@ -281,6 +287,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_flush_local")]
     pub fn flush_local(&self, rank: impl Into<Rank>) -> Result<()> {
         let rank: Rank = rank.into();
         self.check_alive()?;
@@ -313,6 +320,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_flush_local_all")]
     pub fn flush_local_all(&self) -> Result<()> {
         self.check_alive()?;
         self.check_passive("flush_local_all", None)
@@ -343,6 +351,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_sync")]
     pub fn sync(&self) -> Result<()> {
         self.check_alive()?;
         self.win.sync()

@@ -31,6 +31,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_post")]
     pub fn post(&self, group: &Group, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("post", ranks = group.ranks.len()).entered();
         self.check_alive()?;
@@ -74,6 +75,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_start")]
     pub fn start(&self, group: &Group, assert: Assert) -> Result<()> {
         let _span = tracing::debug_span!("start", ranks = group.ranks.len()).entered();
         self.check_alive()?;
@@ -112,6 +114,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_complete")]
     pub fn complete(&self) -> Result<()> {
         let _span = tracing::debug_span!("complete").entered();
         self.check_alive()?;
@@ -163,6 +166,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_wait")]
     pub fn wait(&self) -> Result<()> {
         let _span = tracing::debug_span!("wait").entered();
         self.check_alive()?;
@@ -204,6 +208,7 @@ impl Window<'_> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_test")]
     pub fn test(&self) -> Result<bool> {
         self.check_alive()?;
         self.check_unguarded("test", EXPOSURE_GUARD)?;

@@ -29,6 +29,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Put")]
     pub fn put_with(&self, origin: Buffer<'_>, target: Target<'_>) -> Result<()> {
         if let Some((_, n)) = same_run((&origin.dt, origin.count), origin.data.len(), &target) {
             let data = &origin.data[..n];
@@ -87,6 +88,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Get")]
     pub fn get_with(&self, result: BufferMut<'_>, target: Target<'_>) -> Result<()> {
         if let Some((_, n)) = same_run((&result.dt, result.count), result.data.len(), &target) {
             let out = &mut result.data[..n];
@@ -146,6 +148,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Accumulate")]
     pub fn accumulate_with(&self, origin: Buffer<'_>, target: Target<'_>, op: Op) -> Result<()> {
         if let Some((b, n)) = same_run((&origin.dt, origin.count), origin.data.len(), &target) {
             let data = &origin.data[..n];
@@ -210,6 +213,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Get_accumulate")]
     pub fn get_accumulate_with(
         &self,
         origin: Option<Buffer<'_>>,
@@ -306,6 +310,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Fetch_and_op")]
     pub fn fetch_and_op_with(
         &self,
         origin: &[u8],
@@ -354,6 +359,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Compare_and_swap")]
     pub fn compare_and_swap_with(
         &self,
         origin: &[u8],

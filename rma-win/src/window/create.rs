@@ -59,6 +59,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_allocate")]
     pub fn allocate<T: Equivalence>(
         world: &'w World,
         count: usize,
@@ -93,6 +94,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_allocate")]
     pub fn allocate_bytes(
         world: &'w World,
         len: usize,
@@ -145,6 +147,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_allocate_shared")]
     pub fn allocate_shared<T: Equivalence>(
         world: &'w World,
         count: usize,
@@ -156,6 +159,7 @@ impl<'w> Window<'w> {
 
     /// Collectively allocates a shared window of `len` bytes with displacement unit
     /// `disp_unit` (MPI_Win_allocate_shared); see [`Window::allocate_shared`].
+    #[doc(alias = "MPI_Win_allocate_shared")]
     pub fn allocate_shared_bytes(
         world: &'w World,
         len: usize,
@@ -225,6 +229,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_create")]
     pub fn create<T: Equivalence>(
         world: &'w World,
         buf: &'w mut [T],
@@ -286,6 +291,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    #[doc(alias = "MPI_Win_create")]
     pub unsafe fn create_mapped(
         world: &'w World,
         len: usize,
@@ -343,6 +349,7 @@ impl<'w> Window<'w> {
     /// last word past `len` read and written back atomically: they must belong to
     /// nothing accessed meanwhile.
     #[allow(unsafe_code)] // a constructor whose callers make the promise above
+    #[doc(alias = "MPI_Win_create")]
     pub unsafe fn create_in_place(
         world: &'w World,
         ptr: *mut u8,

@@ -27,12 +27,15 @@ use std::marker::PhantomData;
 /// A window's memory model (MPI_WIN_MODEL): whether RMA calls and local loads and
 /// stores see one copy of the memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[doc(alias = "MPI_WIN_MODEL")]
 pub enum MemoryModel {
     /// One copy (MPI_WIN_UNIFIED): calls and local accesses meet in the same memory
     /// once synchronized.
+    #[doc(alias = "MPI_WIN_UNIFIED")]
     Unified,
     /// A public and a private copy, reconciled at synchronization (MPI_WIN_SEPARATE);
     /// no rma backend uses it.
+    #[doc(alias = "MPI_WIN_SEPARATE")]
     Separate,
 }
 
@@ -45,6 +48,7 @@ pub enum MemoryModel {
 /// checks its arguments and the epoch state before any byte moves; a call refused by
 /// those checks has changed nothing. A call that fails later, on a peer's death or a
 /// stalled chunk lock (PROC_FAILED, INTERN), may have applied part of its data.
+#[doc(alias = "MPI_Win")]
 pub struct Window<'w> {
     pub(crate) world: &'w World,
     /// The backend's window: its memory, epoch primitives and transport.
@@ -169,6 +173,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_CREATE_FLAVOR"))]
     pub fn flavor(&self) -> Flavor {
         self.win.flavor()
     }
@@ -190,6 +195,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_get_info")]
     pub fn info(&self) -> Info {
         self.info.to_info()
     }
@@ -229,6 +235,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_set_info")]
     pub fn set_info(&mut self, info: &Info) -> Result<Vec<String>> {
         self.check_alive()?;
         let asked = WinInfo::from_info(info)?;
@@ -280,6 +287,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias = "MPI_Win_get_group")]
     pub fn group(&self) -> crate::Group {
         crate::Group::first(self.ranks)
     }
@@ -290,6 +298,7 @@ impl<'w> Window<'w> {
     /// passive epoch and synchronizes it (MPI_Win_sync) around every local access,
     /// which is what the unified model promises. [`Window::sync`] orders this rank's
     /// loads and stores with other ranks' calls, as MPI_Win_sync does.
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_MODEL"))]
     pub fn memory_model(&self) -> MemoryModel {
         MemoryModel::Unified
     }
@@ -300,6 +309,7 @@ impl<'w> Window<'w> {
     /// displacements are addresses, [`crate::Region::disp`]). Read and write the memory through
     /// [`Window::read_local`], [`Window::write_local`] and, for shared windows,
     /// [`Window::shared_query`].
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_BASE"))]
     pub fn base_addr(&self) -> usize {
         if self.dynamic {
             return 0; // MPI_BOTTOM: a dynamic window's displacements are addresses
@@ -340,6 +350,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_SIZE"))]
     pub fn local_len(&self) -> usize {
         self.shapes[self.rank()].len
     }
@@ -387,6 +398,7 @@ impl<'w> Window<'w> {
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
     /// ```
+    #[doc(alias("MPI_Win_get_attr", "MPI_WIN_DISP_UNIT"))]
     pub fn disp_unit_of(&self, rank: usize) -> Result<usize> {
         self.check_rank(rank_of(rank))?;
         Ok(self.shapes[rank].disp_unit)

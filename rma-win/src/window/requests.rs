@@ -37,6 +37,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Rput")]
     pub fn rput_with<'b>(&'b self, origin: Buffer<'b>, target: Target<'_>) -> Result<Request<'b>> {
         self.note_site();
         self.request_epoch("rput", target.rank)?;
@@ -69,6 +70,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Rget")]
     pub fn rget_with<'b>(
         &'b self,
         result: BufferMut<'b>,
@@ -103,6 +105,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Raccumulate")]
     pub fn raccumulate_with<'b>(
         &'b self,
         origin: Buffer<'b>,
@@ -140,6 +143,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Rget_accumulate")]
     pub fn rget_accumulate_with<'b>(
         &'b self,
         origin: Option<Buffer<'b>>,
@@ -177,6 +181,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Rput")]
     pub fn rput<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
@@ -213,6 +218,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Rget")]
     pub fn rget<'b, T: Equivalence>(
         &'b self,
         result: &'b mut [T],
@@ -250,6 +256,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Raccumulate")]
     pub fn raccumulate<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],
@@ -285,6 +292,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Rget_accumulate")]
     pub fn rget_accumulate<'b, T: Equivalence>(
         &'b self,
         origin: &'b [T],

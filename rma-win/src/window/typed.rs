@@ -27,6 +27,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Put")]
     pub fn put<T: Equivalence>(
         &self,
         origin: &[T],
@@ -69,6 +70,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Get")]
     pub fn get<T: Equivalence>(
         &self,
         result: &mut [T],
@@ -120,6 +122,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Accumulate")]
     pub fn accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -164,6 +167,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Get_accumulate")]
     pub fn get_accumulate<T: Equivalence>(
         &self,
         origin: &[T],
@@ -214,6 +218,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Fetch_and_op")]
     pub fn fetch_and_op<T: Equivalence>(
         &self,
         origin: T,
@@ -272,6 +277,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Compare_and_swap")]
     pub fn compare_and_swap<T: Equivalence>(
         &self,
         origin: T,
@@ -328,6 +334,7 @@ impl<'w> Window<'w> {
     /// # Ok::<(), rma_win::Error>(())
     /// ```
     #[track_caller]
+    #[doc(alias = "MPI_Accumulate")]
     pub fn accumulate_elements(
         &self,
         basic: BasicType,
@@ -413,6 +420,7 @@ impl<'w> Window<'w> {
     /// only at run time. A length that is not a whole number of elements is class
     /// ARG.
     #[track_caller]
+    #[doc(alias = "MPI_Get_accumulate")]
     pub fn get_accumulate_elements(
         &self,
         basic: BasicType,

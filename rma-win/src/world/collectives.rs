@@ -43,7 +43,7 @@ impl World {
         } else {
             &[]
         };
-        let all = self.gather_bytes("broadcast", mine, buf.len() * size_of::<T>(), root as u64)?;
+        let all = self.gather_bytes("broadcast", mine, size_of_val(buf), root as u64)?;
         decode_into(&all[root], buf)
     }
 
@@ -175,6 +175,22 @@ impl World {
 
     /// Every rank's `value` combined with `op` (MPI_Allreduce of one value). As
     /// [`World::allreduce`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rma_win::{Op, TwoInt};
+    /// rma_win::run_threads(3, |world| -> rma_win::Result<()> {
+    ///     let total = world.allreduce_value(world.rank() as u64 + 1, Op::Sum)?;
+    ///     assert_eq!(total, 6);
+    ///     // MAXLOC: the largest value and the rank that holds it
+    ///     let mine = TwoInt { value: [3, 9, 4][world.rank()], index: world.rank() as i32 };
+    ///     let top = world.allreduce_value(mine, Op::MaxLoc)?;
+    ///     assert_eq!((top.value, top.index), (9, 1));
+    ///     Ok(())
+    /// })?.into_iter().collect::<rma_win::Result<()>>()?;
+    /// # Ok::<(), rma_win::Error>(())
+    /// ```
     #[doc(alias = "MPI_Allreduce")]
     pub fn allreduce_value<T: Equivalence>(&self, value: T, op: Op) -> Result<T> {
         let mut one = [value];
