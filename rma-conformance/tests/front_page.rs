@@ -74,7 +74,9 @@ fn readme_rust_blocks_are_doctests_of_the_guide() {
     assert!(!rust.is_empty(), "README shows a first program");
     let pages = guide_pages();
     for block in rust {
-        let found = pages.iter().any(|(_, text)| blocks(text, "rust").contains(&block));
+        let found = pages
+            .iter()
+            .any(|(_, text)| blocks(text, "rust").contains(&block));
         assert!(
             found,
             "this README block is in no guide page, so no test compiles it:\n{block}"
@@ -86,7 +88,10 @@ fn readme_rust_blocks_are_doctests_of_the_guide() {
 fn readme_is_a_front_page_listing_every_guide_page() {
     let readme = read("README.md");
     let lines = readme.lines().count();
-    assert!(lines <= 250, "README has {lines} lines; the front page keeps to 250");
+    assert!(
+        lines <= 250,
+        "README has {lines} lines; the front page keeps to 250"
+    );
     let module = read("rma-win/src/guide/mod.rs");
     for (name, _) in guide_pages() {
         assert!(
@@ -185,7 +190,11 @@ fn the_guides_cargo_runner_starts_four_processes() {
     let ranks: Vec<u32> = seen.iter().map(|(r, _)| *r).collect();
     let mut tickets: Vec<u32> = seen.iter().map(|(_, t)| *t).collect();
     tickets.sort();
-    assert_eq!(ranks, [0, 1, 2, 3], "four processes, one line each:\n{stdout}");
+    assert_eq!(
+        ranks,
+        [0, 1, 2, 3],
+        "four processes, one line each:\n{stdout}"
+    );
     assert_eq!(tickets, [0, 1, 2, 3], "distinct tickets:\n{stdout}");
     let _ = std::fs::remove_dir_all(&tmp);
 }

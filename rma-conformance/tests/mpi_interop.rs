@@ -28,7 +28,12 @@ const EARLY: &str = "RMA_INTEROP_FINALIZE_EARLY";
 const RANKS: usize = 4;
 
 /// A run: its name, launcher, environment, and whether the job must succeed.
-type Run = (&'static str, Launch, &'static [(&'static str, &'static str)], bool);
+type Run = (
+    &'static str,
+    Launch,
+    &'static [(&'static str, &'static str)],
+    bool,
+);
 
 fn main() {
     if std::env::var_os(WORKER).is_some() {

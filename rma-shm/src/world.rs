@@ -1549,11 +1549,7 @@ impl ShmWorld {
     ///
     /// Errors: ARG if `rank >= size` or `size` is 0 or above [`MAX_RANKS`]; NO_MEM if
     /// the segment cannot be made; PROC_FAILED if a rank could not join; `exchange`'s.
-    pub fn over(
-        rank: usize,
-        size: usize,
-        exchange: Exchange<'_>,
-    ) -> Result<ShmWorld> {
+    pub fn over(rank: usize, size: usize, exchange: Exchange<'_>) -> Result<ShmWorld> {
         if size == 0 || size > MAX_RANKS || rank >= size {
             return Err(Error::arg(format!(
                 "rank {rank} of a world of {size} ranks (1 to {MAX_RANKS})"
