@@ -7,7 +7,10 @@
 //!   --example sum`, in a project of a user's own, into 4 processes under rmarun: the
 //!   test installs rmarun with `cargo install --path rma-shm`, writes a project whose
 //!   `.cargo/config.toml` is the guide's block and whose `examples/sum.rs` is README's
-//!   first program, and runs it.
+//!   first program, and runs it (README's copy of the runner block is the guide's);
+//! - the same binary started plainly runs its 4 ranks as threads, and, when MPICH is
+//!   installed, built with the `mpi` feature it runs under `mpiexec.mpich -n 4`
+//!   (README's three ways to run a program).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,8 +27,9 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The fenced blocks of a Markdown text whose info string starts with `lang`
-/// (`rust`, `rust,no_run`, ...), each block's lines joined with newlines.
+/// The fenced blocks of a Markdown text whose info string is exactly `lang` (so
+/// `rust` leaves out `rust,no_run` and `rust,ignore`: rustdoc runs only the first),
+/// each block's lines joined with newlines.
 fn blocks(text: &str, lang: &str) -> Vec<String> {
     let mut out = Vec::new();
     // Some((keep, body)) inside a block
@@ -34,7 +38,7 @@ fn blocks(text: &str, lang: &str) -> Vec<String> {
         let fence = line.trim_start().strip_prefix("```");
         match (open.take(), fence) {
             (None, Some(info)) => {
-                open = Some((info.split(',').next() == Some(lang), String::new()));
+                open = Some((info.trim() == lang, String::new()));
             }
             (Some((keep, body)), Some(_)) => {
                 if keep {
@@ -50,6 +54,36 @@ fn blocks(text: &str, lang: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A scratch directory removed when the test ends, passed or not.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `cargo`'s output, run with a time limit (`timeout`, so that a hung rank or build
+/// fails the test instead of blocking it).
+fn run_limited(mut cmd: Command, secs: u32) -> std::process::Output {
+    let mut limited = Command::new("timeout");
+    limited
+        .arg(secs.to_string())
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        limited.current_dir(dir);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => limited.env(k, v),
+            None => limited.env_remove(k),
+        };
+    }
+    cmd = limited;
+    cmd.output().expect("the command starts")
 }
 
 fn guide_pages() -> Vec<(String, String)> {
@@ -110,20 +144,28 @@ fn the_guides_cargo_runner_starts_four_processes() {
     let ws = workspace();
     let tmp = std::env::temp_dir().join(format!("rma-front-page-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
+    let _scratch = Scratch(tmp.clone());
     let root = tmp.join("root");
     let project = tmp.join("my-project");
     // one target directory across runs, so that a second run builds little
     let target = ws.join("target/front-page");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
 
-    let install = Command::new(&cargo)
-        .args(["install", "--quiet", "--debug", "--offline", "--path"])
+    let mut install = Command::new(&cargo);
+    install
+        .args([
+            "install",
+            "--quiet",
+            "--locked",
+            "--debug",
+            "--offline",
+            "--path",
+        ])
         .arg(ws.join("rma-shm"))
         .arg("--root")
         .arg(&root)
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("cargo install runs");
+        .env("CARGO_TARGET_DIR", &target);
+    let install = run_limited(install, 600);
     assert!(
         install.status.success(),
         "cargo install --path rma-shm failed:\n{}",
@@ -136,6 +178,14 @@ fn the_guides_cargo_runner_starts_four_processes() {
         .into_iter()
         .find(|b| b.contains("runner = [\"rmarun\""))
         .expect("guide::processes shows the runner's .cargo/config.toml");
+    let readme_config = blocks(&read("README.md"), "toml")
+        .into_iter()
+        .find(|b| b.contains("runner = [\"rmarun\""))
+        .expect("README shows the runner's .cargo/config.toml");
+    assert_eq!(
+        readme_config, config,
+        "README and guide::processes show the same runner"
+    );
     let first_program = blocks(&read("README.md"), "rust")
         .into_iter()
         .next()
@@ -150,7 +200,8 @@ fn the_guides_cargo_runner_starts_four_processes() {
         project.join("Cargo.toml"),
         format!(
             "[package]\nname = \"my-project\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-             [dependencies]\nrma-win = {{ path = {:?} }}\n\n[workspace]\n",
+             [dependencies]\nrma-win = {{ path = {:?} }}\n\n\
+             [features]\nmpi = [\"rma-win/mpi\"]\n\n[workspace]\n",
             ws.join("rma-win")
         ),
     )
@@ -163,14 +214,13 @@ fn the_guides_cargo_runner_starts_four_processes() {
         root.join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let run = Command::new(&cargo)
-        .args(["run", "--quiet", "--offline", "--example", "sum"])
+    let mut run = Command::new(&cargo);
+    run.args(["run", "--quiet", "--offline", "--example", "sum"])
         .current_dir(&project)
         .env("PATH", path)
         .env("CARGO_TARGET_DIR", &target)
-        .env_remove("RMA_TRANSPORT")
-        .output()
-        .expect("cargo run runs");
+        .env_remove("RMA_TRANSPORT");
+    let run = run_limited(run, 600);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -196,5 +246,71 @@ fn the_guides_cargo_runner_starts_four_processes() {
         "four processes, one line each:\n{stdout}"
     );
     assert_eq!(tickets, [0, 1, 2, 3], "distinct tickets:\n{stdout}");
-    let _ = std::fs::remove_dir_all(&tmp);
+
+    // the binary cargo built, started plainly: 4 ranks as threads of one process
+    let binary = target.join("debug/examples/sum");
+    let plain = run_limited(Command::new(&binary), 120);
+    let stdout = String::from_utf8_lossy(&plain.stdout);
+    assert!(plain.status.success(), "plain run failed:\n{stdout}");
+    assert_eq!(
+        unprefixed_tickets(&stdout),
+        [0, 1, 2, 3],
+        "threads:\n{stdout}"
+    );
+
+    // README's mpiexec line, on MPICH when it is installed
+    if Command::new("mpicc.mpich")
+        .arg("-show")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let mut build = Command::new(&cargo);
+        build
+            .args([
+                "build",
+                "--quiet",
+                "--offline",
+                "--example",
+                "sum",
+                "--features",
+                "mpi",
+            ])
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", &target);
+        let build = run_limited(build, 600);
+        assert!(
+            build.status.success(),
+            "cargo build --features mpi failed:\n{}",
+            String::from_utf8_lossy(&build.stderr)
+        );
+        let mut mpi = Command::new("mpiexec.mpich");
+        mpi.args(["-n", "4"])
+            .arg(&binary)
+            .env_remove("RMA_TRANSPORT");
+        let mpi = run_limited(mpi, 120);
+        let stdout = String::from_utf8_lossy(&mpi.stdout);
+        assert!(
+            mpi.status.success(),
+            "mpiexec.mpich -n 4 failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+            mpi.status,
+            String::from_utf8_lossy(&mpi.stderr)
+        );
+        assert_eq!(
+            unprefixed_tickets(&stdout),
+            [0, 1, 2, 3],
+            "mpiexec:\n{stdout}"
+        );
+    } else {
+        eprintln!("note: no mpicc.mpich, so README's mpiexec line is not run here");
+    }
+}
+
+/// The tickets of lines `ticket N`, sorted.
+fn unprefixed_tickets(stdout: &str) -> Vec<u32> {
+    let mut t: Vec<u32> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("ticket ")?.trim().parse().ok())
+        .collect();
+    t.sort();
+    t
 }

@@ -1107,6 +1107,7 @@ pub struct AbortHandle(Arc<Control>);
 
 impl AbortHandle {
     /// Asks the launcher to end every rank of the job at once.
+    #[doc(alias = "MPI_Abort")]
     pub fn abort(&self) {
         self.0.request_abort();
     }

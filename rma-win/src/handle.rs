@@ -696,14 +696,15 @@ impl<'e, 'w> TargetHandle<'e, 'w> {
     /// ```
     /// use rma_win::{Assert, Info, Rank, Window};
     /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
-    ///     let win = Window::allocate::<u64>(&world, 1, &Info::new())?;
+    ///     let win = Window::allocate::<u64>(&world, 2, &Info::new())?;
     ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
     ///     let zero = epoch.target(Rank::new(0))?;
-    ///     zero.add(&[1u64], 0)?;
+    ///     let mine = world.rank() as i64; // each rank its own element: no conflict
+    ///     zero.add(&[1u64], mine)?;
     ///     zero.flush()?; // complete at rank 0: this rank's next get sees it
     ///     let mut seen = [0u64];
-    ///     zero.get(&mut seen, 0)?;
-    ///     assert!(seen[0] >= 1);
+    ///     zero.get(&mut seen, mine)?;
+    ///     assert_eq!(seen[0], 1);
     ///     epoch.unlock()
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;
     /// # Ok::<(), rma_win::Error>(())
@@ -879,16 +880,17 @@ impl<T: Numeric> BatchedAdd<'_, '_, T> {
     /// ```
     /// use rma_win::{Assert, Info, Rank, Window};
     /// rma_win::run_threads(2, |world| -> rma_win::Result<()> {
-    ///     let win = Window::allocate::<f64>(&world, 2, &Info::new())?;
+    ///     let win = Window::allocate::<f64>(&world, 4, &Info::new())?;
     ///     let epoch = win.lock_all_epoch(Assert::NONE)?;
     ///     let zero = epoch.target(Rank::new(0))?;
+    ///     let mine = 2 * world.rank() as i64; // each rank its own two elements
     ///     let mut batch = zero.batched::<f64>();
-    ///     batch.add(0.5, 0)?;
-    ///     batch.add(0.5, 1)?;
+    ///     batch.add(0.5, mine)?;
+    ///     batch.add(0.25, mine + 1)?;
     ///     batch.flush()?; // sent, and complete at rank 0
     ///     let mut seen = [0.0f64; 2];
-    ///     zero.get(&mut seen, 0)?;
-    ///     assert!(seen[0] >= 0.5 && seen[1] >= 0.5);
+    ///     zero.get(&mut seen, mine)?;
+    ///     assert_eq!(seen, [0.5, 0.25]);
     ///     drop(batch);
     ///     epoch.unlock()
     /// })?.into_iter().collect::<rma_win::Result<()>>()?;

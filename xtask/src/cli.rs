@@ -168,7 +168,16 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let task = Cli::try_parse_from(argv)?.task;
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let mut task = Cli::try_parse_from(&argv)?.task;
+    if let Task::Demo { args } = &mut task {
+        // clap drops a `--` that comes first among demo's arguments; what follows it
+        // is the examples' own (`demo -- --help` asks the examples, not xtask)
+        let after_demo = argv.iter().skip_while(|a| *a != "demo").nth(1);
+        if after_demo.is_some_and(|a| a == "--") && args.first().is_none_or(|a| a != "--") {
+            args.insert(0, "--".into());
+        }
+    }
     let help_of: Option<&[&str]> = match &task {
         Task::Demo { args } if asks_help(args) => Some(&["demo"]),
         Task::Bench(b) if b.criterion_args().is_some_and(|a| asks_help(&a)) => {
@@ -331,6 +340,11 @@ mod tests {
             panic!("demo");
         };
         assert_eq!(args, ["--n", "5", "--transport", "atomic"]);
+        // after a first `--`, --help is the examples' (passed on, with the `--`)
+        let Ok(Task::Demo { args }) = parse("demo -- --help") else {
+            panic!("demo -- --help");
+        };
+        assert_eq!(args, ["--", "--help"]);
         let Ok(Task::Bench(b)) = parse("bench criterion --bench kernels -- --save-baseline x")
         else {
             panic!("bench criterion");

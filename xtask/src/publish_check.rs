@@ -95,9 +95,16 @@ pub(crate) fn main(o: &Options) -> bool {
     // cargo writes its progress and errors to stderr: shown as they come, and counted
     let mut tally = Tally::default();
     if let Some(err) = child.stderr.take() {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
+        // read to the end whatever the bytes (a line that is not UTF-8 must not stop
+        // the reading, or cargo would block on a full pipe)
+        let mut reader = BufReader::new(err);
+        let mut raw = Vec::new();
+        while reader.read_until(b'\n', &mut raw).is_ok_and(|n| n > 0) {
+            let line = String::from_utf8_lossy(&raw);
+            let line = line.trim_end_matches('\n');
             eprintln!("{line}");
-            tally.read(&line);
+            tally.read(line);
+            raw.clear();
         }
     }
     let status = child.wait();
