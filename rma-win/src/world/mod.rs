@@ -475,7 +475,7 @@ impl World {
 
     /// A world over `comm`, a communicator of a program that initialized MPI itself
     /// (in C, or through another crate; with rma-win's `rsmpi` feature,
-    /// [`World::from_rsmpi`] does this safely for rsmpi's communicators). Collective
+    /// `World::from_rsmpi` does this safely for rsmpi's communicators). Collective
     /// over `comm`. `comm` is the library's `MPI_Comm` as an integer (MPICH's `int`,
     /// Open MPI's pointer, `as isize`).
     ///
