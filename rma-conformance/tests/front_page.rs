@@ -65,25 +65,33 @@ impl Drop for Scratch {
     }
 }
 
-/// `cargo`'s output, run with a time limit (`timeout`, so that a hung rank or build
-/// fails the test instead of blocking it).
-fn run_limited(mut cmd: Command, secs: u32) -> std::process::Output {
-    let mut limited = Command::new("timeout");
-    limited
-        .arg(secs.to_string())
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
-    if let Some(dir) = cmd.get_current_dir() {
-        limited.current_dir(dir);
-    }
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => limited.env(k, v),
-            None => limited.env_remove(k),
-        };
-    }
-    cmd = limited;
-    cmd.output().expect("the command starts")
+/// `program` under `timeout secs`, so that a hung rank or build fails the test instead
+/// of blocking it.
+fn limited(secs: u32, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new("timeout");
+    cmd.arg(secs.to_string()).arg(program);
+    cmd
+}
+
+/// Runs `cmd` and returns its stdout, failing the test (with both outputs) unless it
+/// exits with 0.
+fn succeeded(mut cmd: Command, what: &str) -> String {
+    let out = cmd.output().expect("the command starts");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The `.cargo/config.toml` block that sets rmarun as the runner, in `text`.
+fn runner_block(text: &str) -> Option<String> {
+    blocks(text, "toml")
+        .into_iter()
+        .find(|b| b.contains("runner = [\"rmarun\""))
 }
 
 fn guide_pages() -> Vec<(String, String)> {
@@ -151,7 +159,7 @@ fn the_guides_cargo_runner_starts_four_processes() {
     let target = ws.join("target/front-page");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
 
-    let mut install = Command::new(&cargo);
+    let mut install = limited(600, &cargo);
     install
         .args([
             "install",
@@ -165,23 +173,14 @@ fn the_guides_cargo_runner_starts_four_processes() {
         .arg("--root")
         .arg(&root)
         .env("CARGO_TARGET_DIR", &target);
-    let install = run_limited(install, 600);
-    assert!(
-        install.status.success(),
-        "cargo install --path rma-shm failed:\n{}",
-        String::from_utf8_lossy(&install.stderr)
-    );
+    succeeded(install, "cargo install --path rma-shm");
     assert!(root.join("bin/rmarun").is_file(), "rmarun is installed");
 
     let processes = read("rma-win/src/guide/processes.md");
-    let config = blocks(&processes, "toml")
-        .into_iter()
-        .find(|b| b.contains("runner = [\"rmarun\""))
-        .expect("guide::processes shows the runner's .cargo/config.toml");
-    let readme_config = blocks(&read("README.md"), "toml")
-        .into_iter()
-        .find(|b| b.contains("runner = [\"rmarun\""))
-        .expect("README shows the runner's .cargo/config.toml");
+    let config =
+        runner_block(&processes).expect("guide::processes shows the runner's .cargo/config.toml");
+    let readme_config =
+        runner_block(&read("README.md")).expect("README shows the runner's .cargo/config.toml");
     assert_eq!(
         readme_config, config,
         "README and guide::processes show the same runner"
@@ -214,20 +213,13 @@ fn the_guides_cargo_runner_starts_four_processes() {
         root.join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut run = Command::new(&cargo);
+    let mut run = limited(600, &cargo);
     run.args(["run", "--quiet", "--offline", "--example", "sum"])
         .current_dir(&project)
         .env("PATH", path)
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RMA_TRANSPORT");
-    let run = run_limited(run, 600);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "cargo run --example sum failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
-        run.status,
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let stdout = succeeded(run, "cargo run --example sum");
     // rmarun prefixes each rank's lines with [rank]; each rank prints its ticket
     let mut seen: Vec<(u32, u32)> = stdout
         .lines()
@@ -249,9 +241,7 @@ fn the_guides_cargo_runner_starts_four_processes() {
 
     // the binary cargo built, started plainly: 4 ranks as threads of one process
     let binary = target.join("debug/examples/sum");
-    let plain = run_limited(Command::new(&binary), 120);
-    let stdout = String::from_utf8_lossy(&plain.stdout);
-    assert!(plain.status.success(), "plain run failed:\n{stdout}");
+    let stdout = succeeded(limited(120, &binary), "the plain run");
     assert_eq!(
         unprefixed_tickets(&stdout),
         [0, 1, 2, 3],
@@ -264,7 +254,7 @@ fn the_guides_cargo_runner_starts_four_processes() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        let mut build = Command::new(&cargo);
+        let mut build = limited(600, &cargo);
         build
             .args([
                 "build",
@@ -277,24 +267,12 @@ fn the_guides_cargo_runner_starts_four_processes() {
             ])
             .current_dir(&project)
             .env("CARGO_TARGET_DIR", &target);
-        let build = run_limited(build, 600);
-        assert!(
-            build.status.success(),
-            "cargo build --features mpi failed:\n{}",
-            String::from_utf8_lossy(&build.stderr)
-        );
-        let mut mpi = Command::new("mpiexec.mpich");
+        succeeded(build, "cargo build --features mpi");
+        let mut mpi = limited(120, "mpiexec.mpich");
         mpi.args(["-n", "4"])
             .arg(&binary)
             .env_remove("RMA_TRANSPORT");
-        let mpi = run_limited(mpi, 120);
-        let stdout = String::from_utf8_lossy(&mpi.stdout);
-        assert!(
-            mpi.status.success(),
-            "mpiexec.mpich -n 4 failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
-            mpi.status,
-            String::from_utf8_lossy(&mpi.stderr)
-        );
+        let stdout = succeeded(mpi, "mpiexec.mpich -n 4");
         assert_eq!(
             unprefixed_tickets(&stdout),
             [0, 1, 2, 3],
